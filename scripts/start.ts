@@ -1,0 +1,101 @@
+/**
+ * `npm start`: the whole service on this machine. Starts Redis and InfluxDB under `var/` unless
+ * they already answer on the configured URLs, runs Vigil, and on Ctrl-C stops Vigil first and
+ * then only the servers it started itself.
+ */
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ConfigError, loadConfig } from '../src/config/load-config.ts';
+import { createLogger } from '../src/log/logger.ts';
+import { startVigil } from '../src/main.ts';
+import { PortInUseError } from '../src/ops/listen.ts';
+import { ensureLocalServices } from './lib/ensure-services.ts';
+import { isListening, type LocalService } from './lib/local-services.ts';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+/** Starts the servers and Vigil; resolves with a stop function. Used by start and demo. */
+export async function startLocal(): Promise<{
+  stop: () => Promise<void>;
+  apiPort: number;
+  gatewayPort: number;
+  mqttPort: number;
+  redisUrl: string;
+  keyPrefix: string;
+}> {
+  const say = (msg: string) => process.stderr.write(`[vigil] ${msg}\n`);
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) fail(err.message);
+    throw err;
+  }
+  // Fail before starting anything when the service's own port is taken (a second `npm start`).
+  if (config.roles.includes('api') && (await isListening(config.apiPort))) {
+    fail(
+      `port ${config.apiPort} (VIGIL_API_PORT) is already in use — is Vigil already running? Stop it or set VIGIL_API_PORT.`,
+    );
+  }
+  let services: LocalService[] = [];
+  if (!process.env.VIGIL_NO_LOCAL_SERVICES) {
+    services = await ensureLocalServices({
+      redisUrl: config.redisUrl,
+      influxUrl: config.influxUrl,
+      varDir: join(root, 'var'),
+      say,
+    });
+  }
+  const stopServices = () =>
+    Promise.allSettled(services.reverse().map((s) => s.stop())).then(() => undefined);
+  const log = createLogger(config.logLevel);
+  try {
+    const vigil = await startVigil(config, log);
+    say(
+      `read API http://127.0.0.1:${vigil.ports.api}  gateway http://127.0.0.1:${vigil.ports.gateway}  MQTT ${vigil.ports.mqtt || 'off'}`,
+    );
+    return {
+      apiPort: vigil.ports.api,
+      gatewayPort: vigil.ports.gateway,
+      mqttPort: vigil.ports.mqtt,
+      redisUrl: config.redisUrl,
+      keyPrefix: config.keyPrefix,
+      stop: async () => {
+        await vigil.close();
+        await stopServices();
+      },
+    };
+  } catch (err) {
+    await stopServices();
+    if (err instanceof PortInUseError) fail(err.message);
+    throw err;
+  }
+}
+
+function fail(message: string): never {
+  process.stderr.write(`vigil: ${message}\n`);
+  process.exit(1);
+}
+
+/** Stops on the first SIGINT/SIGTERM; a second one exits at once. */
+export function stopOnSignals(stop: () => Promise<void>): void {
+  let stopping = false;
+  const onSignal = () => {
+    if (stopping) process.exit(1);
+    stopping = true;
+    process.stderr.write('[vigil] stopping…\n');
+    const timer = setTimeout(() => {
+      process.stderr.write('[vigil] stop took too long; exiting\n');
+      process.exit(1);
+    }, 9000);
+    timer.unref();
+    void stop().then(() => process.exit(0));
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+}
+
+if (import.meta.main) {
+  const running = await startLocal();
+  stopOnSignals(running.stop);
+}

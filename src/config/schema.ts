@@ -1,0 +1,288 @@
+import { z } from 'zod';
+
+/** The roles a Vigil process can run; one process runs all of them by default. */
+export const ROLES = ['gateway', 'mqtt', 'worker', 'scheduler', 'api'] as const;
+export type Role = (typeof ROLES)[number];
+
+interface Setting<T extends z.ZodType> {
+  env: string;
+  description: string;
+  default: string;
+  schema: T;
+}
+
+const setting = <T extends z.ZodType>(
+  env: string,
+  description: string,
+  def: string,
+  schema: T,
+): Setting<T> => ({
+  env,
+  description,
+  default: def,
+  schema,
+});
+
+const port = z.coerce.number().int().min(0).max(65535);
+const positiveInt = z.coerce.number().int().positive();
+const nonNegativeInt = z.coerce.number().int().min(0);
+const positiveNumber = z.coerce.number().positive();
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => ['true', '1', 'yes'].includes(v));
+const url = z.string().url();
+const roles = z
+  .string()
+  .transform((s) =>
+    s
+      .split(',')
+      .map((r) => r.trim())
+      .filter(Boolean),
+  )
+  .pipe(z.array(z.enum(ROLES)).min(1));
+const duration = z.string().regex(/^(INF|\d+[smhdw])$/, 'expected INF or a duration such as 30d');
+const optionalString = z.string().transform((s) => (s === '' ? undefined : s));
+
+/**
+ * Every configuration key of Vigil: one place, each with its environment variable, description and
+ * default. The README's configuration table is generated from (and checked against) this list.
+ */
+export const SETTINGS = {
+  roles: setting(
+    'VIGIL_ROLES',
+    'Comma-separated roles this process runs: gateway, mqtt, worker, scheduler, api.',
+    'gateway,mqtt,worker,scheduler,api',
+    roles,
+  ),
+  host: setting(
+    'VIGIL_HOST',
+    'Address the HTTP servers and the MQTT broker listen on.',
+    '0.0.0.0',
+    z.string().min(1),
+  ),
+  apiPort: setting(
+    'VIGIL_API_PORT',
+    'Read API port (also serves /healthz, /readyz, /metrics).',
+    '8080',
+    port,
+  ),
+  gatewayPort: setting('VIGIL_GATEWAY_PORT', 'HTTP ingestion gateway port.', '8081', port),
+  opsPort: setting(
+    'VIGIL_OPS_PORT',
+    'Port for /healthz, /readyz and /metrics in processes without the api role.',
+    '9464',
+    port,
+  ),
+  mqttEnabled: setting(
+    'VIGIL_MQTT_ENABLED',
+    'Run the embedded MQTT broker when the mqtt role is on.',
+    'true',
+    bool,
+  ),
+  mqttPort: setting('VIGIL_MQTT_PORT', 'Embedded MQTT broker port.', '1883', port),
+  mqttBridgeUrl: setting(
+    'VIGIL_MQTT_BRIDGE_URL',
+    'External MQTT broker to subscribe to (e.g. mqtt://broker:1883); empty = no bridge.',
+    '',
+    optionalString,
+  ),
+  mqttBridgeGroup: setting(
+    'VIGIL_MQTT_BRIDGE_GROUP',
+    'Shared-subscription group name used on the external broker.',
+    'vigil',
+    z.string().min(1),
+  ),
+  mqttBridgeShared: setting(
+    'VIGIL_MQTT_BRIDGE_SHARED',
+    'Use $share/<group>/ subscriptions on the external broker.',
+    'true',
+    bool,
+  ),
+  redisUrl: setting('VIGIL_REDIS_URL', 'Redis connection URL.', 'redis://127.0.0.1:6379', url),
+  keyPrefix: setting(
+    'VIGIL_KEY_PREFIX',
+    'Prefix of every Redis key and queue name (lets several installations share one Redis).',
+    'vigil',
+    z.string().regex(/^[a-z0-9_-]{1,32}$/),
+  ),
+  influxUrl: setting(
+    'VIGIL_INFLUX_URL',
+    'InfluxDB base URL (v1 HTTP API: /write, /query, /ping).',
+    'http://127.0.0.1:8086',
+    url,
+  ),
+  influxDatabase: setting(
+    'VIGIL_INFLUX_DATABASE',
+    'InfluxDB database for history, rollups and events.',
+    'vigil',
+    z.string().regex(/^[A-Za-z0-9_-]+$/),
+  ),
+  influxUsername: setting(
+    'VIGIL_INFLUX_USERNAME',
+    'InfluxDB user (empty = no authentication).',
+    '',
+    optionalString,
+  ),
+  influxPassword: setting('VIGIL_INFLUX_PASSWORD', 'InfluxDB password.', '', optionalString),
+  rawRetention: setting(
+    'VIGIL_RAW_RETENTION',
+    'Retention of raw values (InfluxDB duration, INF = forever).',
+    'INF',
+    duration,
+  ),
+  rollupRetention: setting('VIGIL_ROLLUP_RETENTION', 'Retention of hourly rollups.', 'INF', duration),
+  rollupResampleEvery: setting(
+    'VIGIL_ROLLUP_RESAMPLE_EVERY',
+    'How often the rollup continuous query recomputes (keeps the current hour fresh).',
+    '1m',
+    duration,
+  ),
+  logLevel: setting(
+    'VIGIL_LOG_LEVEL',
+    'pino log level: fatal, error, warn, info, debug, trace, silent.',
+    'info',
+    z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+  ),
+  bodyLimitBytes: setting(
+    'VIGIL_BODY_LIMIT_BYTES',
+    'Largest accepted gateway body / MQTT payload, in bytes.',
+    '262144',
+    positiveInt,
+  ),
+  rateLimitPerSecond: setting(
+    'VIGIL_RATE_LIMIT_PER_SECOND',
+    'Gateway submissions per second allowed per API key (0 = unlimited).',
+    '0',
+    nonNegativeInt,
+  ),
+  backlogHighWater: setting(
+    'VIGIL_BACKLOG_HIGH_WATER',
+    'Queued payloads above which the gateway answers 503 BACKLOG_FULL.',
+    '500000',
+    positiveInt,
+  ),
+  batchMaxPayloads: setting(
+    'VIGIL_BATCH_MAX_PAYLOADS',
+    'Most payloads per queued job (micro-batch size).',
+    '200',
+    positiveInt,
+  ),
+  batchMaxDelayMs: setting(
+    'VIGIL_BATCH_MAX_DELAY_MS',
+    'Longest a payload waits for its micro-batch to fill, in ms.',
+    '2',
+    nonNegativeInt,
+  ),
+  workerConcurrency: setting(
+    'VIGIL_WORKER_CONCURRENCY',
+    'Jobs processed in parallel per worker process.',
+    '4',
+    positiveInt,
+  ),
+  jobAttempts: setting(
+    'VIGIL_JOB_ATTEMPTS',
+    'Attempts per job before it is kept as failed (retryable faults such as InfluxDB down).',
+    '1000',
+    positiveInt,
+  ),
+  jobBackoffMs: setting(
+    'VIGIL_JOB_BACKOFF_MS',
+    'First retry delay of a failed job (exponential, capped at 60 s).',
+    '1000',
+    positiveInt,
+  ),
+  stalledIntervalMs: setting(
+    'VIGIL_STALLED_INTERVAL_MS',
+    'How often workers look for jobs whose worker died, in ms.',
+    '30000',
+    positiveInt,
+  ),
+  jobsKeptCompleted: setting(
+    'VIGIL_JOBS_KEPT_COMPLETED',
+    'Completed jobs kept in Redis for inspection.',
+    '100',
+    nonNegativeInt,
+  ),
+  jobsKeptFailed: setting(
+    'VIGIL_JOBS_KEPT_FAILED',
+    'Failed jobs kept in Redis for inspection.',
+    '10000',
+    nonNegativeInt,
+  ),
+  sandboxTimeoutMs: setting(
+    'VIGIL_SANDBOX_TIMEOUT_MS',
+    'CPU time allowed per parser call, per payload, in ms.',
+    '50',
+    positiveInt,
+  ),
+  sandboxMemoryMb: setting(
+    'VIGIL_SANDBOX_MEMORY_MB',
+    'Memory limit of the parser isolate, in MB.',
+    '32',
+    z.coerce.number().int().min(8),
+  ),
+  defaultAvailabilityMinutes: setting(
+    'VIGIL_DEFAULT_AVAILABILITY_MINUTES',
+    'Silence after which a device gets an Availability event, unless its device or definition says otherwise.',
+    '60',
+    positiveNumber,
+  ),
+  availabilityCheckMs: setting(
+    'VIGIL_AVAILABILITY_CHECK_MS',
+    'How often the scheduler looks for silent devices, in ms.',
+    '5000',
+    positiveInt,
+  ),
+  loginTokenTtlSeconds: setting(
+    'VIGIL_LOGIN_TOKEN_TTL_SECONDS',
+    'Lifetime of tokens issued by POST /login, in seconds.',
+    '3600',
+    positiveInt,
+  ),
+  loginMaxFailures: setting(
+    'VIGIL_LOGIN_MAX_FAILURES',
+    'Failed logins per username before the account is locked.',
+    '5',
+    positiveInt,
+  ),
+  loginLockSeconds: setting(
+    'VIGIL_LOGIN_LOCK_SECONDS',
+    'Window for counting failures and length of the lock, in seconds.',
+    '900',
+    positiveInt,
+  ),
+  credentialCacheMs: setting(
+    'VIGIL_CREDENTIAL_CACHE_MS',
+    'How long API keys and tokens are cached in memory (revocation takes at most this long).',
+    '2000',
+    nonNegativeInt,
+  ),
+  exportLimitPerMonth: setting(
+    'VIGIL_EXPORT_LIMIT_PER_MONTH',
+    'Successful exports per environment and data point per calendar month (0 = unlimited).',
+    '1',
+    nonNegativeInt,
+  ),
+  eventsKeptPerEnv: setting(
+    'VIGIL_EVENTS_KEPT_PER_ENV',
+    'Events kept per environment in Redis (oldest dropped first; InfluxDB keeps all).',
+    '100000',
+    positiveInt,
+  ),
+  ingestLogSize: setting(
+    'VIGIL_INGEST_LOG_SIZE',
+    'Ingestion outcomes kept per environment.',
+    '1000',
+    positiveInt,
+  ),
+  shutdownTimeoutMs: setting(
+    'VIGIL_SHUTDOWN_TIMEOUT_MS',
+    'Longest a graceful shutdown waits before exiting anyway, in ms.',
+    '8000',
+    positiveInt,
+  ),
+} as const;
+
+type Settings = typeof SETTINGS;
+/** Vigil's whole configuration, parsed and typed. */
+export type Config = { [K in keyof Settings]: z.output<Settings[K]['schema']> };

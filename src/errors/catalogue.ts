@@ -1,0 +1,166 @@
+/**
+ * Every error code Vigil returns or records, with its HTTP status (where it meets HTTP) and whether
+ * a retry can help. README's error catalogue is checked against this table by a test.
+ */
+export const ERROR_CODES = {
+  // Gateway
+  INVALID_JSON: {
+    status: 400,
+    retryable: false,
+    description: 'The body of a JSON gateway path is not valid JSON.',
+  },
+  MISSING_DEVICE_NAME: {
+    status: 400,
+    retryable: false,
+    description: 'The device name could not be found in the submission.',
+  },
+  INVALID_API_KEY: { status: 401, retryable: false, description: 'The API key is unknown or revoked.' },
+  NO_PREPARSER: {
+    status: 409,
+    retryable: false,
+    description: 'A pre-parser gateway was used but the environment has no pre-parser.',
+  },
+  PAYLOAD_TOO_LARGE: {
+    status: 413,
+    retryable: false,
+    description: 'The body exceeds VIGIL_BODY_LIMIT_BYTES.',
+  },
+  RATE_LIMITED: {
+    status: 429,
+    retryable: true,
+    description: 'Too many submissions for this API key; see Retry-After.',
+  },
+  BACKLOG_FULL: {
+    status: 503,
+    retryable: true,
+    description: 'The processing backlog is above its high-water mark; see Retry-After.',
+  },
+  UNAVAILABLE: {
+    status: 503,
+    retryable: true,
+    description: 'Redis (or another required server) cannot be reached.',
+  },
+  // Both HTTP surfaces
+  NOT_FOUND: { status: 404, retryable: false, description: 'No such path.' },
+  METHOD_NOT_ALLOWED: {
+    status: 405,
+    retryable: false,
+    description: 'The path exists but not for this method.',
+  },
+  INTERNAL: {
+    status: 500,
+    retryable: true,
+    description: 'An unexpected fault; details are in the server log only.',
+  },
+  // Read API
+  UNAUTHORIZED: {
+    status: 401,
+    retryable: false,
+    description: 'Missing, invalid, expired or revoked bearer token.',
+  },
+  INVALID_CREDENTIALS: {
+    status: 401,
+    retryable: false,
+    description: 'Wrong username, password or TOTP code.',
+  },
+  MFA_REQUIRED: {
+    status: 401,
+    retryable: false,
+    description: 'The user has MFA enabled and no TOTP code was given.',
+  },
+  LOGIN_LOCKED: {
+    status: 429,
+    retryable: true,
+    description: 'Too many failed logins for this username; see Retry-After.',
+  },
+  MISSING_ATTRIBUTE: {
+    status: 400,
+    retryable: false,
+    description: 'A required request attribute is missing.',
+  },
+  INVALID_ATTRIBUTE: {
+    status: 400,
+    retryable: false,
+    description: 'A request attribute has the wrong type or form.',
+  },
+  BATCH_TOO_LARGE: {
+    status: 400,
+    retryable: false,
+    description: 'A batch request holds more than 1,000 items.',
+  },
+  DEVICE_NOT_FOUND: {
+    status: 404,
+    retryable: false,
+    description: 'No such device in the caller’s environment.',
+  },
+  SENSOR_NOT_FOUND: { status: 404, retryable: false, description: 'No such data point on the device.' },
+  DEFINITION_NOT_FOUND: {
+    status: 404,
+    retryable: false,
+    description: 'No such device definition visible to the caller.',
+  },
+  EXPORT_LIMIT_REACHED: {
+    status: 429,
+    retryable: true,
+    description: 'The monthly export allowance is used; see Retry-After.',
+  },
+  // Administration (CLI)
+  INVALID_INPUT: {
+    status: 400,
+    retryable: false,
+    description: 'A command argument or provisioning file is invalid.',
+  },
+  ALREADY_EXISTS: { status: 409, retryable: false, description: 'The thing to create exists already.' },
+  ENVIRONMENT_NOT_FOUND: { status: 404, retryable: false, description: 'No such environment.' },
+  USER_NOT_FOUND: { status: 404, retryable: false, description: 'No such user in the environment.' },
+  // Ingestion log outcomes (processing)
+  UNKNOWN_DEVICE: {
+    status: 0,
+    retryable: false,
+    description: 'The payload names a device that does not exist; it is not stored.',
+  },
+  UNKNOWN_DATA_POINT: {
+    status: 0,
+    retryable: false,
+    description: 'The parser returned a key that is not a data point of the definition (ignored).',
+  },
+  VALUE_CONVERSION_FAILED: {
+    status: 0,
+    retryable: false,
+    description: 'A value could not be converted to its data point’s type (dropped).',
+  },
+  FUTURE_TIMESTAMP: {
+    status: 0,
+    retryable: false,
+    description: 'The pre-parser set a time more than 5 minutes in the future.',
+  },
+  INVALID_TIMESTAMP: {
+    status: 0,
+    retryable: false,
+    description: 'The pre-parser set a time that is not epoch milliseconds.',
+  },
+  PREPARSER_BAD_RESULT: {
+    status: 0,
+    retryable: false,
+    description:
+      'The pre-parser returned something other than {deviceName, payload, time?} or an array of them.',
+  },
+  PARSER_TIMEOUT: { status: 0, retryable: false, description: 'User code exceeded its CPU time limit.' },
+  PARSER_MEMORY: {
+    status: 0,
+    retryable: false,
+    description: 'User code exceeded the isolate memory limit (the isolate is replaced).',
+  },
+  PARSER_ERROR: {
+    status: 0,
+    retryable: false,
+    description: 'User code threw, or does not compile (message carries line:column).',
+  },
+  PARSER_BAD_RESULT: {
+    status: 0,
+    retryable: false,
+    description: 'parsePayload returned something other than a plain object.',
+  },
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CODES;

@@ -1,0 +1,51 @@
+/** Queue names and job shapes shared by the gateway, the MQTT entry and the worker. */
+
+/** The six gateway variants (HTTP paths and MQTT topics). */
+export const GATEWAY_KINDS = [
+  'submit',
+  'raw',
+  'preparserfirst',
+  'rawpreparserfirst',
+  'preparseronly',
+  'rawpreparseronly',
+] as const;
+export type GatewayKind = (typeof GATEWAY_KINDS)[number];
+
+/** URL path / MQTT topic segment of each gateway kind. */
+export const GATEWAY_PATHS: Record<GatewayKind, string> = {
+  submit: 'gateway/submit',
+  raw: 'raw',
+  preparserfirst: 'preparserfirst',
+  rawpreparserfirst: 'rawpreparserfirst',
+  preparseronly: 'preparseronly',
+  rawpreparseronly: 'rawpreparseronly',
+};
+
+/** True for the gateway kinds whose body must be JSON. */
+export const isJsonGateway = (kind: GatewayKind): boolean => !kind.startsWith('raw');
+
+/** One accepted submission, as queued. */
+export interface IngestItem {
+  /** Ingest id returned to the device (`202 {data:{id}}`), unique. */
+  id: string;
+  env: string;
+  gateway: GatewayKind;
+  /** How it arrived. */
+  via: 'http' | 'mqtt';
+  /** Epoch ms when the gateway received it. */
+  receivedMs: number;
+  /** The body as text; when `bodyIsHex` the body was not valid UTF-8 and this is its lowercase hex. */
+  body: string;
+  bodyIsHex: boolean;
+  /** Device name given outside the body (`?deviceName=` on /raw, `raw/<KEY>/<device>` topic). */
+  deviceName?: string;
+  /** Client address (IP or MQTT client id). */
+  client: string;
+}
+
+/** A queued job: a micro-batch of submissions. */
+export interface IngestJobData {
+  items: IngestItem[];
+}
+
+export const INGEST_QUEUE = 'ingest';

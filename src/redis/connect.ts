@@ -1,0 +1,67 @@
+import { Redis, type RedisOptions } from 'ioredis';
+
+export type { Redis };
+
+/**
+ * Opens a Redis connection. `purpose` picks the failure behaviour:
+ * - `command`: fail fast while Redis is down (no offline queue), so the gateway can answer 503
+ *   at once instead of hanging;
+ * - `blocking`: BullMQ workers and queues (`maxRetriesPerRequest: null`, reconnect forever).
+ */
+export function connectRedis(url: string, purpose: 'command' | 'blocking', name = 'vigil'): Redis {
+  const common: RedisOptions = {
+    connectionName: name,
+    lazyConnect: false,
+    retryStrategy: (times) => Math.min(50 * 2 ** Math.min(times, 6), 2000),
+    enableAutoPipelining: false,
+  };
+  const options: RedisOptions =
+    purpose === 'blocking'
+      ? { ...common, maxRetriesPerRequest: null, enableReadyCheck: true }
+      : { ...common, maxRetriesPerRequest: 1, enableOfflineQueue: false, commandTimeout: 5000 };
+  const redis = new Redis(url, options);
+  // Connection errors are reported through readiness and command failures; without a listener
+  // ioredis would print each reconnect attempt as an unhandled error event.
+  redis.on('error', () => undefined);
+  return redis;
+}
+
+/** Quits gracefully, or disconnects if Redis is unreachable. Safe to call twice. */
+export async function closeRedis(redis: Redis): Promise<void> {
+  if (redis.status === 'end') return;
+  try {
+    await Promise.race([
+      redis.quit(),
+      new Promise((_, reject) => setTimeout(() => reject(new Error('quit timeout')), 1000)),
+    ]);
+  } catch {
+    redis.disconnect();
+  }
+}
+
+/** True when Redis answers PING within a second. */
+export async function pingRedis(redis: Redis): Promise<boolean> {
+  if (redis.status !== 'ready') {
+    // Just started or reconnecting: give it up to a second to become ready.
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, 1000);
+      function done() {
+        clearTimeout(timer);
+        redis.off('ready', done);
+        resolve();
+      }
+      redis.once('ready', done);
+    });
+    if (redis.status !== 'ready') return false;
+  }
+  try {
+    return (
+      (await Promise.race([
+        redis.ping(),
+        new Promise<string>((r) => setTimeout(() => r('timeout'), 1000)),
+      ])) === 'PONG'
+    );
+  } catch {
+    return false;
+  }
+}

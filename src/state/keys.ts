@@ -1,0 +1,117 @@
+/**
+ * The one builder of Redis keys. Every key Vigil writes starts with the configured prefix
+ * (VIGIL_KEY_PREFIX, default `vigil`). Keys of one device share the hash tag `{env/device}` so a
+ * device's state, thresholds and suppression sit in one Redis Cluster slot and one Lua script
+ * may touch them together. The README's "Redis key schema" section mirrors this file.
+ */
+export interface Keys {
+  readonly prefix: string;
+  /** Set of environment names. */
+  envs(): string;
+  /** Hash: name, locale, createdUTC. */
+  env(env: string): string;
+  /** Hash keyed by API-key id: JSON metadata {id, name, createdUTC, hash}. */
+  envApiKeys(env: string): string;
+  /** Hash for one API key, addressed by the SHA-256 hex of the key: env, id, name. */
+  apiKey(keyHash: string): string;
+  /** Hash keyed by token id: JSON metadata (kind, username, expiresUTC). */
+  envTokens(env: string): string;
+  /** Hash for one bearer token, addressed by SHA-256 hex: env, id, kind, expiresMs. */
+  token(tokenHash: string): string;
+  /** Hash keyed by username: JSON {passwordHash, mfaEnabled, mfaSecret?}. */
+  users(env: string): string;
+  /** Counter of failed logins for a username (expires after the lock window). */
+  loginFailures(env: string, username: string): string;
+  /** Set of definition names in a scope (`public` or an environment). */
+  definitions(scope: DefinitionScope): string;
+  /** Hash for one definition: spec (JSON), parser (source), revision. */
+  definition(scope: DefinitionScope, name: string): string;
+  /** Hash: source, enabled ("1"/"0"), revision. */
+  preparser(env: string): string;
+  /** Sorted set (all scores 0, so ordered by name) of the environment's device names. */
+  devices(env: string): string;
+  /** Hash: displayName, definitionName, definitionIsPublic, availabilityMinutes, createdUTC. */
+  device(env: string, device: string): string;
+  /** Hash sensorName → JSON {rules, hysteresis}: device threshold overrides. */
+  deviceThresholds(env: string, device: string): string;
+  /** Hash sensorName → until (epoch ms, 0 = no expiry): suppressed data points. */
+  deviceSuppressed(env: string, device: string): string;
+  /** Hash of current state: `<sensor>|<field>` per data point plus `@<field>` per device. */
+  deviceState(env: string, device: string): string;
+  /** Sorted set of `env\ndevice` by availability deadline (epoch ms). */
+  availabilityDeadlines(): string;
+  /** Sorted set of the environment's events (score = receivedUTC ms, member = event JSON). */
+  envEvents(env: string): string;
+  /** Sorted set of one device's events (same members as envEvents). */
+  deviceEvents(env: string, device: string): string;
+  /** List, newest first, capped: ingestion outcomes (JSON). */
+  ingestLog(env: string): string;
+  /** Hash `<device>|<sensor>` → successful exports, per calendar month `YYYY-MM`. */
+  exports(env: string, month: string): string;
+  /** BullMQ prefix (queues live under `<prefix>:q:<name>:…`). */
+  queuePrefix(): string;
+}
+
+export type DefinitionScope = { kind: 'public' } | { kind: 'private'; env: string };
+
+/** Fields of a data point inside `deviceState`: `<sensorName>|<field>`. */
+export const STATE_FIELD = {
+  /** Converted value as JSON (number, string, boolean or {lat, lon}). */
+  value: 'v',
+  /** Ordering key of the stored value: measurement ms × 1000 + sub-ms offset. */
+  order: 't',
+  /** Current status name. */
+  status: 's',
+  /** Index of the threshold rule the status was entered through (-1 = none). */
+  rule: 'r',
+  /** Fingerprint of the rule list `rule` refers to. */
+  rulesId: 'ri',
+  /** Epoch ms: last time in SUCCESS. */
+  lastSuccess: 'ls',
+  /** Epoch ms: when the current status was entered. */
+  statusSince: 'ss',
+  /** Epoch ms: measurement time of the current value. */
+  updated: 'u',
+} as const;
+
+/** Device-level fields inside `deviceState`. */
+export const DEVICE_FIELD = {
+  /** Epoch ms of the latest accepted payload's receive time. */
+  lastContact: '@lc',
+  /** "1" while an Availability (lost) event is open. */
+  contactLost: '@lost',
+} as const;
+
+export const stateField = (sensor: string, field: (typeof STATE_FIELD)[keyof typeof STATE_FIELD]): string =>
+  `${sensor}|${field}`;
+
+export function createKeys(prefix: string): Keys {
+  const p = prefix;
+  const dev = (env: string, device: string) => `{${env}/${device}}`;
+  const scope = (s: DefinitionScope) => (s.kind === 'public' ? 'public' : `env:${s.env}`);
+  return {
+    prefix: p,
+    envs: () => `${p}:envs`,
+    env: (env) => `${p}:env:${env}`,
+    envApiKeys: (env) => `${p}:env:${env}:apikeys`,
+    apiKey: (h) => `${p}:apikey:${h}`,
+    envTokens: (env) => `${p}:env:${env}:tokens`,
+    token: (h) => `${p}:token:${h}`,
+    users: (env) => `${p}:env:${env}:users`,
+    loginFailures: (env, u) => `${p}:env:${env}:login-failures:${u}`,
+    definitions: (s) => `${p}:defs:${scope(s)}`,
+    definition: (s, name) => `${p}:def:${scope(s)}:${name}`,
+    preparser: (env) => `${p}:env:${env}:preparser`,
+    devices: (env) => `${p}:env:${env}:devices`,
+    device: (env, d) => `${p}:dev:${dev(env, d)}`,
+    deviceThresholds: (env, d) => `${p}:dev:${dev(env, d)}:thresholds`,
+    deviceSuppressed: (env, d) => `${p}:dev:${dev(env, d)}:suppressed`,
+    deviceState: (env, d) => `${p}:state:${dev(env, d)}`,
+    availabilityDeadlines: () => `${p}:availability`,
+    envEvents: (env) => `${p}:env:${env}:events`,
+    deviceEvents: (env, d) => `${p}:dev:${dev(env, d)}:events`,
+    ingestLog: (env) => `${p}:env:${env}:ingest-log`,
+    exports: (env, month) => `${p}:env:${env}:exports:${month}`,
+    queuePrefix: () => `${p}:q`,
+  };
+}

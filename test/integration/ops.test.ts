@@ -1,0 +1,51 @@
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { createServer } from 'node:net';
+import { startVigil } from '../../src/main.ts';
+import { createLogger } from '../../src/log/logger.ts';
+import { PortInUseError } from '../../src/ops/listen.ts';
+import { testConfig } from '../support/context.ts';
+
+const log = createLogger('silent');
+
+describe('health and readiness', () => {
+  it('answers /healthz and /readyz with Redis and InfluxDB checked', async () => {
+    const vigil = await startVigil(testConfig({ roles: 'api' }), log);
+    onTestFinished(() => vigil.close());
+    const base = `http://127.0.0.1:${vigil.ports.api}`;
+    expect((await fetch(`${base}/healthz`)).status).toBe(200);
+    const ready = await fetch(`${base}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toMatchObject({
+      data: { ready: true, checks: { redis: true, influxdb: true } },
+    });
+    const metrics = await fetch(`${base}/metrics`);
+    expect(await metrics.text()).toContain('vigil_process_cpu');
+  });
+
+  it('is not ready when InfluxDB does not answer', async () => {
+    const vigil = await startVigil(testConfig({ roles: 'api', influxUrl: 'http://127.0.0.1:9' }), log);
+    onTestFinished(() => vigil.close());
+    const ready = await fetch(`http://127.0.0.1:${vigil.ports.api}/readyz`);
+    expect(ready.status).toBe(503);
+    expect(await ready.json()).toMatchObject({
+      data: { ready: false, checks: { redis: true, influxdb: false } },
+    });
+  });
+
+  it('serves the ops endpoints on the ops port when the api role is off', async () => {
+    const vigil = await startVigil(testConfig({ roles: 'worker' }), log);
+    onTestFinished(() => vigil.close());
+    expect(vigil.ports.api).toBe(0);
+    expect((await fetch(`http://127.0.0.1:${vigil.ports.ops}/healthz`)).status).toBe(200);
+  });
+
+  it('fails with a clear message when its port is taken', async () => {
+    const blocker = createServer();
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', () => r()));
+    onTestFinished(() => new Promise<void>((r) => blocker.close(() => r())));
+    const port = (blocker.address() as { port: number }).port;
+    await expect(startVigil(testConfig({ roles: 'api', apiPort: port }), log)).rejects.toThrow(
+      PortInUseError,
+    );
+  });
+});

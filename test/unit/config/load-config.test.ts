@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, describeConfig, loadConfig } from '../../../src/config/load-config.ts';
+
+describe('loadConfig', () => {
+  it('gives the documented defaults when nothing is set', () => {
+    const config = loadConfig({});
+    expect(config.apiPort).toBe(8080);
+    expect(config.gatewayPort).toBe(8081);
+    expect(config.mqttPort).toBe(1883);
+    expect(config.roles).toEqual(['gateway', 'mqtt', 'worker', 'scheduler', 'api']);
+    expect(config.mqttBridgeUrl).toBeUndefined();
+  });
+
+  it('reads VIGIL_ variables and parses lists and booleans', () => {
+    const config = loadConfig({
+      VIGIL_ROLES: 'worker, api',
+      VIGIL_MQTT_ENABLED: 'false',
+      VIGIL_API_PORT: '9000',
+    });
+    expect(config.roles).toEqual(['worker', 'api']);
+    expect(config.mqttEnabled).toBe(false);
+    expect(config.apiPort).toBe(9000);
+  });
+
+  it('fails naming the variable when a value is invalid', () => {
+    expect(() => loadConfig({ VIGIL_API_PORT: 'eighty' })).toThrow(ConfigError);
+    expect(() => loadConfig({ VIGIL_API_PORT: 'eighty' })).toThrow(/VIGIL_API_PORT/);
+    expect(() => loadConfig({ VIGIL_ROLES: 'gateway,cook' })).toThrow(/VIGIL_ROLES/);
+  });
+
+  it('refuses unknown VIGIL_ variables, which are usually typos', () => {
+    expect(() => loadConfig({ VIGIL_API_PROT: '1' })).toThrow(/VIGIL_API_PROT: unknown setting/);
+  });
+
+  it('describes every key with a VIGIL_ variable, a default and a description', () => {
+    for (const row of describeConfig()) {
+      expect(row.env).toMatch(/^VIGIL_[A-Z0-9_]+$/);
+      expect(row.description.length).toBeGreaterThan(10);
+      expect(() => loadConfig({ [row.env]: row.default })).not.toThrow();
+    }
+  });
+});

@@ -52,7 +52,7 @@ export async function pingRedis(redis: Redis): Promise<boolean> {
       }
       redis.once('ready', done);
     });
-    if (redis.status !== 'ready') return false;
+    if ((redis.status as string) !== 'ready') return false;
   }
   try {
     return (

@@ -1,0 +1,90 @@
+/**
+ * Shared vocabulary of the domain: statuses, data types, threshold rules, definitions, events.
+ * Pure types; the rules that use them live beside this file.
+ */
+
+/** Data point statuses, least to most severe. */
+export const STATUSES = ['SUCCESS', 'INFO', 'WARNING', 'ERROR', 'CRITICAL'] as const;
+export type Status = (typeof STATUSES)[number];
+/** Statuses a rule can set (SUCCESS is the absence of a matching rule). */
+export type RuleStatus = Exclude<Status, 'SUCCESS'>;
+
+/** The data types of PRODUCT.md §4. */
+export const DATA_TYPES = [
+  'string',
+  'integer',
+  'number',
+  'boolean',
+  'temperature',
+  'humidity',
+  'illuminance',
+  'millivolts',
+  'co2',
+  'occupancy',
+  'gps',
+] as const;
+export type DataType = (typeof DATA_TYPES)[number];
+
+export interface GpsValue {
+  lat: number;
+  lon: number;
+}
+/** A value after conversion to its data type (rawValue in API responses). */
+export type DataValue = string | number | boolean | GpsValue;
+
+/** One threshold rule: exactly one of above / below / equals. */
+export interface ThresholdRule {
+  status: RuleStatus;
+  above?: number;
+  below?: number;
+  equals?: string | number | boolean;
+  /** Free text used in event messages instead of the generated "Above 25 °C". */
+  description?: string;
+}
+
+/** Rules of one data point, from the definition or a device override. */
+export interface ThresholdSet {
+  rules: ThresholdRule[];
+  /** In the data point's unit; 0 = none. */
+  hysteresis: number;
+}
+
+export interface DataPointSpec {
+  /** sensorName: the case-sensitive key of parsePayload's result. */
+  name: string;
+  displayName: string;
+  dataType: DataType;
+  hysteresis: number;
+  thresholds: ThresholdRule[];
+}
+
+export type Locale = 'en' | 'nl';
+
+/** A device definition as stored (YAML spec plus the parser source). */
+export interface DefinitionSpec {
+  name: string;
+  manufacturer: string;
+  version: string;
+  icon?: string;
+  availability?: { timeoutMinutes?: number; status?: RuleStatus };
+  dataPoints: DataPointSpec[];
+}
+
+export type EventCategory = 'Sensors' | 'Availability';
+
+/** An event as stored and as served by the read API (plus internal id/env). */
+export interface EventRecord {
+  /** Deterministic id, so a replayed job cannot store the same event twice. */
+  id: string;
+  env: string;
+  deviceName: string;
+  displayName: string;
+  sensorName: string;
+  sensorType: string;
+  sensorValue: DataValue | number | null;
+  eventStatus: Status;
+  eventCategory: EventCategory;
+  eventMessage: string;
+  /** Epoch ms when the event was created. */
+  receivedMs: number;
+}

@@ -1,0 +1,74 @@
+/**
+ * Records of the tenancy store, as kept in Redis (see src/state/keys.ts for where).
+ * Secrets are stored only as hashes: API keys and tokens as SHA-256 hex (they are 32 random
+ * bytes, so a fast hash is safe), passwords with scrypt.
+ */
+import type { DefinitionSpec, Locale, ThresholdSet } from '../domain/types.ts';
+
+export interface Environment {
+  name: string;
+  locale: Locale;
+  createdUTC: string;
+}
+
+/** `Keys.apiKey(sha256hex(key))` is a Redis hash with exactly these fields. */
+export interface ApiKeyRecord {
+  env: string;
+  id: string;
+  name: string;
+  createdUTC: string;
+}
+
+/** `Keys.token(sha256hex(token))` is a Redis hash with these fields (expiresMs "0" = never). */
+export interface TokenRecord {
+  env: string;
+  id: string;
+  kind: 'login' | 'cli';
+  /** Username for login tokens, the token name for CLI tokens. */
+  subject: string;
+  /** Epoch ms; 0 = no expiry. */
+  expiresMs: number;
+  createdUTC: string;
+}
+
+export interface UserRecord {
+  username: string;
+  /** `scrypt$N$r$p$saltB64$hashB64` */
+  passwordHash: string;
+  mfaEnabled: boolean;
+  /** Base32 TOTP secret; present once MFA is being or has been enabled. */
+  mfaSecret?: string;
+  createdUTC: string;
+}
+
+/** A stored definition: its spec, parser source and a revision that changes with every apply. */
+export interface DefinitionRecord {
+  isPublic: boolean;
+  /** The owning environment for a private definition. */
+  env?: string;
+  spec: DefinitionSpec;
+  parserSource: string;
+  /** Increments on every change; sandbox contexts are cached by (scope, name, revision). */
+  revision: number;
+  updatedUTC: string;
+}
+
+export interface DeviceRecord {
+  env: string;
+  deviceName: string;
+  displayName: string;
+  definitionName: string;
+  definitionIsPublic: boolean;
+  /** Device override of the availability timeout; undefined = definition's, else the default. */
+  availabilityMinutes?: number;
+  createdUTC: string;
+}
+
+export interface PreparserRecord {
+  source: string;
+  enabled: boolean;
+  revision: number;
+}
+
+/** Device-level overrides, by sensor name. */
+export type ThresholdOverrides = Record<string, ThresholdSet>;

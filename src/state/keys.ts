@@ -58,7 +58,7 @@ export type DefinitionScope = { kind: 'public' } | { kind: 'private'; env: strin
 export const STATE_FIELD = {
   /** Converted value as JSON (number, string, boolean or {lat, lon}). */
   value: 'v',
-  /** Ordering key of the stored value: measurement ms × 1000 + sub-ms offset. */
+  /** Sub-millisecond offset (ns, 0..999999) of the stored value: breaks ties of equal `updated`. */
   order: 't',
   /** Current status name. */
   status: 's',

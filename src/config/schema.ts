@@ -98,6 +98,18 @@ export const SETTINGS = {
     'true',
     bool,
   ),
+  mqttBridgeClientId: setting(
+    'VIGIL_MQTT_BRIDGE_CLIENT_ID',
+    'Client id base of the bridge on the external broker (persistent session; unique per process); empty = vigil-<group>-<hostname>.',
+    '',
+    optionalString,
+  ),
+  mqttBridgeConnections: setting(
+    'VIGIL_MQTT_BRIDGE_CONNECTIONS',
+    'Parallel bridge connections in one shared-subscription group (1 when shared subscriptions are off).',
+    '4',
+    positiveInt,
+  ),
   redisUrl: setting('VIGIL_REDIS_URL', 'Redis connection URL.', 'redis://127.0.0.1:6379', url),
   keyPrefix: setting(
     'VIGIL_KEY_PREFIX',
@@ -172,6 +184,18 @@ export const SETTINGS = {
     'Longest a payload waits for its micro-batch to fill, in ms.',
     '2',
     nonNegativeInt,
+  ),
+  ingestWriteTimeoutMs: setting(
+    'VIGIL_INGEST_WRITE_TIMEOUT_MS',
+    'Longest the gateway waits for a micro-batch to reach Redis before answering 503 UNAVAILABLE, in ms.',
+    '3000',
+    positiveInt,
+  ),
+  backlogCheckMs: setting(
+    'VIGIL_BACKLOG_CHECK_MS',
+    'How often the gateway samples the queue backlog for BACKLOG_FULL, in ms.',
+    '500',
+    positiveInt,
   ),
   workerConcurrency: setting(
     'VIGIL_WORKER_CONCURRENCY',

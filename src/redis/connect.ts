@@ -4,8 +4,8 @@ export type { Redis };
 
 /**
  * Opens a Redis connection. `purpose` picks the failure behaviour:
- * - `command`: fail fast while Redis is down (no offline queue), so the gateway can answer 503
- *   at once instead of hanging;
+ * - `command`: commands wait for the first connection, but once connected they fail fast while
+ *   Redis is down (no offline queue), so the gateway can answer 503 at once instead of hanging;
  * - `blocking`: BullMQ workers and queues (`maxRetriesPerRequest: null`, reconnect forever).
  */
 export function connectRedis(url: string, purpose: 'command' | 'blocking', name = 'vigil'): Redis {
@@ -18,8 +18,9 @@ export function connectRedis(url: string, purpose: 'command' | 'blocking', name 
   const options: RedisOptions =
     purpose === 'blocking'
       ? { ...common, maxRetriesPerRequest: null, enableReadyCheck: true }
-      : { ...common, maxRetriesPerRequest: 1, enableOfflineQueue: false, commandTimeout: 5000 };
+      : { ...common, maxRetriesPerRequest: 1, enableOfflineQueue: true, commandTimeout: 5000 };
   const redis = new Redis(url, options);
+  if (purpose === 'command') redis.once('ready', () => (redis.options.enableOfflineQueue = false));
   // Connection errors are reported through readiness and command failures; without a listener
   // ioredis would print each reconnect attempt as an unhandled error event.
   redis.on('error', () => undefined);

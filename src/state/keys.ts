@@ -48,6 +48,8 @@ export interface Keys {
   ingestLog(env: string): string;
   /** Hash `<device>|<sensor>` → successful exports, per calendar month `YYYY-MM`. */
   exports(env: string, month: string): string;
+  /** Stream of created events waiting to be written to InfluxDB (field `e` = event JSON). */
+  eventOutbox(): string;
   /** BullMQ prefix (queues live under `<prefix>:q:<name>:…`). */
   queuePrefix(): string;
 }
@@ -112,6 +114,7 @@ export function createKeys(prefix: string): Keys {
     deviceEvents: (env, d) => `${p}:dev:${dev(env, d)}:events`,
     ingestLog: (env) => `${p}:env:${env}:ingest-log`,
     exports: (env, month) => `${p}:env:${env}:exports:${month}`,
+    eventOutbox: () => `${p}:event-outbox`,
     queuePrefix: () => `${p}:q`,
   };
 }

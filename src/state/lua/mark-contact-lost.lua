@@ -1,0 +1,24 @@
+--[[
+Marks one device's contact as lost, exactly once however many schedulers run: the deadline
+entry must still hold the score the scheduler saw (no contact since) and is removed in the
+same step, so a second scheduler finds nothing to do.
+
+KEYS[1] availability deadlines  KEYS[2] device state hash  KEYS[3] env events  KEYS[4] device events
+KEYS[5] event outbox stream
+ARGV[1] member (env \n device)  ARGV[2] deadline score seen  ARGV[3] event JSON  ARGV[4] nowMs
+ARGV[5] events cap  ARGV[6] outbox max length
+Returns 1 when the event was created, 0 otherwise.
+]]
+local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not score or tonumber(score) ~= tonumber(ARGV[2]) then return 0 end
+redis.call('ZREM', KEYS[1], ARGV[1])
+if redis.call('HGET', KEYS[2], '@lost') == '1' then return 0 end
+redis.call('HSET', KEYS[2], '@lost', '1')
+redis.call('ZADD', KEYS[3], ARGV[4], ARGV[3])
+redis.call('ZADD', KEYS[4], ARGV[4], ARGV[3])
+redis.call('XADD', KEYS[5], 'MAXLEN', '~', ARGV[6], '*', 'e', ARGV[3])
+local cap = tonumber(ARGV[5])
+if cap > 0 and redis.call('ZCARD', KEYS[3]) > cap then
+  redis.call('ZREMRANGEBYRANK', KEYS[3], 0, -(cap + 1))
+end
+return 1

@@ -1,0 +1,164 @@
+/**
+ * Current state in Redis: applies readings atomically (one Lua script call per device and job,
+ * all calls of a job in one pipeline) and marks lost contact exactly once.
+ */
+import { readFileSync } from 'node:fs';
+import type { Redis } from 'ioredis';
+import type { Status } from '../domain/types.ts';
+import type { Keys } from './keys.ts';
+
+const applyLua = readFileSync(new URL('./lua/apply-readings.lua', import.meta.url), 'utf8');
+const lostLua = readFileSync(new URL('./lua/mark-contact-lost.lua', import.meta.url), 'utf8');
+
+/** What the Lua script needs to know of one data point (once per device and job). */
+export interface SensorMeta {
+  /** Status of each rule, by rule index. */
+  statuses: Status[];
+  /** Event description of each rule ("Above 25 °C" or the rule's own). */
+  descriptions: string[];
+  /** Fingerprint of the rule list (a stored rule index is only valid for the same list). */
+  rulesId: string;
+  suppressed: boolean;
+  sensorType: string;
+}
+
+/** One converted value to apply. */
+export interface StateValue {
+  sensor: string;
+  /** Measurement time, epoch ms. */
+  timeMs: number;
+  /** Sub-ms tiebreak (ns). */
+  offsetNs: number;
+  /** JSON of the converted value. */
+  valueJson: string;
+  /** Formatted value with units. */
+  currentValue: string;
+  /** Rule index reached for each previous rule index -1..n-1 (the domain's possibleOutcomes). */
+  outcomes: number[];
+}
+
+export interface DeviceReadings {
+  env: string;
+  device: string;
+  displayName: string;
+  /** Receive time of the newest accepted payload of this device in the job (0 = none). */
+  contactMs: number;
+  /** Availability timeout in ms (0 = not monitored). */
+  timeoutMs: number;
+  sensors: Record<string, SensorMeta>;
+  /** Sorted by (timeMs, offsetNs). */
+  values: StateValue[];
+}
+
+export interface StateStore {
+  /**
+   * Applies each device's readings; returns per device the status applied to each value, or null
+   * where the value was older than the stored one (history only) or a replay.
+   */
+  applyReadings(batch: DeviceReadings[], nowMs: number): Promise<(Status | null)[][]>;
+  /**
+   * Creates the Availability event of a device whose deadline passed, if the deadline is still
+   * `deadlineMs` (no contact since) — exactly once across schedulers. Returns true when created.
+   */
+  markContactLost(
+    env: string,
+    device: string,
+    deadlineMs: number,
+    eventJson: string,
+    nowMs: number,
+  ): Promise<boolean>;
+}
+
+type ScriptRedis = Redis & {
+  vigilApplyReadings(
+    k1: string,
+    k2: string,
+    k3: string,
+    k4: string,
+    k5: string,
+    arg: string,
+  ): Promise<string[]>;
+  vigilMarkContactLost(...args: (string | number)[]): Promise<number>;
+};
+
+export function createStateStore(deps: {
+  redis: Redis;
+  keys: Keys;
+  eventsCap: number;
+  outboxMax?: number;
+}): StateStore {
+  const { keys } = deps;
+  const redis = deps.redis as ScriptRedis;
+  const outboxMax = deps.outboxMax ?? 1_000_000;
+  if (typeof (deps.redis as unknown as { vigilApplyReadings?: unknown }).vigilApplyReadings !== 'function') {
+    redis.defineCommand('vigilApplyReadings', { numberOfKeys: 5, lua: applyLua });
+    redis.defineCommand('vigilMarkContactLost', { numberOfKeys: 5, lua: lostLua });
+  }
+  return {
+    async applyReadings(batch, nowMs) {
+      if (batch.length === 0) return [];
+      const pipeline = redis.pipeline() as unknown as ScriptRedis & {
+        exec(): Promise<[Error | null, unknown][] | null>;
+      };
+      for (const d of batch) {
+        void pipeline.vigilApplyReadings(
+          keys.deviceState(d.env, d.device),
+          keys.envEvents(d.env),
+          keys.deviceEvents(d.env, d.device),
+          keys.availabilityDeadlines(),
+          keys.eventOutbox(),
+          JSON.stringify(toScriptArg(d, nowMs, deps.eventsCap, outboxMax)),
+        );
+      }
+      const results = await pipeline.exec();
+      if (!results) throw new Error('Redis pipeline returned nothing');
+      return results.map(([err, res]) => {
+        if (err) throw err;
+        return (res as string[]).map((s) => (s === '' ? null : (s as Status)));
+      });
+    },
+    async markContactLost(env, device, deadlineMs, eventJson, nowMs) {
+      const created = await redis.vigilMarkContactLost(
+        keys.availabilityDeadlines(),
+        keys.deviceState(env, device),
+        keys.envEvents(env),
+        keys.deviceEvents(env, device),
+        keys.eventOutbox(),
+        `${env}\n${device}`,
+        deadlineMs,
+        eventJson,
+        nowMs,
+        deps.eventsCap,
+        outboxMax,
+      );
+      return created === 1;
+    },
+  };
+}
+
+function toScriptArg(d: DeviceReadings, nowMs: number, eventsCap: number, outboxMax: number) {
+  const sensors: Record<string, { st: Status[]; ds: string[]; ri: string; sup: number; ty: string }> = {};
+  for (const [name, m] of Object.entries(d.sensors)) {
+    // cjson turns empty Lua tables into objects; the script indexes these arrays only by rule.
+    sensors[name] = {
+      st: m.statuses,
+      ds: m.descriptions,
+      ri: m.rulesId,
+      sup: m.suppressed ? 1 : 0,
+      ty: m.sensorType,
+    };
+  }
+  return {
+    env: d.env,
+    device: d.device,
+    displayName: d.displayName,
+    nowMs,
+    contactMs: d.contactMs,
+    contactIso: new Date(d.contactMs || nowMs).toISOString(),
+    timeoutMs: d.timeoutMs,
+    eventsCap,
+    outboxMax,
+    sensors,
+    vals: d.values.map((v) => [v.sensor, v.timeMs, v.offsetNs, v.valueJson, v.currentValue, v.outcomes]),
+  };
+}

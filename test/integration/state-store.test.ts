@@ -1,0 +1,135 @@
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { connectRedis, closeRedis } from '../../src/redis/connect.ts';
+import { createKeys } from '../../src/state/keys.ts';
+import { createStateStore, type DeviceReadings, type StateValue } from '../../src/state/state-store.ts';
+import { testConfig } from '../support/context.ts';
+
+function setup() {
+  const config = testConfig();
+  const redis = connectRedis(config.redisUrl, 'command');
+  onTestFinished(() => closeRedis(redis));
+  const keys = createKeys(config.keyPrefix);
+  return { redis, keys, state: createStateStore({ redis, keys, eventsCap: 1000 }) };
+}
+
+// Rules: 0 = WARNING above 25, 1 = CRITICAL above 30; outcomes precomputed as the domain would,
+// with hysteresis 1 (WARNING held while > 24, CRITICAL held while > 29).
+function outcomesFor(v: number): number[] {
+  const fresh = v > 30 ? 1 : v > 25 ? 0 : -1;
+  const held = (prev: number) => {
+    if (prev === 1 && v > 29) return 1;
+    if (prev === 0 && v > 24) return Math.max(fresh, 0);
+    return fresh;
+  };
+  return [fresh, held(0), held(1)];
+}
+
+function reading(values: [number, number][], contactMs = 0): DeviceReadings {
+  return {
+    env: 'e1',
+    device: 'd1',
+    displayName: 'Device one',
+    contactMs,
+    timeoutMs: 60_000,
+    sensors: {
+      Temperature: {
+        statuses: ['WARNING', 'CRITICAL'],
+        descriptions: ['Above 25 °C', 'Overheating'],
+        rulesId: 'r1',
+        suppressed: false,
+        sensorType: 'tempC',
+      },
+    },
+    values: values.map(([timeMs, v]): StateValue => ({
+      sensor: 'Temperature',
+      timeMs,
+      offsetNs: 0,
+      valueJson: JSON.stringify(v),
+      currentValue: `${v.toFixed(1)} °C`,
+      outcomes: outcomesFor(v),
+    })),
+  };
+}
+
+describe('state store', () => {
+  it('applies values in time order, with events on status changes and hysteresis', async () => {
+    const { redis, keys, state } = setup();
+    const series: [number, number][] = [20, 26, 24.5, 31, 29.5, 28, 20].map((v, i) => [1000 + i, v]);
+    const applied = await state.applyReadings([reading(series, 5000)], 9000);
+    expect(applied[0]).toEqual([
+      'SUCCESS',
+      'WARNING',
+      'WARNING',
+      'CRITICAL',
+      'CRITICAL',
+      'WARNING',
+      'SUCCESS',
+    ]);
+    const events = (await redis.zrange(keys.envEvents('e1'), 0, -1)).map(
+      (j) => JSON.parse(j) as Record<string, unknown>,
+    );
+    expect(events.map((e) => e.eventMessage)).toEqual(
+      expect.arrayContaining([
+        'Temperature - Above 25 °C - WARNING - 26.0 °C',
+        'Temperature - Overheating - CRITICAL - 31.0 °C',
+        'Temperature - Above 25 °C - WARNING - 28.0 °C',
+        'Temperature - Returned to success status - SUCCESS - 20.0 °C',
+      ]),
+    );
+    expect(events).toHaveLength(4);
+    const s = await redis.hgetall(keys.deviceState('e1', 'd1'));
+    expect(s['Temperature|v']).toBe('20');
+    expect(s['Temperature|s']).toBe('SUCCESS');
+    expect(s['Temperature|ls']).toBe('1006');
+    expect(s['@lc']).toBe('5000');
+    expect(await redis.zscore(keys.availabilityDeadlines(), 'e1\nd1')).toBe('65000');
+    expect(await redis.xlen(keys.eventOutbox())).toBe(4);
+  });
+
+  it('keeps the newest measurement: older values and replays change nothing', async () => {
+    const { redis, keys, state } = setup();
+    await state.applyReadings([reading([[2000, 31]])], 1);
+    const again = await state.applyReadings(
+      [
+        reading([
+          [2000, 31],
+          [1500, 20],
+        ]),
+      ],
+      2,
+    );
+    expect(again[0]).toEqual([null, null]);
+    const s = await redis.hgetall(keys.deviceState('e1', 'd1'));
+    expect(s['Temperature|v']).toBe('31');
+    expect(await redis.zcard(keys.envEvents('e1'))).toBe(1);
+  });
+
+  it('creates one Availability event per lost contact, whoever asks twice, and a restore on contact', async () => {
+    const { redis, keys, state } = setup();
+    await state.applyReadings([reading([], 1000)], 1000);
+    const deadline = Number(await redis.zscore(keys.availabilityDeadlines(), 'e1\nd1'));
+    const ev = JSON.stringify({ id: 'x', eventCategory: 'Availability' });
+    const results = await Promise.all([
+      state.markContactLost('e1', 'd1', deadline, ev, 70_000),
+      state.markContactLost('e1', 'd1', deadline, ev, 70_000),
+    ]);
+    expect(results.filter(Boolean)).toHaveLength(1);
+    await state.applyReadings([reading([], 80_000)], 80_000);
+    const events = (await redis.zrange(keys.envEvents('e1'), 0, -1)).map(
+      (j) => JSON.parse(j) as Record<string, unknown>,
+    );
+    expect(events.map((e) => e.eventStatus ?? e.eventCategory)).toEqual(['Availability', 'SUCCESS']);
+    expect(events[1]!.eventMessage).toBe(
+      'availability - Contact restored - SUCCESS - 1970-01-01T00:01:20.000Z',
+    );
+    expect(await redis.zscore(keys.availabilityDeadlines(), 'e1\nd1')).toBe('140000');
+  });
+
+  it('does not mark a device lost when contact came after the deadline was read', async () => {
+    const { redis, keys, state } = setup();
+    await state.applyReadings([reading([], 1000)], 1000);
+    const deadline = Number(await redis.zscore(keys.availabilityDeadlines(), 'e1\nd1'));
+    await state.applyReadings([reading([], 2000)], 2000);
+    expect(await state.markContactLost('e1', 'd1', deadline, '{}', 70_000)).toBe(false);
+  });
+});

@@ -113,6 +113,16 @@ export const ERROR_CODES = {
   ALREADY_EXISTS: { status: 409, retryable: false, description: 'The thing to create exists already.' },
   ENVIRONMENT_NOT_FOUND: { status: 404, retryable: false, description: 'No such environment.' },
   USER_NOT_FOUND: { status: 404, retryable: false, description: 'No such user in the environment.' },
+  IN_USE: {
+    status: 409,
+    retryable: false,
+    description: 'The thing to delete is still used (a definition by devices).',
+  },
+  CREDENTIAL_NOT_FOUND: {
+    status: 404,
+    retryable: false,
+    description: 'No such API key or token in the environment.',
+  },
   // Ingestion log outcomes (processing)
   UNKNOWN_DEVICE: {
     status: 0,

@@ -1,0 +1,286 @@
+/**
+ * Administration of environments and their credentials: API keys, CLI bearer tokens, users and
+ * their TOTP second factor. Secrets are returned once by the create operations and stored only as
+ * hashes. The `put…` operations serve provisioning: they take the secret from the caller and
+ * report whether anything changed, so applying the same files twice writes nothing.
+ */
+import { AppError } from '../errors/app-error.ts';
+import type { Locale } from '../domain/types.ts';
+import { checkName, invalid, type AdminContext } from './admin-support.ts';
+import { decodeUser, encodeToken } from './records.ts';
+import {
+  generateApiKey,
+  generateToken,
+  generateTotpSecret,
+  hashPassword,
+  secretId,
+  sha256Hex,
+  totpUri,
+  verifyPassword,
+} from './secrets.ts';
+import type { TokenRecord, UserRecord } from './types.ts';
+
+/** Metadata kept per API key / CLI token in `Keys.envApiKeys` / `Keys.envTokens`. */
+export interface CredentialMeta {
+  id: string;
+  name: string;
+  createdUTC: string;
+  /** SHA-256 hex of the secret (addresses the record; not the secret). */
+  hash: string;
+  /** Tokens only: null = never. */
+  expiresUTC?: string | null;
+}
+
+const API_KEY_FORMAT = /^vk_[A-Za-z0-9_-]{20,}$/;
+const TOKEN_FORMAT = /^vt_[A-Za-z0-9_-]{20,}$/;
+const MIN_PASSWORD_LENGTH = 8;
+
+export function createCredentialAdmin(ctx: AdminContext) {
+  const { redis, keys } = ctx;
+
+  async function listMeta(key: string): Promise<CredentialMeta[]> {
+    const h = await redis.hgetall(key);
+    return Object.values(h)
+      .map((json) => JSON.parse(json) as CredentialMeta)
+      .sort((a, b) => a.name.localeCompare(b.name) || a.id.localeCompare(b.id));
+  }
+
+  async function findMeta(key: string, idOrName: string): Promise<CredentialMeta> {
+    const all = await listMeta(key);
+    const found = all.find((m) => m.id === idOrName) ?? all.find((m) => m.name === idOrName);
+    if (!found) throw new AppError('CREDENTIAL_NOT_FOUND', `no API key or token ${JSON.stringify(idOrName)}`);
+    return found;
+  }
+
+  /** Stores an API key (by hash) under `name`, replacing a key of the same name. */
+  async function storeApiKey(
+    env: string,
+    name: string,
+    key: string,
+  ): Promise<{ meta: CredentialMeta; changed: boolean }> {
+    await ctx.requireEnv(env);
+    const hash = sha256Hex(key);
+    const existing = (await listMeta(keys.envApiKeys(env))).find((m) => m.name === name);
+    if (existing?.hash === hash) return { meta: existing, changed: false };
+    const meta: CredentialMeta = { id: secretId(hash), name, createdUTC: ctx.nowUTC(), hash };
+    const m = redis.multi();
+    if (existing) m.del(keys.apiKey(existing.hash)).hdel(keys.envApiKeys(env), existing.id);
+    m.hset(keys.apiKey(hash), { env, id: meta.id, name, createdUTC: meta.createdUTC });
+    m.hset(keys.envApiKeys(env), meta.id, JSON.stringify(meta));
+    await m.exec();
+    return { meta, changed: true };
+  }
+
+  async function storeToken(
+    env: string,
+    name: string,
+    token: string,
+    expiresMs: number,
+  ): Promise<{ meta: CredentialMeta; changed: boolean }> {
+    await ctx.requireEnv(env);
+    const hash = sha256Hex(token);
+    const expiresUTC = expiresMs === 0 ? null : new Date(expiresMs).toISOString();
+    const existing = (await listMeta(keys.envTokens(env))).find((m) => m.name === name);
+    if (existing?.hash === hash && existing.expiresUTC === expiresUTC)
+      return { meta: existing, changed: false };
+    const meta: CredentialMeta = { id: secretId(hash), name, createdUTC: ctx.nowUTC(), hash, expiresUTC };
+    const record: TokenRecord = {
+      env,
+      id: meta.id,
+      kind: 'cli',
+      subject: name,
+      expiresMs,
+      createdUTC: meta.createdUTC,
+    };
+    const m = redis.multi();
+    if (existing) m.del(keys.token(existing.hash)).hdel(keys.envTokens(env), existing.id);
+    m.hset(keys.token(hash), encodeToken(record));
+    if (expiresMs !== 0) m.pexpireat(keys.token(hash), expiresMs);
+    m.hset(keys.envTokens(env), meta.id, JSON.stringify(meta));
+    await m.exec();
+    return { meta, changed: true };
+  }
+
+  async function revoke(metaKey: string, recordKey: (hash: string) => string, idOrName: string) {
+    const meta = await findMeta(metaKey, idOrName);
+    await redis.multi().del(recordKey(meta.hash)).hdel(metaKey, meta.id).exec();
+    return meta;
+  }
+
+  async function getUser(env: string, username: string): Promise<UserRecord> {
+    await ctx.requireEnv(env);
+    const user = decodeUser(await redis.hget(keys.users(env), username));
+    if (!user) throw new AppError('USER_NOT_FOUND', `no user ${JSON.stringify(username)} in ${env}`);
+    return user;
+  }
+
+  const saveUser = (env: string, user: UserRecord) =>
+    redis.hset(keys.users(env), user.username, JSON.stringify(user));
+
+  function checkPassword(password: string) {
+    if (password.length < MIN_PASSWORD_LENGTH)
+      throw invalid(`password too short: use at least ${MIN_PASSWORD_LENGTH} characters`);
+  }
+
+  return {
+    /** Creates an environment; ALREADY_EXISTS if it exists. */
+    async createEnvironment(env: string, locale: Locale) {
+      checkName('environment', env);
+      const createdUTC = ctx.nowUTC();
+      await ctx.atomically(
+        [keys.env(env)],
+        async () => {
+          if (await redis.exists(keys.env(env)))
+            throw new AppError('ALREADY_EXISTS', `environment ${env} exists already`);
+        },
+        (m) => m.sadd(keys.envs(), env).hset(keys.env(env), { name: env, locale, createdUTC }),
+      );
+      return { name: env, locale, createdUTC };
+    },
+    /** Creates the environment or updates its locale; true when something changed. */
+    async ensureEnvironment(env: string, locale: Locale): Promise<boolean> {
+      checkName('environment', env);
+      const current = await redis.hget(keys.env(env), 'locale');
+      if (current === locale) return false;
+      const m = redis.multi().sadd(keys.envs(), env);
+      if (current === null) m.hset(keys.env(env), { name: env, locale, createdUTC: ctx.nowUTC() });
+      else m.hset(keys.env(env), 'locale', locale);
+      await m.exec();
+      return true;
+    },
+
+    async createApiKey(env: string, name?: string) {
+      if (name !== undefined) checkName('key name', name);
+      const key = generateApiKey();
+      const keyName = name ?? `key-${secretId(sha256Hex(key))}`;
+      if (name !== undefined && (await listMeta(keys.envApiKeys(env))).some((m) => m.name === name)) {
+        throw new AppError('ALREADY_EXISTS', `an API key named ${name} exists already in ${env}`);
+      }
+      const { meta } = await storeApiKey(env, keyName, key);
+      return { id: meta.id, name: meta.name, createdUTC: meta.createdUTC, key };
+    },
+    /** Provisioning: stores a given key under `name`. */
+    async putApiKey(env: string, name: string, key: string): Promise<boolean> {
+      checkName('key name', name);
+      if (!API_KEY_FORMAT.test(key))
+        throw invalid(`API key ${name}: expected vk_ followed by at least 20 base64url characters`);
+      return (await storeApiKey(env, name, key)).changed;
+    },
+    async listApiKeys(env: string) {
+      await ctx.requireEnv(env);
+      return (await listMeta(keys.envApiKeys(env))).map(({ id, name, createdUTC }) => ({
+        id,
+        name,
+        createdUTC,
+      }));
+    },
+    async revokeApiKey(env: string, idOrName: string) {
+      await ctx.requireEnv(env);
+      const { id, name } = await revoke(keys.envApiKeys(env), keys.apiKey, idOrName);
+      return { id, name };
+    },
+
+    /** Creates a long-lived bearer token; `expiresMs` 0 = never. */
+    async createToken(env: string, name: string | undefined, expiresMs: number) {
+      if (name !== undefined) checkName('key name', name);
+      const token = generateToken();
+      const tokenName = name ?? `token-${secretId(sha256Hex(token))}`;
+      if (name !== undefined && (await listMeta(keys.envTokens(env))).some((m) => m.name === name)) {
+        throw new AppError('ALREADY_EXISTS', `a token named ${name} exists already in ${env}`);
+      }
+      const { meta } = await storeToken(env, tokenName, token, expiresMs);
+      return {
+        id: meta.id,
+        name: meta.name,
+        createdUTC: meta.createdUTC,
+        expiresUTC: meta.expiresUTC ?? null,
+        token,
+      };
+    },
+    async putToken(env: string, name: string, token: string, expiresMs: number): Promise<boolean> {
+      checkName('key name', name);
+      if (!TOKEN_FORMAT.test(token))
+        throw invalid(`token ${name}: expected vt_ followed by at least 20 base64url characters`);
+      return (await storeToken(env, name, token, expiresMs)).changed;
+    },
+    async listTokens(env: string) {
+      await ctx.requireEnv(env);
+      return (await listMeta(keys.envTokens(env))).map(({ id, name, createdUTC, expiresUTC }) => ({
+        id,
+        name,
+        createdUTC,
+        expiresUTC: expiresUTC ?? null,
+      }));
+    },
+    async revokeToken(env: string, idOrName: string) {
+      await ctx.requireEnv(env);
+      const { id, name } = await revoke(keys.envTokens(env), keys.token, idOrName);
+      return { id, name };
+    },
+
+    async createUser(env: string, username: string, password: string) {
+      checkName('username', username);
+      checkPassword(password);
+      await ctx.requireEnv(env);
+      const user: UserRecord = {
+        username,
+        passwordHash: await hashPassword(password),
+        mfaEnabled: false,
+        createdUTC: ctx.nowUTC(),
+      };
+      if (!(await redis.hsetnx(keys.users(env), username, JSON.stringify(user)))) {
+        throw new AppError('ALREADY_EXISTS', `user ${username} exists already in ${env}`);
+      }
+      return { username, createdUTC: user.createdUTC };
+    },
+    /** Provisioning: creates the user or resets the password when it differs. */
+    async putUser(env: string, username: string, password: string): Promise<boolean> {
+      checkName('username', username);
+      checkPassword(password);
+      await ctx.requireEnv(env);
+      const user = decodeUser(await redis.hget(keys.users(env), username));
+      if (user && (await verifyPassword(password, user.passwordHash))) return false;
+      const passwordHash = await hashPassword(password);
+      await saveUser(
+        env,
+        user
+          ? { ...user, passwordHash }
+          : { username, passwordHash, mfaEnabled: false, createdUTC: ctx.nowUTC() },
+      );
+      return true;
+    },
+    async listUsers(env: string) {
+      await ctx.requireEnv(env);
+      const h = await redis.hgetall(keys.users(env));
+      return Object.values(h)
+        .map((json) => JSON.parse(json) as UserRecord)
+        .map(({ username, mfaEnabled, createdUTC }) => ({ username, mfaEnabled, createdUTC }))
+        .sort((a, b) => a.username.localeCompare(b.username));
+    },
+    async deleteUser(env: string, username: string) {
+      await getUser(env, username);
+      // Login tokens die with the user: resolveToken checks that their user still exists.
+      await redis.multi().hdel(keys.users(env), username).del(keys.loginFailures(env, username)).exec();
+    },
+    async setPassword(env: string, username: string, password: string) {
+      checkPassword(password);
+      const user = await getUser(env, username);
+      await saveUser(env, { ...user, passwordHash: await hashPassword(password) });
+    },
+    /** Turns TOTP on with a new secret; returns the otpauth URI (the only time it is shown). */
+    async enableMfa(env: string, username: string, issuer = 'Vigil') {
+      const user = await getUser(env, username);
+      if (user.mfaEnabled)
+        throw new AppError('ALREADY_EXISTS', `MFA is already enabled for ${username}; disable it first`);
+      const secret = generateTotpSecret();
+      await saveUser(env, { ...user, mfaEnabled: true, mfaSecret: secret });
+      return { username, secret, uri: totpUri(secret, issuer, `${env}:${username}`) };
+    },
+    async disableMfa(env: string, username: string) {
+      const { mfaSecret: _dropped, ...user } = await getUser(env, username);
+      await saveUser(env, { ...user, mfaEnabled: false });
+    },
+  };
+}
+
+export type CredentialAdmin = ReturnType<typeof createCredentialAdmin>;

@@ -1,0 +1,131 @@
+/**
+ * How tenancy records are written to and read from Redis hashes (layout: src/state/keys.ts and
+ * ./types.ts). One codec per record, so the reading store and the admin commands agree.
+ */
+import type { DefinitionSpec, Locale, ThresholdSet } from '../domain/types.ts';
+import type {
+  ApiKeyRecord,
+  DefinitionRecord,
+  DeviceRecord,
+  Environment,
+  PreparserRecord,
+  TokenRecord,
+  UserRecord,
+} from './types.ts';
+
+type Hash = Record<string, string>;
+const isEmpty = (h: Hash | null | undefined): h is null | undefined => !h || Object.keys(h).length === 0;
+
+export function decodeEnvironment(name: string, h: Hash | null | undefined): Environment | null {
+  if (isEmpty(h)) return null;
+  return { name, locale: (h.locale === 'nl' ? 'nl' : 'en') satisfies Locale, createdUTC: h.createdUTC ?? '' };
+}
+
+export function decodeApiKey(h: Hash | null | undefined): ApiKeyRecord | null {
+  if (isEmpty(h) || !h.env || !h.id) return null;
+  return { env: h.env, id: h.id, name: h.name ?? '', createdUTC: h.createdUTC ?? '' };
+}
+
+export const encodeToken = (t: TokenRecord): Hash => ({
+  env: t.env,
+  id: t.id,
+  kind: t.kind,
+  subject: t.subject,
+  expiresMs: String(t.expiresMs),
+  createdUTC: t.createdUTC,
+});
+
+export function decodeToken(h: Hash | null | undefined): TokenRecord | null {
+  if (isEmpty(h) || !h.env || !h.id) return null;
+  return {
+    env: h.env,
+    id: h.id,
+    kind: h.kind === 'login' ? 'login' : 'cli',
+    subject: h.subject ?? '',
+    expiresMs: Number(h.expiresMs ?? 0) || 0,
+    createdUTC: h.createdUTC ?? '',
+  };
+}
+
+export function decodeUser(json: string | null | undefined): UserRecord | null {
+  if (!json) return null;
+  return JSON.parse(json) as UserRecord;
+}
+
+/** Fields of `Keys.definition(scope, name)`. */
+export const encodeDefinition = (
+  spec: DefinitionSpec,
+  parserSource: string,
+  revision: number,
+  updatedUTC: string,
+): Hash => ({
+  spec: JSON.stringify(spec),
+  parser: parserSource,
+  revision: String(revision),
+  updatedUTC,
+});
+
+export function decodeDefinition(
+  scope: { isPublic: true } | { isPublic: false; env: string },
+  h: Hash | null | undefined,
+): DefinitionRecord | null {
+  if (isEmpty(h) || h.spec === undefined) return null;
+  return {
+    isPublic: scope.isPublic,
+    ...(scope.isPublic ? {} : { env: scope.env }),
+    spec: JSON.parse(h.spec) as DefinitionSpec,
+    parserSource: h.parser ?? '',
+    revision: Number(h.revision ?? 0),
+    updatedUTC: h.updatedUTC ?? '',
+  };
+}
+
+export function decodePreparser(h: Hash | null | undefined): PreparserRecord | null {
+  if (isEmpty(h) || h.source === undefined) return null;
+  return { source: h.source, enabled: h.enabled === '1', revision: Number(h.revision ?? 0) };
+}
+
+/** Fields of `Keys.device(env, name)`; availabilityMinutes absent = inherit. */
+export function encodeDevice(d: DeviceRecord): Hash {
+  const h: Hash = {
+    displayName: d.displayName,
+    definitionName: d.definitionName,
+    definitionIsPublic: d.definitionIsPublic ? '1' : '0',
+    createdUTC: d.createdUTC,
+  };
+  if (d.availabilityMinutes !== undefined) h.availabilityMinutes = String(d.availabilityMinutes);
+  return h;
+}
+
+export function decodeDevice(
+  env: string,
+  deviceName: string,
+  h: Hash | null | undefined,
+): DeviceRecord | null {
+  if (isEmpty(h) || h.definitionName === undefined) return null;
+  const minutes = h.availabilityMinutes === undefined ? undefined : Number(h.availabilityMinutes);
+  return {
+    env,
+    deviceName,
+    displayName: h.displayName ?? deviceName,
+    definitionName: h.definitionName,
+    definitionIsPublic: h.definitionIsPublic === '1',
+    ...(minutes !== undefined && Number.isFinite(minutes) ? { availabilityMinutes: minutes } : {}),
+    createdUTC: h.createdUTC ?? '',
+  };
+}
+
+export function decodeThresholds(h: Hash | null | undefined): Record<string, ThresholdSet> {
+  const out: Record<string, ThresholdSet> = {};
+  for (const [sensor, json] of Object.entries(h ?? {})) out[sensor] = JSON.parse(json) as ThresholdSet;
+  return out;
+}
+
+/** ioredis pipeline results: [error, value] pairs; the first error is thrown. */
+export function pipelineValues<T>(results: [Error | null, unknown][] | null): T[] {
+  if (!results) throw new Error('Redis transaction aborted');
+  return results.map(([err, value]) => {
+    if (err) throw err;
+    return value as T;
+  });
+}

@@ -1,0 +1,23 @@
+/**
+ * The write side of the tenancy, used by the `vigil` command and provisioning. Every operation
+ * validates all of its input before it writes, and writes in one MULTI/EXEC, so a refused command
+ * leaves nothing half-written.
+ */
+import { createCredentialAdmin } from './admin-credentials.ts';
+import { createDefinitionAdmin } from './admin-definitions.ts';
+import { createDeviceAdmin } from './admin-devices.ts';
+import { createAdminContext, type AdminDeps } from './admin-support.ts';
+
+export type { AdminDeps } from './admin-support.ts';
+
+export function createTenancyAdmin(deps: AdminDeps) {
+  const ctx = createAdminContext(deps);
+  return {
+    ...createCredentialAdmin(ctx),
+    ...createDefinitionAdmin(ctx),
+    ...createDeviceAdmin(ctx),
+    requireEnv: ctx.requireEnv,
+  };
+}
+
+export type TenancyAdmin = ReturnType<typeof createTenancyAdmin>;

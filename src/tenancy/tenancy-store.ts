@@ -1,0 +1,164 @@
+/**
+ * The read side of the tenancy, used by the gateway, workers, scheduler and read API: environments,
+ * credentials, definitions, devices and their overrides, straight from Redis (no cache here;
+ * callers cache for at most VIGIL_CREDENTIAL_CACHE_MS). Lists are pipelined: one round trip for
+ * the names, one for the records.
+ */
+import type { Redis } from '../redis/connect.ts';
+import type { DefinitionScope, Keys } from '../state/keys.ts';
+import {
+  decodeApiKey,
+  decodeDefinition,
+  decodeDevice,
+  decodeEnvironment,
+  decodePreparser,
+  decodeThresholds,
+  decodeToken,
+  pipelineValues,
+} from './records.ts';
+import { sha256Hex } from './secrets.ts';
+import { createLogin, type LoginResult } from './login.ts';
+import type {
+  ApiKeyRecord,
+  DefinitionRecord,
+  DeviceRecord,
+  Environment,
+  PreparserRecord,
+  ThresholdOverrides,
+  TokenRecord,
+} from './types.ts';
+
+export interface TenancyDeps {
+  redis: Redis;
+  keys: Keys;
+  /** Epoch ms; Date.now by default. */
+  clock?: () => number;
+  /** Login lockout (config loginMaxFailures / loginLockSeconds); 5 failures, 900 s by default. */
+  login?: { maxFailures: number; lockSeconds: number };
+}
+
+export interface TenancyStore {
+  getEnvironment(env: string): Promise<Environment | null>;
+  listEnvironments(): Promise<Environment[]>;
+  getDevice(env: string, name: string): Promise<DeviceRecord | null>;
+  /** Every device of the environment, sorted by name. */
+  listDevices(env: string): Promise<DeviceRecord[]>;
+  /** Devices in the order asked, null where one does not exist. */
+  getDevices(env: string, names: string[]): Promise<(DeviceRecord | null)[]>;
+  /** A private definition of `env`, or the public one when `isPublic`. */
+  getDefinition(env: string, name: string, isPublic: boolean): Promise<DefinitionRecord | null>;
+  /** The environment's private definitions, then the public ones, each sorted by name. */
+  listDefinitions(env: string): Promise<DefinitionRecord[]>;
+  getPreparser(env: string): Promise<PreparserRecord | null>;
+  getThresholdOverrides(env: string, device: string): Promise<ThresholdOverrides>;
+  /** Suppressed data points: sensor → until epoch ms (0 = no expiry). */
+  getSuppressed(env: string, device: string): Promise<Record<string, number>>;
+  resolveApiKey(key: string): Promise<ApiKeyRecord | null>;
+  /** The token's record, or null when unknown, revoked, expired or its user was deleted. */
+  resolveToken(token: string, nowMs: number): Promise<TokenRecord | null>;
+  /** Issues a login token (kind `login`) that expires after `ttlSeconds`. */
+  createLoginToken(
+    env: string,
+    username: string,
+    ttlSeconds: number,
+  ): Promise<{ token: string; expiresUTC: string }>;
+  /** Checks credentials with the lockout of PRODUCT.md §2. */
+  verifyLogin(
+    env: string,
+    username: string,
+    password: string,
+    totp: string | undefined,
+    nowMs: number,
+  ): Promise<LoginResult>;
+}
+
+export const scopeOf = (env: string, isPublic: boolean): DefinitionScope =>
+  isPublic ? { kind: 'public' } : { kind: 'private', env };
+
+export function createTenancyStore(deps: TenancyDeps): TenancyStore {
+  const { redis, keys } = deps;
+  const clock = deps.clock ?? Date.now;
+  const login = createLogin({ redis, keys, clock, ...(deps.login ?? { maxFailures: 5, lockSeconds: 900 }) });
+
+  async function getDevices(env: string, names: string[]): Promise<(DeviceRecord | null)[]> {
+    if (names.length === 0) return [];
+    const pipe = redis.pipeline();
+    for (const n of names) pipe.hgetall(keys.device(env, n));
+    const hashes = pipelineValues<Record<string, string>>(await pipe.exec());
+    return names.map((n, i) => decodeDevice(env, n, hashes[i]));
+  }
+
+  async function readDefinitions(
+    env: string,
+    scope: DefinitionScope,
+    names: string[],
+  ): Promise<DefinitionRecord[]> {
+    if (names.length === 0) return [];
+    const sorted = [...names].sort();
+    const pipe = redis.pipeline();
+    for (const n of sorted) pipe.hgetall(keys.definition(scope, n));
+    const hashes = pipelineValues<Record<string, string>>(await pipe.exec());
+    const s = scope.kind === 'public' ? ({ isPublic: true } as const) : ({ isPublic: false, env } as const);
+    return hashes.map((h) => decodeDefinition(s, h)).filter((d): d is DefinitionRecord => d !== null);
+  }
+
+  return {
+    async getEnvironment(env) {
+      return decodeEnvironment(env, await redis.hgetall(keys.env(env)));
+    },
+    async listEnvironments() {
+      const names = (await redis.smembers(keys.envs())).sort();
+      if (names.length === 0) return [];
+      const pipe = redis.pipeline();
+      for (const n of names) pipe.hgetall(keys.env(n));
+      const hashes = pipelineValues<Record<string, string>>(await pipe.exec());
+      return names.map((n, i) => decodeEnvironment(n, hashes[i])).filter((e): e is Environment => e !== null);
+    },
+    async getDevice(env, name) {
+      return decodeDevice(env, name, await redis.hgetall(keys.device(env, name)));
+    },
+    async listDevices(env) {
+      const names = await redis.zrange(keys.devices(env), 0, -1);
+      return (await getDevices(env, names)).filter((d): d is DeviceRecord => d !== null);
+    },
+    getDevices,
+    async getDefinition(env, name, isPublic) {
+      const scope = scopeOf(env, isPublic);
+      const s = isPublic ? ({ isPublic: true } as const) : ({ isPublic: false, env } as const);
+      return decodeDefinition(s, await redis.hgetall(keys.definition(scope, name)));
+    },
+    async listDefinitions(env) {
+      const priv = scopeOf(env, false);
+      const pub = scopeOf(env, true);
+      const [own, shared] = await Promise.all([
+        redis.smembers(keys.definitions(priv)),
+        redis.smembers(keys.definitions(pub)),
+      ]);
+      const [a, b] = await Promise.all([readDefinitions(env, priv, own), readDefinitions(env, pub, shared)]);
+      return [...a, ...b];
+    },
+    async getPreparser(env) {
+      return decodePreparser(await redis.hgetall(keys.preparser(env)));
+    },
+    async getThresholdOverrides(env, device) {
+      return decodeThresholds(await redis.hgetall(keys.deviceThresholds(env, device)));
+    },
+    async getSuppressed(env, device) {
+      const h = await redis.hgetall(keys.deviceSuppressed(env, device));
+      return Object.fromEntries(Object.entries(h).map(([s, until]) => [s, Number(until) || 0]));
+    },
+    async resolveApiKey(key) {
+      return decodeApiKey(await redis.hgetall(keys.apiKey(sha256Hex(key))));
+    },
+    async resolveToken(token, nowMs) {
+      const record = decodeToken(await redis.hgetall(keys.token(sha256Hex(token))));
+      if (!record) return null;
+      if (record.expiresMs !== 0 && nowMs >= record.expiresMs) return null;
+      if (record.kind === 'login' && !(await redis.hexists(keys.users(record.env), record.subject)))
+        return null;
+      return record;
+    },
+    createLoginToken: login.createLoginToken,
+    verifyLogin: login.verifyLogin,
+  };
+}

@@ -176,7 +176,7 @@ export function createCredentialAdmin(ctx: AdminContext) {
     },
     async revokeApiKey(env: string, idOrName: string) {
       await ctx.requireEnv(env);
-      const { id, name } = await revoke(keys.envApiKeys(env), keys.apiKey, idOrName);
+      const { id, name } = await revoke(keys.envApiKeys(env), (h) => keys.apiKey(h), idOrName);
       return { id, name };
     },
 
@@ -214,7 +214,7 @@ export function createCredentialAdmin(ctx: AdminContext) {
     },
     async revokeToken(env: string, idOrName: string) {
       await ctx.requireEnv(env);
-      const { id, name } = await revoke(keys.envTokens(env), keys.token, idOrName);
+      const { id, name } = await revoke(keys.envTokens(env), (h) => keys.token(h), idOrName);
       return { id, name };
     },
 

@@ -16,9 +16,9 @@ export interface AdminContext {
   redis: Redis;
   keys: Keys;
   clock: () => number;
-  nowUTC(): string;
+  nowUTC: () => string;
   /** Throws ENVIRONMENT_NOT_FOUND unless the environment exists. */
-  requireEnv(env: string): Promise<void>;
+  requireEnv: (env: string) => Promise<void>;
   /**
    * Runs `check` with `watchKeys` watched, then `write` in MULTI/EXEC; retries a few times when a
    * watched key changed meanwhile, so a concurrent writer can never be overwritten half-way.

@@ -21,8 +21,14 @@ export interface InfluxSeries {
 export interface InfluxClient {
   readonly database: string;
   ping(): Promise<boolean>;
-  /** Runs InfluxQL; returns the series of each statement. Times as epoch ms. */
-  query(q: string, opts?: { database?: string | null; method?: 'GET' | 'POST' }): Promise<InfluxSeries[][]>;
+  /**
+   * Runs InfluxQL; returns the series of each statement. Times as epoch ms, or as RFC 3339 strings
+   * with `epoch: 'rfc3339'` (nanoseconds exact: epoch ns would not survive JSON numbers).
+   */
+  query(
+    q: string,
+    opts?: { database?: string | null; method?: 'GET' | 'POST'; epoch?: 'ms' | 'rfc3339' },
+  ): Promise<InfluxSeries[][]>;
   /** Writes line protocol (nanosecond precision unless `precision` says otherwise). */
   write(
     lines: string,
@@ -58,7 +64,8 @@ export function createInfluxClient(opts: InfluxClientOptions): InfluxClient {
       }
     },
     async query(q, qopts = {}) {
-      const params = new URLSearchParams({ q, epoch: 'ms' });
+      const params = new URLSearchParams({ q });
+      if (qopts.epoch !== 'rfc3339') params.set('epoch', 'ms');
       const db = qopts.database === undefined ? opts.database : qopts.database;
       if (db) params.set('db', db);
       auth(params);

@@ -1,0 +1,253 @@
+import ivm from 'isolated-vm';
+import { AppError } from '../errors/app-error.ts';
+import type { Logger } from '../log/logger.ts';
+import { HARNESS_FILENAME, HARNESS_SOURCE } from './harness.ts';
+import { describeUserError, isMemoryLimit, isTimeout } from './host-errors.ts';
+import {
+  decodeBatchResult,
+  parseFailure,
+  type ParseFailure,
+  type ParseOutcome,
+  type ParserFailureCode,
+} from './outcome.ts';
+import {
+  compileParser,
+  DEFAULT_PARSER_FILENAME,
+  releaseParser,
+  type ParserEntry,
+  type ReadyParser,
+} from './parser-context.ts';
+
+export type { ParseOutcome, ParseFailure, ParserFailureCode } from './outcome.ts';
+
+/** User code with its identity; a context is cached per (id, revision). */
+export interface ParserCode {
+  /** Cache identity, e.g. 'def:public:ComfortSensors' or 'pre:envname'. Different ids never share globals. */
+  id: string;
+  /** Changes whenever the source changes; a new revision replaces the cached context. */
+  revision: number;
+  source: string;
+  /** The user's file name, used in stack traces and line:column messages. Default 'parser.js'. */
+  filename?: string;
+}
+
+export interface ParserInput {
+  payloadStr: string;
+  payloadRaw: string;
+}
+
+export interface RunOptions {
+  /** Definition parsers: a result whose JSON is not an object (array, null, number, string) is PARSER_BAD_RESULT. */
+  expectObject?: boolean;
+}
+
+export interface SandboxOptions {
+  /** Time allowed per input, in ms (wall-clock inside the isolate). */
+  timeoutMs: number;
+  /** Heap limit of the isolate, in MB (minimum 8). */
+  memoryLimitMb: number;
+  log: Logger;
+  /** Largest JSON result per input, in characters. Default 1 MiB. */
+  maxResultBytes?: number;
+  /** Upper bound of a whole batch call's timeout, in ms (never below timeoutMs). Default 1000. */
+  maxBatchTimeoutMs?: number;
+  /** Contexts kept compiled (~175 KB of isolate heap each); the least recently used is dropped. Default 50. */
+  maxContexts?: number;
+  /** Called once if V8 loses control of the isolate; the process should then finish its work and exit. */
+  onCatastrophicError?: (message: string) => void;
+}
+
+/** Counters for metrics; a snapshot, safe to keep. */
+export interface SandboxStats {
+  /** run() calls that had at least one input. */
+  calls: number;
+  inputs: number;
+  failures: Record<ParserFailureCode, number>;
+  /** Batches that timed out or ran out of memory and were re-run one input at a time. */
+  batchFallbacks: number;
+  /** Isolates replaced after hitting the memory limit. */
+  isolateRestarts: number;
+  /** Parser contexts compiled (first use, new revision, after eviction or an isolate restart). */
+  compiles: number;
+  /** Parser contexts currently cached. */
+  cachedContexts: number;
+}
+
+export interface Sandbox {
+  /**
+   * Parses a batch with one synchronous call into the isolate and returns one outcome per input,
+   * in order. A failure affects only its own input. Throws only when the sandbox is closed or broken.
+   */
+  run(code: ParserCode, inputs: readonly ParserInput[], options?: RunOptions): ParseOutcome[];
+  stats(): SandboxStats;
+  /** Disposes the isolate and every context; safe to call twice. */
+  close(): void;
+}
+
+const DEFAULT_MAX_RESULT_BYTES = 1024 * 1024;
+const DEFAULT_MAX_BATCH_TIMEOUT_MS = 1000;
+const DEFAULT_MAX_CONTEXTS = 50;
+
+/** Creates the per-process parser sandbox: one isolate, one cached context per parser id. */
+export function createSandbox(options: SandboxOptions): Sandbox {
+  const log = options.log.child({ module: 'sandbox' });
+  const limits = {
+    timeoutMs: options.timeoutMs,
+    memoryLimitMb: options.memoryLimitMb,
+    maxResultChars: options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
+  };
+  const maxBatchTimeoutMs = Math.max(
+    options.timeoutMs,
+    options.maxBatchTimeoutMs ?? DEFAULT_MAX_BATCH_TIMEOUT_MS,
+  );
+  const maxContexts = Math.max(1, options.maxContexts ?? DEFAULT_MAX_CONTEXTS);
+  const counters = newStats();
+  // Map order is recency order: a hit moves its entry to the end, eviction takes the first.
+  const parsers = new Map<string, ParserEntry>();
+  let runtime: { isolate: ivm.Isolate; harness: ivm.Script } | undefined;
+  let closed = false;
+  let catastrophe: string | undefined;
+
+  function currentRuntime(): { isolate: ivm.Isolate; harness: ivm.Script } {
+    if (closed) throw new AppError('INTERNAL', 'the parser sandbox is closed');
+    if (catastrophe !== undefined) throw new AppError('INTERNAL', 'the parser sandbox is broken');
+    if (runtime === undefined || runtime.isolate.isDisposed) {
+      const isolate = new ivm.Isolate({ memoryLimit: options.memoryLimitMb, onCatastrophicError });
+      const harness = isolate.compileScriptSync(HARNESS_SOURCE, { filename: HARNESS_FILENAME });
+      runtime = { isolate, harness };
+    }
+    return runtime;
+  }
+
+  function onCatastrophicError(message: string): void {
+    catastrophe = message;
+    log.fatal({ reason: message }, 'V8 lost control of the parser isolate');
+    options.onCatastrophicError?.(message);
+  }
+
+  /** Drops the isolate after a memory failure; the next call builds a new one and recompiles lazily. */
+  function replaceIsolate(): void {
+    for (const entry of parsers.values()) releaseParser(entry);
+    parsers.clear();
+    if (runtime !== undefined && !runtime.isolate.isDisposed) runtime.isolate.dispose();
+    runtime = undefined;
+    counters.isolateRestarts += 1;
+    log.warn({ memoryLimitMb: options.memoryLimitMb }, 'parser isolate hit its memory limit; replacing it');
+  }
+
+  function entryFor(code: ParserCode): ParserEntry {
+    const cached = parsers.get(code.id);
+    parsers.delete(code.id);
+    if (cached?.revision === code.revision) {
+      parsers.set(code.id, cached);
+      return cached;
+    }
+    if (cached !== undefined) releaseParser(cached);
+    const { isolate, harness } = currentRuntime();
+    const entry = compileParser(isolate, harness, code, limits);
+    counters.compiles += 1;
+    if (isolate.isDisposed) replaceIsolate();
+    if (entry.kind === 'broken') {
+      log.info(
+        { parser: code.id, revision: code.revision, reason: entry.failure.message },
+        'parser cannot load',
+      );
+    }
+    parsers.set(code.id, entry);
+    evictBeyond(maxContexts);
+    return entry;
+  }
+
+  function evictBeyond(limit: number): void {
+    for (const [id, entry] of parsers) {
+      if (parsers.size <= limit) return;
+      releaseParser(entry);
+      parsers.delete(id);
+    }
+  }
+
+  function runGuarded(
+    code: ParserCode,
+    inputs: readonly ParserInput[],
+    expectObject: boolean,
+  ): ParseOutcome[] {
+    const entry = entryFor(code);
+    if (entry.kind === 'broken') return inputs.map(() => entry.failure);
+    const timeoutMs = Math.max(
+      options.timeoutMs,
+      Math.min(options.timeoutMs * inputs.length, maxBatchTimeoutMs),
+    );
+    try {
+      return decodeBatchResult(callParser(entry, inputs, expectObject, timeoutMs), inputs.length);
+    } catch (err) {
+      const failure = callFailure(err, code, timeoutMs);
+      if (inputs.length === 1) return [failure];
+      counters.batchFallbacks += 1;
+      log.warn(
+        { parser: code.id, revision: code.revision, inputs: inputs.length, code: failure.code },
+        'parser batch failed as a whole; re-running its inputs one at a time',
+      );
+      return inputs.map((input) => runGuarded(code, [input], expectObject)[0] ?? failure);
+    }
+  }
+
+  function callFailure(err: unknown, code: ParserCode, timeoutMs: number): ParseFailure {
+    if (runtime === undefined || runtime.isolate.isDisposed || isMemoryLimit(err)) {
+      replaceIsolate();
+      return parseFailure(
+        'PARSER_MEMORY',
+        `parsePayload went over the sandbox memory limit of ${options.memoryLimitMb} MB`,
+      );
+    }
+    if (isTimeout(err)) return parseFailure('PARSER_TIMEOUT', `parsePayload ran longer than ${timeoutMs} ms`);
+    return parseFailure('PARSER_ERROR', describeUserError(err, code.filename ?? DEFAULT_PARSER_FILENAME));
+  }
+
+  return {
+    run(code, inputs, runOptions = {}) {
+      if (inputs.length === 0) return [];
+      counters.calls += 1;
+      counters.inputs += inputs.length;
+      const outcomes = runGuarded(code, inputs, runOptions.expectObject === true);
+      for (const outcome of outcomes) if (!outcome.ok) counters.failures[outcome.code] += 1;
+      return outcomes;
+    },
+    stats() {
+      return { ...counters, failures: { ...counters.failures }, cachedContexts: parsers.size };
+    },
+    close() {
+      if (closed) return;
+      closed = true;
+      for (const entry of parsers.values()) releaseParser(entry);
+      parsers.clear();
+      if (runtime !== undefined && !runtime.isolate.isDisposed) runtime.isolate.dispose();
+      runtime = undefined;
+    },
+  };
+}
+
+function callParser(
+  entry: ReadyParser,
+  inputs: readonly ParserInput[],
+  expectObject: boolean,
+  timeoutMs: number,
+): unknown {
+  // One string in, one string out: a single crossing per batch, whatever its size.
+  const rows = inputs.map(({ payloadStr, payloadRaw }) => [
+    payloadStr,
+    payloadRaw === payloadStr ? null : payloadRaw,
+  ]);
+  return entry.runBatch.applySync(undefined, [JSON.stringify(rows), expectObject], { timeout: timeoutMs });
+}
+
+function newStats(): SandboxStats {
+  return {
+    calls: 0,
+    inputs: 0,
+    failures: { PARSER_TIMEOUT: 0, PARSER_MEMORY: 0, PARSER_ERROR: 0, PARSER_BAD_RESULT: 0 },
+    batchFallbacks: 0,
+    isolateRestarts: 0,
+    compiles: 0,
+    cachedContexts: 0,
+  };
+}

@@ -1,0 +1,43 @@
+import { createServer } from 'node:http';
+import { createIngestService, type IngestDeps, type IngestService } from '../ingest/ingest-service.ts';
+import { closeServer, listen } from '../ops/listen.ts';
+import { createGatewayApp } from './gateway-app.ts';
+
+export interface GatewayDeps extends IngestDeps {
+  /** The process's shared ingestion core; created (and closed with the gateway) when absent. */
+  ingest?: IngestService;
+}
+
+export interface RunningGateway {
+  port: number;
+  /** Stops taking requests, lets answers in flight finish, then closes what it created. Safe twice. */
+  close(): Promise<void>;
+}
+
+/** Serves the HTTP gateway on `config.gatewayPort` (0 = any free port). */
+export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
+  const ownsIngest = deps.ingest === undefined;
+  const ingest = deps.ingest ?? createIngestService(deps);
+  const server = createServer(createGatewayApp({ config: deps.config, log: deps.log, ingest }));
+  let port: number;
+  try {
+    port = await listen(server, deps.config.gatewayPort, deps.config.host, 'VIGIL_GATEWAY_PORT');
+  } catch (err) {
+    if (ownsIngest) await ingest.close();
+    throw err;
+  }
+  let closing: Promise<void> | undefined;
+  return {
+    port,
+    close() {
+      closing ??= (async () => {
+        try {
+          await closeServer(server);
+        } finally {
+          if (ownsIngest) await ingest.close();
+        }
+      })();
+      return closing;
+    },
+  };
+}

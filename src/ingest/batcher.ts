@@ -1,0 +1,109 @@
+/**
+ * The micro-batching producer: payloads from every entry are collected and written as one job per
+ * batch, when `maxItems` are waiting or after `maxDelayMs` (0 = on the next turn of the event loop).
+ * Each submitter awaits its batch's write; if the write fails or takes longer than `timeoutMs`, every
+ * submitter of that batch gets the error (AppError UNAVAILABLE), so no one hears "accepted" for a
+ * payload that is not stored, and no one waits forever.
+ */
+import { AppError, isAppError } from '../errors/app-error.ts';
+
+export interface Batcher<T> {
+  /** Resolves once `item`'s batch is written; rejects with AppError UNAVAILABLE otherwise. */
+  submit(item: T): Promise<void>;
+  /** Mean payloads per written batch (exponential moving average; 1 before the first batch). */
+  averageBatchSize(): number;
+  /** Stops accepting, writes what is pending and waits for writes in flight. Safe to call twice. */
+  close(): Promise<void>;
+}
+
+interface Pending<T> {
+  item: T;
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
+export function createBatcher<T>(opts: {
+  write(items: T[]): Promise<void>;
+  maxItems: number;
+  maxDelayMs: number;
+  timeoutMs: number;
+  onBatchWritten?(size: number): void;
+}): Batcher<T> {
+  let pending: Pending<T>[] = [];
+  let timer: NodeJS.Timeout | NodeJS.Immediate | undefined;
+  const inFlight = new Set<Promise<void>>();
+  let average = 1;
+  let batches = 0;
+  let closing: Promise<void> | undefined;
+
+  const cancelTimer = () => {
+    if (timer === undefined) return;
+    if (opts.maxDelayMs > 0) clearTimeout(timer as NodeJS.Timeout);
+    else clearImmediate(timer as NodeJS.Immediate);
+    timer = undefined;
+  };
+
+  const flush = () => {
+    cancelTimer();
+    if (pending.length === 0) return;
+    const batch = pending;
+    pending = [];
+    const written = writeWithTimeout(batch.map((p) => p.item)).then(
+      () => {
+        batches += 1;
+        average = batches === 1 ? batch.length : average * 0.9 + batch.length * 0.1;
+        opts.onBatchWritten?.(batch.length);
+        for (const p of batch) p.resolve();
+      },
+      (err: unknown) => {
+        for (const p of batch) p.reject(err);
+      },
+    );
+    inFlight.add(written);
+    void written.finally(() => inFlight.delete(written));
+  };
+
+  const writeWithTimeout = async (items: T[]): Promise<void> => {
+    let timeout: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        opts.write(items),
+        new Promise<never>((_, reject) => {
+          timeout = setTimeout(
+            () => reject(new AppError('UNAVAILABLE', 'The queue did not confirm the write in time.')),
+            opts.timeoutMs,
+          );
+        }),
+      ]);
+    } catch (err) {
+      throw isAppError(err)
+        ? err
+        : new AppError('UNAVAILABLE', 'The queue cannot be reached; try again later.', { cause: err });
+    } finally {
+      clearTimeout(timeout);
+    }
+  };
+
+  return {
+    submit(item) {
+      if (closing) {
+        return Promise.reject(new AppError('UNAVAILABLE', 'Ingestion is shutting down; try again later.'));
+      }
+      return new Promise<void>((resolve, reject) => {
+        pending.push({ item, resolve, reject });
+        if (pending.length >= opts.maxItems) flush();
+        else if (timer === undefined) {
+          timer = opts.maxDelayMs > 0 ? setTimeout(flush, opts.maxDelayMs) : setImmediate(flush);
+        }
+      });
+    },
+    averageBatchSize: () => average,
+    close() {
+      closing ??= (async () => {
+        flush();
+        await Promise.allSettled([...inFlight]);
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,59 @@
+/**
+ * The capped per-environment ingestion log (PRODUCT.md §6, §10): what happened to each payload,
+ * newest first, in `Keys.ingestLog(env)` (a Redis LIST of JSON entries, trimmed to `size`).
+ * Written by the gateway (payloads refused after their environment was known) and the worker.
+ */
+import type { Redis } from '../redis/connect.ts';
+import type { Keys } from '../state/keys.ts';
+import type { GatewayKind } from '../queue/jobs.ts';
+
+export interface IngestLogEntry {
+  /** ISO 8601 UTC with ms: when the gateway received the payload. */
+  receivedUTC: string;
+  ingestId: string;
+  gateway: GatewayKind;
+  deviceName: string | null;
+  outcome: 'accepted' | 'partial' | 'rejected';
+  code: string | null;
+  message: string | null;
+}
+
+/** An entry with the environment whose log it goes to. */
+export interface IngestLogRecord extends IngestLogEntry {
+  env: string;
+}
+
+export interface IngestLog {
+  /** Appends entries (one pipelined LPUSH + LTRIM per environment). */
+  record(entries: readonly IngestLogRecord[]): Promise<void>;
+  /** Newest first, at most `limit` (capped at the log size). */
+  list(env: string, limit: number): Promise<IngestLogEntry[]>;
+}
+
+export function createIngestLog(deps: { redis: Redis; keys: Keys; size: number }): IngestLog {
+  return {
+    async record(entries) {
+      if (entries.length === 0) return;
+      const byEnv = new Map<string, string[]>();
+      for (const { env, ...entry } of entries) {
+        const list = byEnv.get(env) ?? [];
+        list.push(JSON.stringify(entry));
+        byEnv.set(env, list);
+      }
+      const pipeline = deps.redis.pipeline();
+      for (const [env, lines] of byEnv) {
+        const key = deps.keys.ingestLog(env);
+        pipeline.lpush(key, ...lines).ltrim(key, 0, deps.size - 1);
+      }
+      const results = await pipeline.exec();
+      const failed = results?.find(([err]) => err !== null);
+      if (failed) throw failed[0] ?? new Error('ingest log write failed');
+    },
+    async list(env, limit) {
+      const n = Math.max(0, Math.min(limit, deps.size));
+      if (n === 0) return [];
+      const lines = await deps.redis.lrange(deps.keys.ingestLog(env), 0, n - 1);
+      return lines.map((line) => JSON.parse(line) as IngestLogEntry);
+    },
+  };
+}

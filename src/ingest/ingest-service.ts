@@ -1,0 +1,229 @@
+/**
+ * What the HTTP gateway, the MQTT broker and the bridge share: key check, rate limit, size and
+ * body checks, backlog check and the durable micro-batched enqueue (PRODUCT.md §6, §7). One
+ * instance per process serves every entry.
+ */
+import type { Config } from '../config/schema.ts';
+import { AppError } from '../errors/app-error.ts';
+import type { ErrorCode } from '../errors/catalogue.ts';
+import type { Logger } from '../log/logger.ts';
+import type { GatewayKind, IngestItem } from '../queue/jobs.ts';
+import { createIngestProducer, type IngestProducer } from '../queue/ingest-producer.ts';
+import type { Redis } from '../redis/connect.ts';
+import type { Keys } from '../state/keys.ts';
+import type { Registry } from 'prom-client';
+import { createApiKeyResolver, type ApiKeyInfo } from './api-keys.ts';
+import { createBacklogMonitor, type BacklogMonitor } from './backlog.ts';
+import { createBatcher } from './batcher.ts';
+import {
+  checkDeviceSource,
+  checkExternalDeviceName,
+  decodeBody,
+  needsPreparserState,
+  parseJsonBody,
+  type Rejection,
+} from './body.ts';
+import { createIngestId } from './ingest-id.ts';
+import { createIngestLog, type IngestLog, type IngestLogRecord } from './ingest-log.ts';
+import { createIngestMetrics, type IngestMetrics } from './metrics.ts';
+import { createPreparserStates } from './preparser-state.ts';
+import { createRateLimiter } from './rate-limiter.ts';
+import { isJsonGateway } from '../queue/jobs.ts';
+
+/** How a payload arrived; `bridge` items are queued with `via: 'mqtt'`. */
+export type Entry = 'http' | 'mqtt' | 'bridge';
+
+export interface Submission {
+  kind: GatewayKind;
+  via: Entry;
+  key: ApiKeyInfo;
+  body: Buffer;
+  /** Device name given outside the body (`?deviceName=`, `raw/<KEY>/<device>`). */
+  deviceName?: string;
+  /** Client address or MQTT client id. */
+  client: string;
+}
+
+export interface IngestService {
+  /** The key's record; AppError INVALID_API_KEY when unknown/revoked/absurd, UNAVAILABLE when Redis is down. */
+  authenticate(apiKey: string, via: Entry, kind: GatewayKind | 'unknown'): Promise<ApiKeyInfo>;
+  /**
+   * Checks and durably queues one payload; resolves with its ingest id once it is in Redis. Throws
+   * AppError with the refusal's code. Refusals that can never succeed are also written to the
+   * environment's ingestion log.
+   */
+  submit(submission: Submission): Promise<string>;
+  /** Counts a refusal decided outside `submit` (e.g. a body over the limit at the HTTP layer). */
+  countRejected(via: Entry, kind: GatewayKind | 'unknown', code: ErrorCode): void;
+  readonly ingestLog: IngestLog;
+  readonly producer: IngestProducer;
+  readonly backlog: BacklogMonitor;
+  /** Stops accepting, writes pending batches, closes the queue. Safe to call twice. */
+  close(): Promise<void>;
+}
+
+export interface IngestDeps {
+  config: Config;
+  keys: Keys;
+  /** Command connection (fails fast): key and pre-parser lookups, ingestion log. */
+  redis: Redis;
+  /** Connection of the BullMQ queue. */
+  queueConnection: Redis;
+  log: Logger;
+  metrics: Registry;
+}
+
+/** Codes whose payload can never succeed as sent: recorded in the ingestion log. */
+const LOGGED_CODES = new Set<ErrorCode>([
+  'INVALID_JSON',
+  'MISSING_DEVICE_NAME',
+  'NO_PREPARSER',
+  'PAYLOAD_TOO_LARGE',
+]);
+
+const BACKLOG_RETRY_AFTER_SECONDS = 5;
+
+export function createIngestService(deps: IngestDeps): IngestService {
+  const { config, log } = deps;
+  const metrics: IngestMetrics = createIngestMetrics(deps.metrics);
+  const producer = createIngestProducer({ connection: deps.queueConnection, keys: deps.keys, config });
+  const apiKeys = createApiKeyResolver({
+    redis: deps.redis,
+    keys: deps.keys,
+    cacheMs: config.credentialCacheMs,
+  });
+  const preparsers = createPreparserStates({
+    redis: deps.redis,
+    keys: deps.keys,
+    cacheMs: config.credentialCacheMs,
+  });
+  const limiter = createRateLimiter({ perSecond: config.rateLimitPerSecond });
+  const ingestLog = createIngestLog({ redis: deps.redis, keys: deps.keys, size: config.ingestLogSize });
+  const batcher = createBatcher<IngestItem>({
+    write: (items) => producer.add(items),
+    maxItems: config.batchMaxPayloads,
+    maxDelayMs: config.batchMaxDelayMs,
+    timeoutMs: config.ingestWriteTimeoutMs,
+    onBatchWritten: (size) => metrics.batchSize.observe(size),
+  });
+  const logBatcher = createBatcher<IngestLogRecord>({
+    write: (entries) => ingestLog.record(entries),
+    maxItems: 500,
+    maxDelayMs: 10,
+    timeoutMs: config.ingestWriteTimeoutMs,
+  });
+  const backlog = createBacklogMonitor({
+    countUnfinishedJobs: () => producer.countUnfinishedJobs(),
+    averageBatchSize: () => batcher.averageBatchSize(),
+    highWater: config.backlogHighWater,
+    intervalMs: config.backlogCheckMs,
+    metrics,
+    log,
+  });
+
+  const countRejected = (via: Entry, kind: GatewayKind | 'unknown', code: ErrorCode) =>
+    metrics.rejected.inc({ via, gateway: kind, code });
+
+  const refuse = (s: Submission, id: string, receivedMs: number, rejection: Rejection): never => {
+    countRejected(s.via, s.kind, rejection.code);
+    if (LOGGED_CODES.has(rejection.code)) {
+      logBatcher
+        .submit({
+          env: s.key.env,
+          receivedUTC: new Date(receivedMs).toISOString(),
+          ingestId: id,
+          gateway: s.kind,
+          deviceName: s.deviceName ?? null,
+          outcome: 'rejected',
+          code: rejection.code,
+          message: rejection.message,
+        })
+        .catch((err: unknown) => log.warn({ err, env: s.key.env }, 'ingestion log write failed'));
+    }
+    throw new AppError(rejection.code, rejection.message);
+  };
+
+  /** The synchronous checks of PRODUCT.md §6, in order: size, body, device name, pre-parser. */
+  const check = async (s: Submission, body: string, bodyIsHex: boolean): Promise<Rejection | undefined> => {
+    if (s.body.length > config.bodyLimitBytes) {
+      return { code: 'PAYLOAD_TOO_LARGE', message: `The body exceeds ${config.bodyLimitBytes} bytes.` };
+    }
+    let jsonValue: unknown;
+    if (isJsonGateway(s.kind)) {
+      const parsed = parseJsonBody(body, bodyIsHex);
+      if ('code' in parsed) return parsed;
+      jsonValue = parsed.value;
+    }
+    const badName = checkExternalDeviceName(s.deviceName);
+    if (badName) return badName;
+    const preparser = needsPreparserState(s.kind, jsonValue, s.deviceName)
+      ? await preparsers.get(s.key.env)
+      : undefined;
+    return checkDeviceSource(s.kind, jsonValue, s.deviceName, preparser);
+  };
+
+  let closing: Promise<void> | undefined;
+  return {
+    ingestLog,
+    producer,
+    backlog,
+    countRejected,
+    async authenticate(apiKey, via, kind) {
+      const key = await apiKeys.resolve(apiKey).catch((err: unknown) => {
+        countRejected(via, kind, 'UNAVAILABLE');
+        throw err;
+      });
+      if (key) return key;
+      countRejected(via, kind, 'INVALID_API_KEY');
+      throw new AppError('INVALID_API_KEY', 'The API key is unknown or revoked.');
+    },
+    async submit(s) {
+      const receivedMs = Date.now();
+      const id = createIngestId(receivedMs);
+      const waitSeconds = limiter.take(s.key.hash);
+      if (waitSeconds > 0) {
+        countRejected(s.via, s.kind, 'RATE_LIMITED');
+        throw new AppError('RATE_LIMITED', 'Too many submissions for this API key.', {
+          retryAfterSeconds: waitSeconds,
+        });
+      }
+      const { body, bodyIsHex } =
+        s.body.length > config.bodyLimitBytes ? { body: '', bodyIsHex: false } : decodeBody(s.body);
+      const rejection = await check(s, body, bodyIsHex);
+      if (rejection) refuse(s, id, receivedMs, rejection);
+      if (backlog.isFull()) {
+        countRejected(s.via, s.kind, 'BACKLOG_FULL');
+        throw new AppError('BACKLOG_FULL', 'The processing backlog is full; try again later.', {
+          retryAfterSeconds: BACKLOG_RETRY_AFTER_SECONDS,
+        });
+      }
+      const item: IngestItem = {
+        id,
+        env: s.key.env,
+        gateway: s.kind,
+        via: s.via === 'http' ? 'http' : 'mqtt',
+        receivedMs,
+        body,
+        bodyIsHex,
+        client: s.client,
+        ...(s.deviceName === undefined ? {} : { deviceName: s.deviceName }),
+      };
+      try {
+        await batcher.submit(item);
+      } catch (err) {
+        countRejected(s.via, s.kind, 'UNAVAILABLE');
+        throw err;
+      }
+      metrics.accepted.inc({ via: s.via, gateway: s.kind });
+      return id;
+    },
+    close() {
+      closing ??= (async () => {
+        backlog.close();
+        await Promise.allSettled([batcher.close(), logBatcher.close()]);
+        await producer.close();
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,83 @@
+/**
+ * Shared set-up of the ingestion tests: the dependencies of the gateway/broker on the test Redis
+ * (or a private one), API keys and pre-parsers written in the tenancy layout, and a reader of what
+ * reached the queue.
+ */
+import { randomBytes, createHash } from 'node:crypto';
+import { Queue } from 'bullmq';
+import { Registry } from 'prom-client';
+import type { Config } from '../../src/config/schema.ts';
+import { createLogger } from '../../src/log/logger.ts';
+import { INGEST_QUEUE, type IngestItem, type IngestJobData } from '../../src/queue/jobs.ts';
+import { closeRedis, connectRedis, type Redis } from '../../src/redis/connect.ts';
+import { createKeys, type Keys } from '../../src/state/keys.ts';
+import { testConfig } from '../support/context.ts';
+
+export interface IngestHarness {
+  config: Config;
+  keys: Keys;
+  redis: Redis;
+  queueConnection: Redis;
+  log: ReturnType<typeof createLogger>;
+  metrics: Registry;
+  /** Writes a new API key of `env` the way the tenancy CLI does; returns the key. */
+  createApiKey(env: string): Promise<string>;
+  revokeApiKey(key: string): Promise<void>;
+  /** Sets (or with `null` removes) the environment's pre-parser. */
+  setPreparser(env: string, state: 'enabled' | 'disabled' | null): Promise<void>;
+  /** Every item of every job in the ingest queue, in job order. */
+  queuedItems(): Promise<IngestItem[]>;
+  close(): Promise<void>;
+}
+
+export const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
+
+export function createIngestHarness(overrides: Parameters<typeof testConfig>[0] = {}): IngestHarness {
+  const config = testConfig({ credentialCacheMs: 100, ...overrides });
+  const keys = createKeys(config.keyPrefix);
+  const redis = connectRedis(config.redisUrl, 'command', 'test-ingest');
+  const queueConnection = connectRedis(config.redisUrl, 'blocking', 'test-ingest-queue');
+  const reader = connectRedis(config.redisUrl, 'blocking', 'test-reader');
+  const queue = new Queue<IngestJobData>(INGEST_QUEUE, { connection: reader, prefix: keys.queuePrefix() });
+  queue.on('error', () => undefined);
+  return {
+    config,
+    keys,
+    redis,
+    queueConnection,
+    log: createLogger('silent'),
+    metrics: new Registry(),
+    async createApiKey(env) {
+      const key = `vk_${randomBytes(32).toString('base64url')}`;
+      await reader.hset(keys.apiKey(sha256(key)), {
+        env,
+        id: sha256(key).slice(0, 12),
+        name: 'test',
+        createdUTC: new Date().toISOString(),
+      });
+      return key;
+    },
+    async revokeApiKey(key) {
+      await reader.del(keys.apiKey(sha256(key)));
+    },
+    async setPreparser(env, state) {
+      if (state === null) await reader.del(keys.preparser(env));
+      else {
+        await reader.hset(keys.preparser(env), {
+          source: 'function parsePayload(s) { return JSON.parse(s); }',
+          enabled: state === 'enabled' ? '1' : '0',
+          revision: '1',
+        });
+      }
+    },
+    async queuedItems() {
+      const jobs = await queue.getJobs(['wait', 'delayed', 'prioritized', 'active', 'completed', 'failed']);
+      jobs.sort((a, b) => Number(a.id) - Number(b.id));
+      return jobs.flatMap((j) => j.data.items);
+    },
+    async close() {
+      await queue.close().catch(() => undefined);
+      await Promise.all([closeRedis(redis), closeRedis(queueConnection), closeRedis(reader)]);
+    },
+  };
+}

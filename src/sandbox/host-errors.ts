@@ -25,7 +25,7 @@ export function describeUserError(err: unknown, filename: string): string {
   const compile = /^(.*) \[(.*):(\d+):(\d+)\]$/s.exec(err.message);
   if (compile !== null) {
     const [, message = '', file = filename, line = '', column = ''] = compile;
-    return `${clip(`${err.name}: ${message}`)} (at ${stripScheme(file)}:${line}:${column})`;
+    return `${clip(`${err.name}: ${message}`)} (at ${file}:${line}:${column})`;
   }
   return clip(`${err.name}: ${err.message}`) + locate(err.stack ?? '', filename);
 }
@@ -37,10 +37,6 @@ export function locate(stack: string, filename: string): string {
   if (at < 0) return '';
   const found = /^(\d+):(\d+)/.exec(stack.slice(at + filename.length + 2));
   return found === null ? '' : ` (at ${filename}:${found[1]}:${found[2]})`;
-}
-
-function stripScheme(file: string): string {
-  return file.startsWith('file://') ? file.slice('file://'.length) : file;
 }
 
 function clip(text: string): string {

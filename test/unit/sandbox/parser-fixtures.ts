@@ -1,0 +1,37 @@
+import { readFileSync } from 'node:fs';
+import { pino } from 'pino';
+import { onTestFinished } from 'vitest';
+import {
+  createSandbox,
+  type ParserCode,
+  type ParserInput,
+  type SandboxOptions,
+} from '../../../src/sandbox/sandbox.ts';
+
+const FIXTURES = new URL('../../fixtures/parsers/', import.meta.url);
+
+/** A parser from test/fixtures/parsers, identified by its name unless an id is given. */
+export function fixture(name: string, overrides: Partial<ParserCode> = {}): ParserCode {
+  const filename = `${name}.js`;
+  const source = readFileSync(new URL(filename, FIXTURES), 'utf8');
+  return { id: `def:test:${name}`, revision: 1, source, filename, ...overrides };
+}
+
+export function inline(id: string, source: string, revision = 1): ParserCode {
+  return { id, revision, source, filename: `${id}.js` };
+}
+
+/** One input whose payloadStr and payloadRaw are both `body` (an object is JSON-encoded). */
+export function input(body: unknown): ParserInput {
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  return { payloadStr: text, payloadRaw: text };
+}
+
+export const silentLog = pino({ level: 'silent' });
+
+/** A sandbox with test-friendly limits, closed when the test ends. */
+export function testSandbox(options: Partial<SandboxOptions> = {}) {
+  const sandbox = createSandbox({ timeoutMs: 50, memoryLimitMb: 32, log: silentLog, ...options });
+  onTestFinished(() => sandbox.close());
+  return sandbox;
+}

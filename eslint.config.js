@@ -20,7 +20,10 @@ export default tseslint.config(
   {
     files: ['**/*.js', '**/*.mjs'],
     ...tseslint.configs.disableTypeChecked,
-    languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
+    languageOptions: {
+      globals: { process: 'readonly', console: 'readonly', URL: 'readonly' },
+      parserOptions: { projectService: false, project: null },
+    },
   },
   {
     files: ['test/**/*.ts', 'bench/**/*.ts'],

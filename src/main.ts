@@ -13,6 +13,21 @@ import { createOpsRoutes, type ReadinessCheck } from './ops/ops-routes.ts';
 import { closeRedis, connectRedis, pingRedis } from './redis/connect.ts';
 import { createInfluxClient } from './history/influx-client.ts';
 import { errorBody } from './errors/app-error.ts';
+import { createKeys } from './state/keys.ts';
+import { createTenancyStore } from './tenancy/tenancy-store.ts';
+import { createIngestService, type IngestService } from './ingest/ingest-service.ts';
+import { createIngestLog } from './ingest/ingest-log.ts';
+import { startGateway } from './gateway/start-gateway.ts';
+import { ensureHistorySchema } from './history/schema.ts';
+import { createHistoryWriter } from './history/history-writer.ts';
+import type { InfluxClient } from './history/influx-client.ts';
+import { createSandbox } from './sandbox/sandbox.ts';
+import { createStateStore } from './state/state-store.ts';
+import { createCatalog } from './worker/catalog.ts';
+import { createIngestProcessor } from './worker/ingest-processor.ts';
+import { startWorker } from './worker/start-worker.ts';
+import { startOutboxDrainer } from './events/outbox-drainer.ts';
+import { startAvailabilityScheduler } from './scheduler/availability-scheduler.ts';
 
 export interface RunningVigil {
   config: Config;
@@ -60,6 +75,69 @@ export async function startVigil(config: Config, log: Logger): Promise<RunningVi
   });
 
   try {
+    const keys = createKeys(config.keyPrefix);
+    const tenancy = createTenancyStore({
+      redis,
+      keys,
+      login: { maxFailures: config.loginMaxFailures, lockSeconds: config.loginLockSeconds },
+    });
+    const ingestLog = createIngestLog({ redis, keys, size: config.ingestLogSize });
+    const catalog = createCatalog({ tenancy });
+    const state = createStateStore({ redis, keys, eventsCap: config.eventsKeptPerEnv });
+    const history = createHistoryWriter({ influx, log });
+    if (roles.has('worker')) {
+      started.push(keepEnsuringSchema(influx, config, log));
+      const sandbox = createSandbox({
+        timeoutMs: config.sandboxTimeoutMs,
+        memoryLimitMb: config.sandboxMemoryMb,
+        log,
+      });
+      started.push({ name: 'sandbox', close: () => Promise.resolve(sandbox.close()) });
+      const drainer = startOutboxDrainer({
+        redisUrl: config.redisUrl,
+        keys,
+        history,
+        log,
+        consumer: `${process.pid}-${Date.now()}`,
+      });
+      started.push({ name: 'event outbox', close: () => drainer.close() });
+      const processItems = createIngestProcessor({
+        catalog,
+        sandbox,
+        state,
+        history,
+        ingestLog,
+        log,
+        defaultAvailabilityMinutes: config.defaultAvailabilityMinutes,
+      });
+      const worker = await startWorker({ config, keys, log, metrics, process: processItems });
+      started.push({ name: 'worker', close: () => worker.close() });
+    }
+    if (roles.has('scheduler')) {
+      const scheduler = startAvailabilityScheduler({
+        redis,
+        keys,
+        state,
+        catalog,
+        log,
+        intervalMs: config.availabilityCheckMs,
+      });
+      started.push({ name: 'scheduler', close: () => scheduler.close() });
+    }
+    // Traffic last, so that it is the first thing stopped.
+    let ingest: IngestService | undefined;
+    const queueConnection = connectRedis(config.redisUrl, 'blocking', 'vigil-queue');
+    started.push({ name: 'queue connection', close: () => closeRedis(queueConnection) });
+    if (roles.has('gateway') || roles.has('mqtt')) {
+      const service = createIngestService({ config, keys, redis, queueConnection, log, metrics });
+      ingest = service;
+      started.push({ name: 'ingest', close: () => service.close() });
+    }
+    if (roles.has('gateway') && ingest) {
+      const gateway = await startGateway({ config, keys, redis, queueConnection, log, metrics, ingest });
+      ports.gateway = gateway.port;
+      started.push({ name: 'gateway', close: () => gateway.close() });
+    }
     const opsRoutes = createOpsRoutes({ checks, metrics });
     const app = express();
     app.disable('x-powered-by');
@@ -82,6 +160,40 @@ export async function startVigil(config: Config, log: Logger): Promise<RunningVi
   }
   log.info({ roles: [...roles], ports }, 'Vigil started');
   return { config, ports, close };
+}
+
+/**
+ * Creates the InfluxDB schema now, or, while InfluxDB is unreachable, keeps trying in the
+ * background (history writes fail and their jobs retry meanwhile; nothing is lost).
+ */
+function keepEnsuringSchema(influx: InfluxClient, config: Config, log: Logger): Stoppable {
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  const attempt = () => {
+    ensureHistorySchema(influx, {
+      rawRetention: config.rawRetention,
+      rollupRetention: config.rollupRetention,
+      resampleEvery: config.rollupResampleEvery,
+    }).then(
+      () => log.debug('InfluxDB schema in place'),
+      (err: unknown) => {
+        log.warn(
+          { err: err instanceof Error ? err.message : String(err) },
+          'InfluxDB schema not created yet; retrying',
+        );
+        if (!stopped) timer = setTimeout(attempt, 5000);
+      },
+    );
+  };
+  attempt();
+  return {
+    name: 'influx schema',
+    close: () => {
+      stopped = true;
+      clearTimeout(timer);
+      return Promise.resolve();
+    },
+  };
 }
 
 function serverStoppable(name: string, server: Server): Stoppable {

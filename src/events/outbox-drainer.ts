@@ -1,0 +1,137 @@
+/**
+ * Writes created events to InfluxDB (for Grafana annotations). Events are created inside the
+ * atomic state step, which also appends them to a Redis stream; this drainer reads the stream
+ * with a consumer group and acknowledges entries only after InfluxDB accepted them. A drainer
+ * that dies leaves its entries pending; another one claims them after `reclaimIdleMs`. Writes are
+ * idempotent (same event → same point), so a rare double delivery is harmless.
+ */
+import type { EventRecord } from '../domain/types.ts';
+import type { HistoryWriter } from '../history/history-writer.ts';
+import type { Logger } from '../log/logger.ts';
+import { closeRedis, connectRedis } from '../redis/connect.ts';
+import type { Keys } from '../state/keys.ts';
+
+const GROUP = 'influx';
+
+type StreamEntries = [id: string, fields: string[]][];
+
+export interface OutboxDrainer {
+  close(): Promise<void>;
+}
+
+export function startOutboxDrainer(deps: {
+  redisUrl: string;
+  keys: Keys;
+  history: HistoryWriter;
+  log: Logger;
+  consumer: string;
+  batchSize?: number;
+  blockMs?: number;
+  reclaimIdleMs?: number;
+  retryDelayMs?: number;
+}): OutboxDrainer {
+  const redis = connectRedis(deps.redisUrl, 'blocking', 'vigil-outbox');
+  const stream = deps.keys.eventOutbox();
+  const batchSize = deps.batchSize ?? 1000;
+  const blockMs = deps.blockMs ?? 1000;
+  const reclaimIdleMs = deps.reclaimIdleMs ?? 30_000;
+  const retryDelayMs = deps.retryDelayMs ?? 1000;
+  let stopped = false;
+  let wake: (() => void) | undefined;
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const t = setTimeout(resolve, ms);
+      wake = () => {
+        clearTimeout(t);
+        resolve();
+      };
+    });
+
+  async function ensureGroup(): Promise<void> {
+    try {
+      await redis.xgroup('CREATE', stream, GROUP, '0', 'MKSTREAM');
+    } catch (err) {
+      if (!String(err).includes('BUSYGROUP')) throw err;
+    }
+  }
+
+  async function deliver(entries: StreamEntries): Promise<void> {
+    if (entries.length === 0) return;
+    const events: EventRecord[] = [];
+    for (const [, fields] of entries) {
+      const json = fields[fields.indexOf('e') + 1];
+      try {
+        if (json) events.push(JSON.parse(json) as EventRecord);
+      } catch {
+        deps.log.error({ stream }, 'skipping an unreadable event in the outbox');
+      }
+    }
+    await deps.history.write({ values: [], events, contacts: [] });
+    const ids = entries.map(([id]) => id);
+    await redis
+      .multi()
+      .xack(stream, GROUP, ...ids)
+      .xdel(stream, ...ids)
+      .exec();
+  }
+
+  async function loop(): Promise<void> {
+    let lastReclaim = 0;
+    let pendingFirst = true;
+    while (!stopped) {
+      try {
+        await ensureGroup();
+        if (Date.now() - lastReclaim > reclaimIdleMs / 2) {
+          lastReclaim = Date.now();
+          const claimed = (await redis.xautoclaim(
+            stream,
+            GROUP,
+            deps.consumer,
+            reclaimIdleMs,
+            '0-0',
+            'COUNT',
+            batchSize,
+          )) as [string, StreamEntries];
+          await deliver(claimed[1].filter(([, f]) => f !== null));
+        }
+        // After a failed write our own entries are still pending: read those ('0') before new ones ('>').
+        const res = (await redis.xreadgroup(
+          'GROUP',
+          GROUP,
+          deps.consumer,
+          'COUNT',
+          batchSize,
+          'BLOCK',
+          pendingFirst ? 1 : blockMs,
+          'STREAMS',
+          stream,
+          pendingFirst ? '0' : '>',
+        )) as [string, StreamEntries][] | null;
+        const entries = res?.[0]?.[1] ?? [];
+        await deliver(entries);
+        pendingFirst = pendingFirst && entries.length > 0 ? true : false;
+      } catch (err) {
+        if (stopped) break;
+        pendingFirst = true;
+        deps.log.warn(
+          { err: err instanceof Error ? err.message : String(err) },
+          'event outbox: write failed, retrying',
+        );
+        await sleep(retryDelayMs);
+      }
+    }
+  }
+
+  const running = loop();
+  let closing: Promise<void> | undefined;
+  return {
+    close: () =>
+      (closing ??= (async () => {
+        stopped = true;
+        wake?.();
+        redis.disconnect();
+        await running;
+        await closeRedis(redis);
+      })()),
+  };
+}

@@ -1,0 +1,147 @@
+/**
+ * Step 4: convert each returned value to its data point's type, format it, and precompute its
+ * threshold outcome for every possible previous rule, grouped per device for the state step.
+ */
+import { DATA_TYPE_INFO, convertValue, formatValue } from '../domain/data-types.ts';
+import { payloadFingerprint, valueOffsetNs } from '../domain/history-offset.ts';
+import { possibleOutcomes, ruleDescription, thresholdFingerprint } from '../domain/thresholds.ts';
+import type { DataPointSpec, DataValue, Locale, ThresholdSet } from '../domain/types.ts';
+import type { DeviceReadings, SensorMeta, StateValue } from '../state/state-store.ts';
+import type { Catalog } from './catalog.ts';
+import type { OutcomeLog } from './outcomes.ts';
+import type { ParsedReading } from './parse.ts';
+
+/** A converted value on its way to history; `status` is settled after the state step. */
+export interface PendingValue {
+  env: string;
+  device: string;
+  sensor: string;
+  dataPoint: DataPointSpec;
+  timeMs: number;
+  offsetNs: number;
+  value: DataValue;
+  /** Status without hysteresis context (used when the state step did not apply the value). */
+  freshStatus: StateValue['outcomes'][number];
+  statuses: SensorMeta['statuses'];
+}
+
+export interface Converted {
+  devices: DeviceReadings[];
+  /** Same order as the flattened `devices[i].values`. */
+  pending: PendingValue[][];
+}
+
+export async function convertReadings(
+  parsed: ParsedReading[],
+  deps: { catalog: Catalog; outcomes: OutcomeLog; defaultAvailabilityMinutes: number; nowMs: number },
+): Promise<Converted> {
+  const { catalog, outcomes, nowMs } = deps;
+  const byDevice = new Map<string, ParsedReading[]>();
+  for (const p of parsed) {
+    const key = `${p.item.env}\n${p.deviceName}`;
+    const list = byDevice.get(key) ?? [];
+    list.push(p);
+    byDevice.set(key, list);
+  }
+  const devices: DeviceReadings[] = [];
+  const pending: PendingValue[][] = [];
+  for (const group of byDevice.values()) {
+    const first = group[0]!;
+    const env = first.item.env;
+    const { device, definition } = first;
+    const [environment, overrides, suppressed] = await Promise.all([
+      catalog.environment(env),
+      catalog.thresholdOverrides(env, device.deviceName),
+      catalog.suppressed(env, device.deviceName),
+    ]);
+    const locale: Locale = environment?.locale ?? 'en';
+    const points = new Map(definition.spec.dataPoints.map((dp) => [dp.name, dp]));
+    const sensors: Record<string, SensorMeta> = {};
+    const sets = new Map<string, ThresholdSet>();
+    const values: { v: StateValue; p: PendingValue }[] = [];
+    for (const r of group) {
+      const fingerprint = payloadFingerprint(`${r.deviceName}\n${r.payloadStr}`);
+      let position = 0;
+      let accepted = 0;
+      const unknown: string[] = [];
+      for (const [key, input] of Object.entries(r.values)) {
+        position += 1;
+        const dp = points.get(key);
+        if (!dp) {
+          unknown.push(key);
+          continue;
+        }
+        const converted = convertValue(dp.dataType, input);
+        if (converted === null) continue;
+        if (!converted.ok) {
+          outcomes.problem(r.item, 'VALUE_CONVERSION_FAILED', `${key}: ${converted.reason}`, r.deviceName);
+          continue;
+        }
+        let set = sets.get(key);
+        let meta = sensors[key];
+        if (!set || !meta) {
+          set = overrides[key] ?? { rules: dp.thresholds, hysteresis: dp.hysteresis };
+          sets.set(key, set);
+          const until = suppressed[key];
+          meta = {
+            statuses: set.rules.map((rule) => rule.status),
+            descriptions: set.rules.map((rule) => ruleDescription(rule, dp.dataType, locale)),
+            rulesId: thresholdFingerprint(set),
+            suppressed: until !== undefined && (until === 0 || until > nowMs),
+            sensorType: DATA_TYPE_INFO[dp.dataType].sensorType,
+          };
+          sensors[key] = meta;
+        }
+        const outs = possibleOutcomes(converted.value, set).map((o) => o.ruleIndex);
+        const offsetNs = valueOffsetNs(fingerprint, position);
+        values.push({
+          v: {
+            sensor: key,
+            timeMs: r.timeMs,
+            offsetNs,
+            valueJson: JSON.stringify(converted.value),
+            currentValue: formatValue(dp.dataType, converted.value, locale),
+            outcomes: outs,
+          },
+          p: {
+            env,
+            device: device.deviceName,
+            sensor: key,
+            dataPoint: dp,
+            timeMs: r.timeMs,
+            offsetNs,
+            value: converted.value,
+            freshStatus: outs[0] ?? -1,
+            statuses: meta.statuses,
+          },
+        });
+        accepted += 1;
+      }
+      if (unknown.length > 0) {
+        outcomes.problem(
+          r.item,
+          'UNKNOWN_DATA_POINT',
+          `not data points of ${definition.spec.name}: ${unknown.slice(0, 10).join(', ')}`,
+          r.deviceName,
+        );
+      }
+      outcomes.accepted(r.item, accepted);
+    }
+    values.sort((a, b) => a.v.timeMs - b.v.timeMs || a.v.offsetNs - b.v.offsetNs);
+    const minutes =
+      device.availabilityMinutes ??
+      definition.spec.availability?.timeoutMinutes ??
+      deps.defaultAvailabilityMinutes;
+    devices.push({
+      env,
+      device: device.deviceName,
+      displayName: device.displayName,
+      contactMs: Math.max(...group.map((r) => r.item.receivedMs)),
+      timeoutMs: Math.round(minutes * 60_000),
+      sensors,
+      values: values.map((x) => x.v),
+    });
+    pending.push(values.map((x) => x.p));
+  }
+  return { devices, pending };
+}

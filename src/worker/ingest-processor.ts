@@ -1,0 +1,94 @@
+/**
+ * Processing of one queued job: pre-parse → resolve devices → parse → convert → store state →
+ * write history → log outcomes. Per-payload problems are logged and never fail the job; only
+ * infrastructure faults (Redis, InfluxDB) throw, so BullMQ retries the whole job — which is safe,
+ * because every step is idempotent (state by measurement time, history by timestamp).
+ */
+import { DATA_TYPE_INFO } from '../domain/data-types.ts';
+import type { Status } from '../domain/types.ts';
+import type { HistoryWriter, ValuePoint, ContactPoint } from '../history/history-writer.ts';
+import type { IngestLog } from '../ingest/ingest-log.ts';
+import type { Logger } from '../log/logger.ts';
+import type { IngestItem } from '../queue/jobs.ts';
+import type { Sandbox } from '../sandbox/sandbox.ts';
+import type { StateStore } from '../state/state-store.ts';
+import type { Catalog } from './catalog.ts';
+import { convertReadings, type PendingValue } from './convert.ts';
+import { OutcomeLog } from './outcomes.ts';
+import { parseReadings } from './parse.ts';
+import { preparse } from './preparse.ts';
+import { resolveDevices } from './resolve.ts';
+
+export interface IngestProcessorDeps {
+  catalog: Catalog;
+  sandbox: Sandbox;
+  state: StateStore;
+  history: HistoryWriter;
+  ingestLog: IngestLog;
+  log: Logger;
+  defaultAvailabilityMinutes: number;
+  clock?: () => number;
+}
+
+export interface ProcessResult {
+  payloads: number;
+  values: number;
+  staleValues: number;
+}
+
+export function createIngestProcessor(
+  deps: IngestProcessorDeps,
+): (items: IngestItem[]) => Promise<ProcessResult> {
+  const clock = deps.clock ?? Date.now;
+  return async function processItems(items) {
+    const nowMs = clock();
+    const outcomes = new OutcomeLog();
+    const readings = await preparse(items, { catalog: deps.catalog, sandbox: deps.sandbox, outcomes, nowMs });
+    const resolved = await resolveDevices(readings, { catalog: deps.catalog, outcomes });
+    const parsed = parseReadings(resolved, { sandbox: deps.sandbox, outcomes });
+    const converted = await convertReadings(parsed, {
+      catalog: deps.catalog,
+      outcomes,
+      defaultAvailabilityMinutes: deps.defaultAvailabilityMinutes,
+      nowMs,
+    });
+    const applied = await deps.state.applyReadings(converted.devices, nowMs);
+    const values = settleStatuses(converted.pending, applied);
+    const contacts: ContactPoint[] = converted.devices.map((d) => ({
+      env: d.env,
+      device: d.device,
+      timeMs: d.contactMs,
+      offsetNs: 0,
+    }));
+    await deps.history.write({ values, events: [], contacts });
+    await deps.ingestLog.record(outcomes.entries().map(({ env, entry }) => ({ env, ...entry })));
+    return {
+      payloads: items.length,
+      values: values.length,
+      staleValues: applied.flat().filter((s) => s === null).length,
+    };
+  };
+}
+
+/** History records the status each value got; values the state step skipped get their own. */
+function settleStatuses(pending: PendingValue[][], applied: (Status | null)[][]): ValuePoint[] {
+  const points: ValuePoint[] = [];
+  pending.forEach((device, d) => {
+    device.forEach((p, i) => {
+      const status =
+        applied[d]?.[i] ?? (p.freshStatus >= 0 ? (p.statuses[p.freshStatus] ?? 'SUCCESS') : 'SUCCESS');
+      points.push({
+        env: p.env,
+        device: p.device,
+        sensor: p.sensor,
+        sensorType: DATA_TYPE_INFO[p.dataPoint.dataType].sensorType,
+        dataType: p.dataPoint.dataType,
+        timeMs: p.timeMs,
+        offsetNs: p.offsetNs,
+        value: p.value,
+        status,
+      });
+    });
+  });
+  return points;
+}

@@ -1,0 +1,86 @@
+/**
+ * Step 3: run each definition's parsePayload on its readings, one sandbox call per definition
+ * and job. preparseronly readings skip it: their payload already maps data point names to values.
+ */
+import type { Sandbox } from '../sandbox/sandbox.ts';
+import type { OutcomeLog } from './outcomes.ts';
+import type { ResolvedReading } from './resolve.ts';
+
+export interface ParsedReading extends ResolvedReading {
+  /** Data point name → value as the parser returned it. */
+  values: Record<string, unknown>;
+}
+
+export function parseReadings(
+  resolved: ResolvedReading[],
+  deps: { sandbox: Sandbox; outcomes: OutcomeLog },
+): ParsedReading[] {
+  const { sandbox, outcomes } = deps;
+  const parsed: ParsedReading[] = [];
+  const byDefinition = new Map<string, ResolvedReading[]>();
+  for (const r of resolved) {
+    if (r.direct) {
+      const values = parseObject(r.payloadStr);
+      if (values) parsed.push({ ...r, values });
+      else
+        outcomes.problem(
+          r.item,
+          'PREPARSER_BAD_RESULT',
+          'the pre-parser payload is not an object of data point values',
+          r.deviceName,
+        );
+      continue;
+    }
+    const id = codeId(r);
+    const list = byDefinition.get(id) ?? [];
+    list.push(r);
+    byDefinition.set(id, list);
+  }
+  for (const [id, group] of byDefinition) {
+    const def = group[0]!.definition;
+    const results = sandbox.run(
+      { id, revision: def.revision, source: def.parserSource, filename: `${def.spec.name}.js` },
+      group.map((r) => ({ payloadStr: r.payloadStr, payloadRaw: r.item.body })),
+      { expectObject: true },
+    );
+    group.forEach((r, i) => {
+      const result = results[i];
+      if (!result) return;
+      if (!result.ok)
+        outcomes.problem(r.item, result.code, `${def.spec.name}: ${result.message}`, r.deviceName);
+      else if (!isPlainObject(result.value))
+        outcomes.problem(
+          r.item,
+          'PARSER_BAD_RESULT',
+          `${def.spec.name}: parsePayload must return an object, got ${describe(result.value)}`,
+          r.deviceName,
+        );
+      else parsed.push({ ...r, values: result.value });
+    });
+  }
+  return parsed;
+}
+
+const codeId = (r: ResolvedReading) =>
+  r.definition.isPublic
+    ? `def:public:${r.definition.spec.name}`
+    : `def:${r.item.env}:${r.definition.spec.name}`;
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function parseObject(text: string): Record<string, unknown> | null {
+  try {
+    const v: unknown = JSON.parse(text);
+    return isPlainObject(v) ? v : null;
+  } catch {
+    return null;
+  }
+}
+
+function describe(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  return typeof v;
+}

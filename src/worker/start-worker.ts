@@ -1,0 +1,90 @@
+/**
+ * The worker role: a BullMQ worker on the ingest queue running the ingest processor, plus the
+ * event outbox drainer. Stalled jobs (a worker killed mid-job) are picked up again by any worker
+ * after `stalledIntervalMs`; infrastructure failures retry with exponential backoff.
+ */
+import { Worker, type Job } from 'bullmq';
+import type { Registry } from 'prom-client';
+import { Counter, Histogram } from 'prom-client';
+import type { Config } from '../config/schema.ts';
+import type { Logger } from '../log/logger.ts';
+import { INGEST_QUEUE, type IngestJobData } from '../queue/jobs.ts';
+import { connectRedis, closeRedis } from '../redis/connect.ts';
+import type { Keys } from '../state/keys.ts';
+import type { ProcessResult } from './ingest-processor.ts';
+
+export interface RunningWorker {
+  close(): Promise<void>;
+}
+
+export async function startWorker(deps: {
+  config: Config;
+  keys: Keys;
+  log: Logger;
+  metrics: Registry;
+  process: (items: IngestJobData['items']) => Promise<ProcessResult>;
+}): Promise<RunningWorker> {
+  const { config, log } = deps;
+  const connection = connectRedis(config.redisUrl, 'blocking', 'vigil-worker');
+  const jobs = new Counter({
+    name: 'vigil_worker_jobs_total',
+    help: 'Jobs processed, by result.',
+    labelNames: ['result'],
+    registers: [deps.metrics],
+  });
+  const payloads = new Counter({
+    name: 'vigil_worker_payloads_total',
+    help: 'Payloads processed.',
+    registers: [deps.metrics],
+  });
+  const values = new Counter({
+    name: 'vigil_worker_values_total',
+    help: 'Data point values stored.',
+    registers: [deps.metrics],
+  });
+  const duration = new Histogram({
+    name: 'vigil_worker_job_seconds',
+    help: 'Processing time per job.',
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [deps.metrics],
+  });
+  const worker = new Worker<IngestJobData>(
+    INGEST_QUEUE,
+    async (job: Job<IngestJobData>) => {
+      const end = duration.startTimer();
+      const result = await deps.process(job.data.items);
+      end();
+      payloads.inc(result.payloads);
+      values.inc(result.values);
+      return result;
+    },
+    {
+      connection,
+      prefix: deps.keys.queuePrefix(),
+      concurrency: config.workerConcurrency,
+      stalledInterval: config.stalledIntervalMs,
+      lockDuration: Math.max(config.stalledIntervalMs, 5000),
+      // A job is only ever lost to a crash loop if it stalls this often; infrastructure faults
+      // are retried through attempts/backoff instead.
+      maxStalledCount: 100,
+    },
+  );
+  worker.on('completed', () => jobs.inc({ result: 'completed' }));
+  worker.on('failed', (job, err) => {
+    jobs.inc({ result: 'failed' });
+    log.warn(
+      { jobId: job?.id, attempt: job?.attemptsMade, err: err.message },
+      'job failed; it will be retried',
+    );
+  });
+  worker.on('error', (err) => log.error({ err: err.message }, 'worker error'));
+  await worker.waitUntilReady();
+  let closing: Promise<void> | undefined;
+  return {
+    close: () =>
+      (closing ??= (async () => {
+        await worker.close();
+        await closeRedis(connection);
+      })()),
+  };
+}

@@ -1,0 +1,228 @@
+import { describe, expect, it } from 'vitest';
+import { DEVICE_FIELD } from '../../src/state/keys.ts';
+import { eventually, provisionComfort, startPipeline, type Pipeline } from '../support/pipeline.ts';
+
+interface StoredEvent {
+  deviceName: string;
+  sensorName: string;
+  eventStatus: string;
+  eventCategory: string;
+  eventMessage: string;
+  sensorValue: unknown;
+}
+
+async function events(p: Pipeline, env: string): Promise<StoredEvent[]> {
+  return (await p.redis.zrange(p.keys.envEvents(env), 0, -1)).map((j) => JSON.parse(j) as StoredEvent);
+}
+
+async function stateOf(p: Pipeline, env: string, device: string): Promise<Record<string, string>> {
+  return p.redis.hgetall(p.keys.deviceState(env, device));
+}
+
+/** Waits until every submitted payload has an ingestion log entry. */
+async function processed(p: Pipeline, env: string, count: number) {
+  return eventually(
+    async () => {
+      const n = await p.redis.llen(p.keys.ingestLog(env));
+      return n >= count ? n : undefined;
+    },
+    15_000,
+    `${count} ingestion log entries`,
+  );
+}
+
+async function ingestLog(p: Pipeline, env: string) {
+  return (await p.redis.lrange(p.keys.ingestLog(env), 0, -1)).map(
+    (j) => JSON.parse(j) as Record<string, unknown>,
+  );
+}
+
+describe('processing', () => {
+  it('turns a gateway payload into state, formatted values, events, history and an ingestion log entry', async () => {
+    const p = await startPipeline({ roles: 'gateway,worker' });
+    const { key } = await provisionComfort(p, 'acme', ['device_1_hallway']);
+    const res = await p.post(
+      'gateway/submit',
+      key,
+      JSON.stringify({ deviceName: 'device_1_hallway', Temperature: 26.04, Humidity: '45.2', Battery: 3300 }),
+    );
+    expect(res.status).toBe(202);
+    await processed(p, 'acme', 1);
+    const s = await stateOf(p, 'acme', 'device_1_hallway');
+    expect(s['Temperature|v']).toBe('26.04');
+    expect(s['Temperature|s']).toBe('WARNING');
+    expect(s['Humidity|v']).toBe('45.2');
+    expect(s['Battery|s']).toBe('SUCCESS');
+    expect(Number(s[DEVICE_FIELD.lastContact])).toBeGreaterThan(Date.now() - 60_000);
+    expect((await events(p, 'acme')).map((e) => e.eventMessage)).toEqual([
+      'Temperature - Above 25 °C - WARNING - 26.0 °C',
+    ]);
+    const [entry] = await ingestLog(p, 'acme');
+    expect(entry).toMatchObject({
+      outcome: 'accepted',
+      deviceName: 'device_1_hallway',
+      code: null,
+      gateway: 'submit',
+    });
+    const series = await eventually(
+      async () => {
+        const [result] = await p.influx.query(
+          `SELECT count("value") FROM /.*/ WHERE "device" = 'device_1_hallway' GROUP BY "sensor"`,
+        );
+        return result && result.length >= 3 ? result : undefined;
+      },
+      10_000,
+      'history points',
+    );
+    expect(series.map((s) => s.tags?.sensor).sort()).toEqual(['Battery', 'Humidity', 'Temperature']);
+  });
+
+  it('logs unknown devices, unknown data points and failed conversions while keeping the rest', async () => {
+    const p = await startPipeline({ roles: 'gateway,worker' });
+    const { key } = await provisionComfort(p, 'acme', ['d1']);
+    await p.post('gateway/submit', key, JSON.stringify({ deviceName: 'nope', Temperature: 20 }));
+    await p.post(
+      'gateway/submit',
+      key,
+      JSON.stringify({ deviceName: 'd1', Temperature: 'hot', Humidity: 140, CO2: 600, Extra: 1 }),
+    );
+    await processed(p, 'acme', 2);
+    const log = await ingestLog(p, 'acme');
+    const byDevice = Object.fromEntries(log.map((e) => [e.deviceName, e]));
+    expect(byDevice.nope).toMatchObject({ outcome: 'rejected', code: 'UNKNOWN_DEVICE' });
+    expect(byDevice.d1).toMatchObject({ outcome: 'partial', code: 'VALUE_CONVERSION_FAILED' });
+    expect(String(byDevice.d1!.message)).toContain('UNKNOWN_DATA_POINT');
+    expect(await p.redis.exists(p.keys.deviceState('acme', 'nope'))).toBe(0);
+    const s = await stateOf(p, 'acme', 'd1');
+    expect(s['CO2|v']).toBe('600');
+    expect(s['Temperature|v']).toBeUndefined();
+  });
+
+  it('keeps the newest measurement as current state when values arrive out of order', async () => {
+    const p = await startPipeline({ roles: 'gateway,worker' });
+    const { key } = await provisionComfort(p, 'acme', ['d1']);
+    await p.admin.setPreparser(
+      'acme',
+      `function parsePayload(s) { const j = JSON.parse(s); return { deviceName: j.d, time: j.t, payload: { Temperature: j.v } }; }`,
+      true,
+    );
+    const base = Date.now() - 60_000;
+    await p.post('gateway/submit', key, JSON.stringify({ d: 'd1', t: base + 2000, v: 31 }));
+    await processed(p, 'acme', 1);
+    await p.post('gateway/submit', key, JSON.stringify({ d: 'd1', t: base + 1000, v: 20 }));
+    await processed(p, 'acme', 2);
+    const s = await stateOf(p, 'acme', 'd1');
+    expect(s['Temperature|v']).toBe('31');
+    expect(s['Temperature|u']).toBe(String(base + 2000));
+    const [result] = await eventually(
+      async () => {
+        const r = await p.influx.query(
+          `SELECT "value" FROM /.*/ WHERE "device" = 'd1' AND "sensor" = 'Temperature'`,
+        );
+        return r[0]?.[0]?.values.length === 2 ? r : undefined;
+      },
+      10_000,
+      'both values in history',
+    );
+    expect(result![0]!.values.map((v) => v[1])).toEqual([20, 31]);
+  });
+
+  it('splits one upload into timestamped readings with the pre-parser', async () => {
+    const p = await startPipeline({ roles: 'gateway,worker' });
+    const { key } = await provisionComfort(p, 'acme', ['device_3_reception']);
+    await p.admin.setPreparser(
+      'acme',
+      `function parsePayload(payloadStr) {
+        const j = JSON.parse(payloadStr);
+        return j.measurements.map((m) => ({ deviceName: j.devEUI, time: m.timestampInMs,
+          payload: { Temperature: m.temperature, Humidity: m.humidity } }));
+      }`,
+      false,
+    );
+    const t0 = Date.now() - 3 * 60_000;
+    const body = JSON.stringify({
+      devEUI: 'device_3_reception',
+      measurements: [0, 1, 2].map((i) => ({
+        temperature: 22.5 + i,
+        humidity: 45.2,
+        timestampInMs: t0 + i * 60_000,
+      })),
+    });
+    expect((await p.post('preparserfirst', key, body)).status).toBe(202);
+    await processed(p, 'acme', 1);
+    const s = await stateOf(p, 'acme', 'device_3_reception');
+    expect(s['Temperature|v']).toBe('24.5');
+    expect(s['Temperature|u']).toBe(String(t0 + 120_000));
+    const r = await eventually(
+      async () => {
+        const res = await p.influx.query(`SELECT "value" FROM /.*/ WHERE "sensor" = 'Temperature'`);
+        return res[0]?.[0]?.values.length === 3 ? res : undefined;
+      },
+      10_000,
+      'three readings in history',
+    );
+    expect(r[0]![0]!.values.map((v) => Math.floor(Number(v[0]) / 1000) * 1000)).toEqual(
+      [t0, t0 + 60_000, t0 + 120_000].map((t) => Math.floor(t / 1000) * 1000),
+    );
+  });
+
+  it('creates no events for a suppressed data point but still tracks its status', async () => {
+    const p = await startPipeline({ roles: 'gateway,worker' });
+    const { key } = await provisionComfort(p, 'acme', ['d1']);
+    await p.admin.suppress('acme', 'd1', 'Temperature', 0);
+    await p.post('gateway/submit', key, JSON.stringify({ deviceName: 'd1', Temperature: 35 }));
+    await processed(p, 'acme', 1);
+    expect((await stateOf(p, 'acme', 'd1'))['Temperature|s']).toBe('CRITICAL');
+    expect(await events(p, 'acme')).toEqual([]);
+  });
+
+  it('picks up a new definition version without a restart', async () => {
+    const p = await startPipeline({ roles: 'gateway,worker' });
+    const { key } = await provisionComfort(p, 'acme', ['d1']);
+    await p.post('gateway/submit', key, JSON.stringify({ deviceName: 'd1', Temperature: 20 }));
+    await processed(p, 'acme', 1);
+    const { COMFORT_SPEC } = await import('../fixtures/definitions/comfort.ts');
+    await p.admin.applyDefinition(
+      { kind: 'private', env: 'acme' },
+      { ...COMFORT_SPEC, version: '1.3' },
+      'function parsePayload(s) { return { Temperature: JSON.parse(s).Temperature * 2 }; }',
+    );
+    await new Promise((r) => setTimeout(r, 1200)); // the worker's catalog cache lives 1 s
+    await p.post('gateway/submit', key, JSON.stringify({ deviceName: 'd1', Temperature: 10 }));
+    await processed(p, 'acme', 2);
+    expect((await stateOf(p, 'acme', 'd1'))['Temperature|v']).toBe('20');
+  });
+
+  it('creates one Availability event on silence and one on return, with two schedulers running', async () => {
+    const p = await startPipeline({ roles: 'gateway,worker,scheduler' });
+    const second = await startPipeline({
+      roles: 'scheduler',
+      keyPrefix: p.config.keyPrefix,
+      influxDatabase: p.config.influxDatabase,
+    });
+    expect(second.config.keyPrefix).toBe(p.config.keyPrefix);
+    const { key } = await provisionComfort(p, 'acme', ['d1'], { availabilityMinutes: 0.02 });
+    await p.post('gateway/submit', key, JSON.stringify({ deviceName: 'd1', Temperature: 20 }));
+    await processed(p, 'acme', 1);
+    const lost = await eventually(
+      async () => {
+        const ev = (await events(p, 'acme')).filter((e) => e.eventCategory === 'Availability');
+        return ev.length > 0 ? ev : undefined;
+      },
+      10_000,
+      'availability event',
+    );
+    await new Promise((r) => setTimeout(r, 1500));
+    const afterWait = (await events(p, 'acme')).filter((e) => e.eventCategory === 'Availability');
+    expect(afterWait).toHaveLength(1);
+    expect(lost[0]).toMatchObject({ sensorName: 'availability', eventStatus: 'ERROR', sensorValue: 0 });
+    expect(lost[0]!.eventMessage).toMatch(
+      /^availability - No contact for 0 minutes - ERROR - \d{4}-\d\d-\d\dT/,
+    );
+    await p.post('gateway/submit', key, JSON.stringify({ deviceName: 'd1', Temperature: 20 }));
+    await processed(p, 'acme', 2);
+    const all = (await events(p, 'acme')).filter((e) => e.eventCategory === 'Availability');
+    expect(all.map((e) => e.eventStatus)).toEqual(['ERROR', 'SUCCESS']);
+    expect(all[1]!.eventMessage).toMatch(/^availability - Contact restored - SUCCESS - /);
+  });
+});

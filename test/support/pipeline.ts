@@ -1,0 +1,105 @@
+/**
+ * A whole Vigil (chosen roles) on the shared private Redis and InfluxDB, with its own key prefix
+ * and database, plus an admin handle to provision environments, keys, definitions and devices.
+ */
+import { onTestFinished } from 'vitest';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createLogger } from '../../src/log/logger.ts';
+import { startVigil, type RunningVigil } from '../../src/main.ts';
+import { closeRedis, connectRedis, type Redis } from '../../src/redis/connect.ts';
+import { createKeys, type Keys } from '../../src/state/keys.ts';
+import { createTenancyAdmin } from '../../src/tenancy/tenancy-admin.ts';
+import type { Config } from '../../src/config/schema.ts';
+import { createInfluxClient, type InfluxClient } from '../../src/history/influx-client.ts';
+import { testConfig } from './context.ts';
+import { COMFORT_PARSER, COMFORT_SPEC } from '../fixtures/definitions/comfort.ts';
+
+export interface Pipeline {
+  config: Config;
+  vigil: RunningVigil;
+  redis: Redis;
+  keys: Keys;
+  influx: InfluxClient;
+  admin: ReturnType<typeof createTenancyAdmin>;
+  gatewayUrl: string;
+  apiUrl: string;
+  /** POSTs a body to a gateway path with a key. */
+  post(path: string, key: string, body: string | Buffer, headers?: Record<string, string>): Promise<Response>;
+}
+
+export async function startPipeline(
+  overrides: Partial<Record<keyof Config, string | number | boolean>> = {},
+): Promise<Pipeline> {
+  const config = testConfig({
+    mqttEnabled: false,
+    availabilityCheckMs: 200,
+    stalledIntervalMs: 2000,
+    jobBackoffMs: 200,
+    ...overrides,
+  });
+  const vigil = await startVigil(config, createLogger(process.env.VIGIL_TEST_LOG ?? 'silent'));
+  onTestFinished(() => vigil.close());
+  const redis = connectRedis(config.redisUrl, 'command', 'test');
+  onTestFinished(() => closeRedis(redis));
+  const keys = createKeys(config.keyPrefix);
+  const influx = createInfluxClient({ url: config.influxUrl, database: config.influxDatabase });
+  const gatewayUrl = `http://127.0.0.1:${vigil.ports.gateway}`;
+  return {
+    config,
+    vigil,
+    redis,
+    keys,
+    influx,
+    admin: createTenancyAdmin({ redis, keys }),
+    gatewayUrl,
+    apiUrl: `http://127.0.0.1:${vigil.ports.api}`,
+    post: (path, key, body, headers = {}) =>
+      fetch(`${gatewayUrl}/${path}/${key}`, {
+        method: 'POST',
+        body,
+        headers: { 'content-type': 'application/json', ...headers },
+      }),
+  };
+}
+
+/** Creates environment `env` with the ComfortSensors definition, devices and an API key. */
+export async function provisionComfort(
+  p: Pipeline,
+  env: string,
+  devices: string[],
+  opts: { availabilityMinutes?: number; locale?: 'en' | 'nl' } = {},
+): Promise<{ key: string }> {
+  await p.admin.createEnvironment(env, opts.locale ?? 'en');
+  await p.admin.applyDefinition({ kind: 'private', env }, COMFORT_SPEC, COMFORT_PARSER);
+  for (const name of devices) {
+    await p.admin.createDevice(env, {
+      name,
+      definitionName: 'ComfortSensors',
+      definitionIsPublic: false,
+      displayName: name.replace(/_/g, ' '),
+      ...(opts.availabilityMinutes !== undefined ? { availabilityMinutes: opts.availabilityMinutes } : {}),
+    });
+  }
+  const { key } = await p.admin.createApiKey(env, 'test');
+  return { key };
+}
+
+/** Polls until `check` returns a value other than undefined, or fails after `timeoutMs`. */
+export async function eventually<T>(
+  check: () => Promise<T | undefined>,
+  timeoutMs = 15_000,
+  what = 'condition',
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const v = await check();
+      if (v !== undefined) return v;
+    } catch (err) {
+      last = err;
+    }
+    await sleep(50);
+  }
+  throw new Error(`timed out waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`);
+}

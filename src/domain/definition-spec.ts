@@ -1,0 +1,145 @@
+/**
+ * Reads a device definition YAML file (PRODUCT.md §4) into a DefinitionSpec. Every problem is an
+ * INVALID_INPUT error that names the file, the field path and, where the YAML shows it, the line:
+ * `comfort.yaml: dataPoints[2].dataType: unknown data type "temp"; expected one of … (line 12, column 15)`.
+ */
+import { LineCounter, parseDocument } from 'yaml';
+import type { Document } from 'yaml';
+import { z } from 'zod';
+import { AppError } from '../errors/app-error.ts';
+import { nameProblem } from './identifiers.ts';
+import { checkThresholdSet } from './thresholds.ts';
+import { DATA_TYPES } from './types.ts';
+import type { DataPointSpec, DefinitionSpec } from './types.ts';
+
+const RULE_STATUSES = ['INFO', 'WARNING', 'ERROR', 'CRITICAL'] as const;
+
+const nameOf = (kind: 'definition' | 'data point') =>
+  z.string({ error: 'must be text' }).superRefine((value, ctx) => {
+    const problem = nameProblem(kind, value);
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+  });
+
+const text = (max: number) => z.string({ error: 'must be text' }).trim().min(1, 'must not be empty').max(max);
+
+const dataPointSchema = z.strictObject({
+  name: nameOf('data point'),
+  displayName: text(128).optional(),
+  dataType: z.enum(DATA_TYPES, {
+    error: (issue) =>
+      `unknown data type ${JSON.stringify(issue.input) ?? '(missing)'}; expected one of ${DATA_TYPES.join(', ')}`,
+  }),
+  hysteresis: z
+    .number({ error: 'must be a number ≥ 0' })
+    .refine(Number.isFinite, 'must be a finite number')
+    .min(0, 'must be a number ≥ 0')
+    .default(0),
+  thresholds: z.array(z.unknown(), { error: 'must be a list of rules' }).default([]),
+});
+
+const definitionSchema = z.strictObject({
+  name: nameOf('definition'),
+  manufacturer: text(128),
+  version: z
+    .union([z.string().trim().min(1), z.number()], { error: 'must be text or a number' })
+    .transform(String),
+  icon: text(64).optional(),
+  parser: text(256),
+  availability: z
+    .strictObject({
+      timeoutMinutes: z
+        .number({ error: 'must be a number of minutes > 0' })
+        .positive('must be > 0')
+        .optional(),
+      status: z.enum(RULE_STATUSES, { error: `must be one of ${RULE_STATUSES.join(', ')}` }).optional(),
+    })
+    .optional(),
+  dataPoints: z
+    .array(dataPointSchema, { error: 'must be a list of data points' })
+    .min(1, 'needs at least one data point'),
+});
+
+/** Parses and validates a definition; `fileLabel` prefixes every error message. */
+export function parseDefinitionYaml(
+  text: string,
+  fileLabel = 'definition',
+): { spec: DefinitionSpec; parserFile: string } {
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false });
+  const syntax = doc.errors[0];
+  if (syntax) {
+    const { line, col } = lines.linePos(syntax.pos[0]);
+    throw new AppError('INVALID_INPUT', `${fileLabel}:${line}:${col}: YAML syntax error: ${syntax.message}`);
+  }
+  const fail = (path: readonly PropertyKey[], message: string): never => {
+    throw new AppError(
+      'INVALID_INPUT',
+      `${fileLabel}: ${describePath(path)}${message}${lineOf(doc, lines, path)}`,
+    );
+  };
+  const data: unknown = doc.toJS();
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) {
+    return fail([], 'must be a YAML mapping with name, manufacturer, version, parser and dataPoints');
+  }
+  const parsed = definitionSchema.safeParse(data);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const message =
+      issue.code === 'unrecognized_keys'
+        ? `unknown field ${issue.keys.map((k) => `"${k}"`).join(', ')}`
+        : issue.message;
+    return fail(issue.path, message);
+  }
+  const { parser, dataPoints, ...rest } = parsed.data;
+  const seen = new Map<string, number>();
+  const specs: DataPointSpec[] = dataPoints.map((dp, index) => {
+    const earlier = seen.get(dp.name);
+    if (earlier !== undefined) {
+      fail(
+        ['dataPoints', index, 'name'],
+        `duplicate data point name "${dp.name}" (also dataPoints[${earlier}])`,
+      );
+    }
+    seen.set(dp.name, index);
+    const checked = checkThresholdSet({ rules: dp.thresholds, hysteresis: dp.hysteresis }, dp.dataType);
+    if (!checked.ok) {
+      const path = checked.problem.path.map((p) => (p === 'rules' ? 'thresholds' : p));
+      return fail(['dataPoints', index, ...path], checked.problem.message);
+    }
+    return {
+      name: dp.name,
+      displayName: dp.displayName ?? dp.name,
+      dataType: dp.dataType,
+      hysteresis: checked.value.hysteresis,
+      thresholds: checked.value.rules,
+    };
+  });
+  const spec: DefinitionSpec = { ...withoutUndefined(rest), dataPoints: specs };
+  return { spec, parserFile: parser };
+}
+
+/** `dataPoints[2].dataType: ` for ['dataPoints', 2, 'dataType']; empty for the root. */
+function describePath(path: readonly PropertyKey[]): string {
+  if (path.length === 0) return '';
+  const joined = path
+    .map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`))
+    .join('');
+  return `${joined}: `;
+}
+
+/** ` (line 12, column 15)` for the deepest node of `path` the YAML has, or ''. */
+function lineOf(doc: Document, lines: LineCounter, path: readonly PropertyKey[]): string {
+  for (let depth = path.length; depth > 0; depth -= 1) {
+    const node: unknown = doc.getIn(path.slice(0, depth) as (string | number)[], true);
+    const range = (node as { range?: [number, number, number] } | undefined)?.range;
+    if (range) {
+      const { line, col } = lines.linePos(range[0]);
+      return ` (line ${line}, column ${col})`;
+    }
+  }
+  return '';
+}
+
+function withoutUndefined<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+}

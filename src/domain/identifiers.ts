@@ -1,0 +1,51 @@
+/**
+ * Identifier rules of PRODUCT.md §3. Names end up in Redis keys, InfluxDB tags and Grafana
+ * variables, so anything else is refused with a message that says what is allowed. The rules
+ * agree with src/tenancy/names.ts (ASCII letters only).
+ */
+import { AppError } from '../errors/app-error.ts';
+
+/** Environment names: 1–63 lowercase letters, digits and '-', starting with a letter or digit. */
+export const ENV_NAME_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
+
+/**
+ * Device, definition and data point names: 1–128 letters, digits, `_ - . :` and inner spaces
+ * (no leading or trailing space).
+ */
+export const NAME_PATTERN = /^[A-Za-z0-9_.:-](?:[A-Za-z0-9_.: -]{0,126}[A-Za-z0-9_.:-])?$/;
+
+/** Usernames: 1–128 letters, digits and `_ . @ + -` (an e-mail address fits). */
+export const USERNAME_PATTERN = /^[A-Za-z0-9_.@+-]{1,128}$/;
+
+export type NameKind = 'device' | 'definition' | 'data point' | 'username' | 'key name' | 'token name';
+
+/** Throws INVALID_INPUT unless `name` is a valid environment name. */
+export function assertEnvName(name: unknown): asserts name is string {
+  if (typeof name === 'string' && ENV_NAME_PATTERN.test(name)) return;
+  throw new AppError(
+    'INVALID_INPUT',
+    `invalid environment name ${show(name)}: use 1-63 lowercase letters, digits and '-', starting with a letter or digit`,
+  );
+}
+
+/** Throws INVALID_INPUT unless `name` is a valid name of `kind`. */
+export function assertName(kind: NameKind, name: unknown): asserts name is string {
+  const problem = nameProblem(kind, name);
+  if (problem !== undefined) throw new AppError('INVALID_INPUT', problem);
+}
+
+/** The reason `name` is not a valid name of `kind`, or undefined when it is valid. */
+export function nameProblem(kind: NameKind, name: unknown): string | undefined {
+  if (kind === 'username') {
+    return typeof name === 'string' && USERNAME_PATTERN.test(name)
+      ? undefined
+      : `invalid username ${show(name)}: use 1-128 letters, digits and '_', '.', '@', '+', '-'`;
+  }
+  if (typeof name === 'string' && NAME_PATTERN.test(name)) return undefined;
+  return `invalid ${kind} name ${show(name)}: use 1-128 letters, digits, '_', '-', '.', ':' and inner spaces`;
+}
+
+function show(value: unknown): string {
+  if (typeof value !== 'string') return value === undefined ? '(missing)' : `(${typeof value})`;
+  return JSON.stringify(value.length > 140 ? `${value.slice(0, 140)}…` : value);
+}

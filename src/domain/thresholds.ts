@@ -1,0 +1,231 @@
+/**
+ * Threshold rules and the status of a value (PRODUCT.md §8): the most severe matching rule wins
+ * (CRITICAL > ERROR > WARNING > INFO, ties to the first in list order), else SUCCESS; hysteresis
+ * keeps a data point in a status entered through `above` / `below` until the value is clearly back.
+ */
+import { createHash } from 'node:crypto';
+import { AppError } from '../errors/app-error.ts';
+import { DATA_TYPE_INFO, convertValue, formatNumber, isNumericDataType } from './data-types.ts';
+import { STATUSES } from './types.ts';
+import type {
+  DataType,
+  DataValue,
+  Locale,
+  RuleStatus,
+  Status,
+  ThresholdRule,
+  ThresholdSet,
+} from './types.ts';
+
+/** The result of evaluating a value: its status and the rule that set it (-1 = SUCCESS). */
+export interface StatusOutcome {
+  status: Status;
+  ruleIndex: number;
+}
+
+const RULE_STATUSES: readonly RuleStatus[] = ['INFO', 'WARNING', 'ERROR', 'CRITICAL'];
+const RULE_KEYS = new Set(['status', 'above', 'below', 'equals', 'description']);
+const DESCRIPTION_MAX = 200;
+
+/** A problem in a threshold set: where (path below the set, e.g. ['rules', 1, 'above']) and what. */
+export interface ThresholdProblem {
+  path: (string | number)[];
+  message: string;
+}
+
+/**
+ * Validates rules (and hysteresis) for a data point of `dataType`; `equals` values are stored
+ * converted to the type ("on" → true for a boolean). Throws INVALID_INPUT naming the rule.
+ */
+export function parseThresholdSet(
+  input: { rules: unknown; hysteresis?: unknown },
+  dataType: DataType,
+): ThresholdSet {
+  const result = checkThresholdSet(input, dataType);
+  if (result.ok) return result.value;
+  const where = result.problem.path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? p : `.${p}`));
+  throw new AppError('INVALID_INPUT', `invalid thresholds: ${where.join('')}: ${result.problem.message}`);
+}
+
+/** parseThresholdSet without the throw, for callers that put the problem in their own words. */
+export function checkThresholdSet(
+  input: { rules: unknown; hysteresis?: unknown },
+  dataType: DataType,
+): { ok: true; value: ThresholdSet } | { ok: false; problem: ThresholdProblem } {
+  const { rules, hysteresis } = input;
+  let h = 0;
+  if (hysteresis !== undefined && hysteresis !== null) {
+    if (typeof hysteresis !== 'number' || !Number.isFinite(hysteresis) || hysteresis < 0) {
+      return problem(['hysteresis'], `must be a number ≥ 0, got ${JSON.stringify(hysteresis)}`);
+    }
+    h = hysteresis;
+  }
+  if (!Array.isArray(rules)) return problem(['rules'], 'must be a list of rules');
+  const parsed: ThresholdRule[] = [];
+  for (const [index, candidate] of (rules as unknown[]).entries()) {
+    const rule = checkRule(candidate, dataType);
+    if ('path' in rule) return problem(['rules', index, ...rule.path], rule.message);
+    parsed.push(rule);
+  }
+  return { ok: true, value: { rules: parsed, hysteresis: h } };
+}
+
+function checkRule(candidate: unknown, dataType: DataType): ThresholdRule | ThresholdProblem {
+  if (typeof candidate !== 'object' || candidate === null || Array.isArray(candidate)) {
+    return { path: [], message: 'must be an object like {status: WARNING, above: 25}' };
+  }
+  const raw = candidate as Record<string, unknown>;
+  const unknown = Object.keys(raw).filter((k) => !RULE_KEYS.has(k));
+  if (unknown.length > 0) {
+    return { path: [], message: `unknown field ${unknown.map((k) => `"${k}"`).join(', ')}` };
+  }
+  if (!RULE_STATUSES.includes(raw.status as RuleStatus)) {
+    return {
+      path: ['status'],
+      message: `must be one of ${RULE_STATUSES.join(', ')}, got ${JSON.stringify(raw.status) ?? 'nothing'}`,
+    };
+  }
+  const rule: ThresholdRule = { status: raw.status as RuleStatus };
+  const kinds = (['above', 'below', 'equals'] as const).filter(
+    (k) => raw[k] !== undefined && raw[k] !== null,
+  );
+  if (kinds.length !== 1) {
+    const found = kinds.length === 0 ? 'none' : kinds.join(' and ');
+    return { path: [], message: `needs exactly one of above, below or equals (found ${found})` };
+  }
+  const kind = kinds[0]!;
+  const value = raw[kind];
+  if (kind === 'equals') {
+    if (dataType === 'gps') return { path: [kind], message: 'gps data points have no equals rules' };
+    const converted = convertValue(dataType, value);
+    if (!converted?.ok || typeof converted.value === 'object') {
+      const reason = converted && !converted.ok ? converted.reason : 'no value';
+      return { path: [kind], message: `does not fit data type ${dataType}: ${reason}` };
+    }
+    rule.equals = converted.value;
+  } else {
+    if (!isNumericDataType(dataType)) {
+      return { path: [kind], message: `${kind} needs a numeric data type; ${dataType} has only equals` };
+    }
+    if (typeof value !== 'number' || !Number.isFinite(value)) {
+      return { path: [kind], message: `must be a number, got ${JSON.stringify(value)}` };
+    }
+    rule[kind] = value;
+  }
+  if (raw.description !== undefined && raw.description !== null) {
+    const text = raw.description;
+    if (typeof text !== 'string' || text.trim() === '' || text.length > DESCRIPTION_MAX) {
+      return { path: ['description'], message: `must be text of 1-${DESCRIPTION_MAX} characters` };
+    }
+    rule.description = text.trim();
+  }
+  return rule;
+}
+
+function problem(path: (string | number)[], message: string): { ok: false; problem: ThresholdProblem } {
+  return { ok: false, problem: { path, message } };
+}
+
+const SEVERITY: Record<Status, number> = Object.fromEntries(STATUSES.map((s, i) => [s, i])) as Record<
+  Status,
+  number
+>;
+
+/**
+ * The status of `value` under `set`, given the rule that set the previous status
+ * (`previousRuleIndex`, -1 = SUCCESS or unknown).
+ */
+export function evaluateStatus(
+  value: DataValue,
+  set: ThresholdSet,
+  previousRuleIndex: number,
+): StatusOutcome {
+  let best: StatusOutcome = { status: 'SUCCESS', ruleIndex: -1 };
+  set.rules.forEach((rule, index) => {
+    const held = index === previousRuleIndex;
+    if (
+      SEVERITY[rule.status] > SEVERITY[best.status] &&
+      ruleMatches(rule, value, held ? set.hysteresis : 0)
+    ) {
+      best = { status: rule.status, ruleIndex: index };
+    }
+  });
+  return best;
+}
+
+/**
+ * `holdMargin` > 0 for the rule that set the previous status: it keeps matching until the value
+ * has moved the margin back past its limit, so a value hovering at the limit does not flap.
+ * `equals` ignores it: an equality has no side to move back across (a string or boolean has no
+ * distance at all), so "hysteresis" could only mean never leaving the status.
+ */
+function ruleMatches(rule: ThresholdRule, value: DataValue, holdMargin: number): boolean {
+  if (rule.above !== undefined) return typeof value === 'number' && value > rule.above - holdMargin;
+  if (rule.below !== undefined) return typeof value === 'number' && value < rule.below + holdMargin;
+  if (rule.equals !== undefined) return valueEquals(value, rule.equals);
+  return false;
+}
+
+/** Equality after converting the rule's value to the value's kind (rules set by hand may be "5"). */
+function valueEquals(value: DataValue, expected: string | number | boolean): boolean {
+  if (typeof value === typeof expected) return value === expected;
+  if (typeof value === 'number') {
+    const converted = convertValue('number', expected);
+    return converted?.ok === true && converted.value === value;
+  }
+  if (typeof value === 'boolean') {
+    const converted = convertValue('boolean', expected);
+    return converted?.ok === true && converted.value === value;
+  }
+  if (typeof value === 'string') return String(expected) === value;
+  return false;
+}
+
+/**
+ * The outcome for every possible previous rule: position 0 for previous -1 (SUCCESS), position
+ * i + 1 for previous rule i. The worker precomputes these so the atomic Redis step can pick the
+ * outcome by the stored previous rule without re-implementing thresholds in Lua.
+ */
+export function possibleOutcomes(value: DataValue, set: ThresholdSet): StatusOutcome[] {
+  const fresh = evaluateStatus(value, set, -1);
+  const outcomes = [fresh];
+  for (let index = 0; index < set.rules.length; index += 1) {
+    const rule = set.rules[index]!;
+    // Hysteresis changes nothing without a margin or for equals rules.
+    const sticky = set.hysteresis > 0 && rule.equals === undefined;
+    outcomes.push(sticky ? evaluateStatus(value, set, index) : fresh);
+  }
+  return outcomes;
+}
+
+/**
+ * The rule's text in event messages: its `description`, else 'Above 25 °C', 'Below 15 °C',
+ * 'Equals open'. Limits are shown as written (25, not 25.0) with the locale's decimal separator.
+ */
+export function ruleDescription(rule: ThresholdRule, dataType: DataType, locale: Locale): string {
+  if (rule.description !== undefined && rule.description !== '') return rule.description;
+  const units = DATA_TYPE_INFO[dataType].units;
+  if (rule.above !== undefined) return `Above ${formatNumber(rule.above, locale, null)}${units}`;
+  if (rule.below !== undefined) return `Below ${formatNumber(rule.below, locale, null)}${units}`;
+  if (typeof rule.equals === 'number') return `Equals ${formatNumber(rule.equals, locale, null)}${units}`;
+  if (rule.equals !== undefined) return `Equals ${String(rule.equals)}`;
+  return rule.status;
+}
+
+/**
+ * A short stable id of a threshold set (12 hex of SHA-256 over a canonical form): the stored
+ * previous rule index only means something under the same set, so state keeps this beside it.
+ */
+export function thresholdFingerprint(set: ThresholdSet): string {
+  const canonical = JSON.stringify({
+    h: set.hysteresis,
+    r: set.rules.map((r) => [
+      r.status,
+      r.above ?? null,
+      r.below ?? null,
+      r.equals ?? null,
+      r.description ?? null,
+    ]),
+  });
+  return createHash('sha256').update(canonical).digest('hex').slice(0, 12);
+}

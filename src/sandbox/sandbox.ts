@@ -1,6 +1,7 @@
 import ivm from 'isolated-vm';
 import { AppError } from '../errors/app-error.ts';
 import type { Logger } from '../log/logger.ts';
+import { callParser, chunksBySize } from './batch.ts';
 import { HARNESS_FILENAME, HARNESS_SOURCE } from './harness.ts';
 import { describeUserError, isMemoryLimit, isTimeout } from './host-errors.ts';
 import {
@@ -10,13 +11,7 @@ import {
   type ParseOutcome,
   type ParserFailureCode,
 } from './outcome.ts';
-import {
-  compileParser,
-  DEFAULT_PARSER_FILENAME,
-  releaseParser,
-  type ParserEntry,
-  type ReadyParser,
-} from './parser-context.ts';
+import { compileParser, DEFAULT_PARSER_FILENAME, releaseParser, type ParserEntry } from './parser-context.ts';
 
 export type { ParseOutcome, ParseFailure, ParserFailureCode } from './outcome.ts';
 
@@ -61,6 +56,8 @@ export interface SandboxOptions {
 export interface SandboxStats {
   /** run() calls that had at least one input. */
   calls: number;
+  /** Calls into the isolate (a run() is split when its inputs are large; a fallback adds one per input). */
+  isolateCalls: number;
   inputs: number;
   failures: Record<ParserFailureCode, number>;
   /** Batches that timed out or ran out of memory and were re-run one input at a time. */
@@ -87,6 +84,8 @@ export interface Sandbox {
 const DEFAULT_MAX_RESULT_BYTES = 1024 * 1024;
 const DEFAULT_MAX_BATCH_TIMEOUT_MS = 1000;
 const DEFAULT_MAX_CONTEXTS = 50;
+// A batch's input JSON, parsed copies included, must leave the isolate most of its heap.
+const INPUT_SHARE_OF_HEAP = 1 / 8;
 
 /** Creates the per-process parser sandbox: one isolate, one cached context per parser id. */
 export function createSandbox(options: SandboxOptions): Sandbox {
@@ -101,6 +100,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     options.maxBatchTimeoutMs ?? DEFAULT_MAX_BATCH_TIMEOUT_MS,
   );
   const maxContexts = Math.max(1, options.maxContexts ?? DEFAULT_MAX_CONTEXTS);
+  const maxBatchInputChars = options.memoryLimitMb * 1024 * 1024 * INPUT_SHARE_OF_HEAP;
   const counters = newStats();
   // Map order is recency order: a hit moves its entry to the end, eviction takes the first.
   const parsers = new Map<string, ParserEntry>();
@@ -178,6 +178,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
       Math.min(options.timeoutMs * inputs.length, maxBatchTimeoutMs),
     );
     try {
+      counters.isolateCalls += 1;
       return decodeBatchResult(callParser(entry, inputs, expectObject, timeoutMs), inputs.length);
     } catch (err) {
       const failure = callFailure(err, code, timeoutMs);
@@ -208,7 +209,11 @@ export function createSandbox(options: SandboxOptions): Sandbox {
       if (inputs.length === 0) return [];
       counters.calls += 1;
       counters.inputs += inputs.length;
-      const outcomes = runGuarded(code, inputs, runOptions.expectObject === true);
+      const expectObject = runOptions.expectObject === true;
+      const outcomes: ParseOutcome[] = [];
+      for (const chunk of chunksBySize(inputs, maxBatchInputChars)) {
+        for (const outcome of runGuarded(code, chunk, expectObject)) outcomes.push(outcome);
+      }
       for (const outcome of outcomes) if (!outcome.ok) counters.failures[outcome.code] += 1;
       return outcomes;
     },
@@ -226,23 +231,10 @@ export function createSandbox(options: SandboxOptions): Sandbox {
   };
 }
 
-function callParser(
-  entry: ReadyParser,
-  inputs: readonly ParserInput[],
-  expectObject: boolean,
-  timeoutMs: number,
-): unknown {
-  // One string in, one string out: a single crossing per batch, whatever its size.
-  const rows = inputs.map(({ payloadStr, payloadRaw }) => [
-    payloadStr,
-    payloadRaw === payloadStr ? null : payloadRaw,
-  ]);
-  return entry.runBatch.applySync(undefined, [JSON.stringify(rows), expectObject], { timeout: timeoutMs });
-}
-
 function newStats(): SandboxStats {
   return {
     calls: 0,
+    isolateCalls: 0,
     inputs: 0,
     failures: { PARSER_TIMEOUT: 0, PARSER_MEMORY: 0, PARSER_ERROR: 0, PARSER_BAD_RESULT: 0 },
     batchFallbacks: 0,

@@ -83,6 +83,7 @@ describe('sandbox limits', () => {
     expect(sandbox.run(fixture('valid-json'), [])).toEqual([]);
     expect(sandbox.stats()).toEqual({
       calls: 2,
+      isolateCalls: 2,
       inputs: 3,
       failures: { PARSER_TIMEOUT: 0, PARSER_MEMORY: 0, PARSER_ERROR: 1, PARSER_BAD_RESULT: 1 },
       batchFallbacks: 0,
@@ -90,6 +91,19 @@ describe('sandbox limits', () => {
       compiles: 2,
       cachedContexts: 2,
     });
+  });
+
+  it('splits a batch whose payloads would crowd the isolate heap into several calls', () => {
+    const sandbox = testSandbox({ timeoutMs: 1000 });
+    const big = 'x'.repeat(300_000);
+    const inputs = Array.from({ length: 20 }, (_, i) => ({ payloadStr: `${i}`, payloadRaw: big }));
+    const length = inline(
+      'def:test:length',
+      'function parsePayload(s, r) { return { n: Number(s), size: r.length }; }',
+    );
+    const outcomes = sandbox.run(length, inputs);
+    expect(outcomes).toEqual(inputs.map((_, n) => ({ ok: true, value: { n, size: 300_000 } })));
+    expect(sandbox.stats()).toMatchObject({ calls: 1, isolateCalls: 2, batchFallbacks: 0 });
   });
 
   it('closes safely twice and refuses work afterwards', () => {

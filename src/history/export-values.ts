@@ -13,7 +13,10 @@ export interface ExportQuery {
   sensor: string;
   /** The data point's type: rebuilds rawValue (booleans from 0/1, GPS from lat/lon, text). */
   dataType: DataType;
-  /** Inclusive bounds, epoch ms; absent = from the first / up to the last value. */
+  /**
+   * Inclusive bounds, epoch ms, at millisecond granularity (endMs includes every value of that ms,
+   * whatever its sub-ms offset); absent = from the first / up to the last value.
+   */
   startMs?: number | undefined;
   endMs?: number | undefined;
   /** Values per InfluxDB query (default 5,000). */
@@ -38,7 +41,7 @@ export async function* exportValues(influx: InfluxClient, q: ExportQuery): Async
   const base =
     `SELECT "value", "text", "lat", "lon" FROM ${ident(RAW_RP)}.${ident(READINGS)} ` +
     `WHERE "env" = ${str(q.env)} AND "device" = ${str(q.device)} AND "sensor" = ${str(q.sensor)}` +
-    (q.endMs === undefined ? '' : ` AND time <= ${msTime(q.endMs)}`);
+    (q.endMs === undefined ? '' : ` AND time < ${msTime(q.endMs + 1)}`);
   let cursor: { ns: bigint; seen: number } | undefined;
   for (;;) {
     const from =
@@ -47,7 +50,9 @@ export async function* exportValues(influx: InfluxClient, q: ExportQuery): Async
           ? ''
           : ` AND time >= ${msTime(q.startMs)}`
         : ` AND time >= ${cursor.ns.toString()}`;
-    const [series] = await influx.query(`${base}${from} ORDER BY time ASC LIMIT ${pageSize}`, {
+    // Room for the rows at the cursor that the previous page yielded already, plus a full page.
+    const limit = pageSize + (cursor?.seen ?? 0);
+    const [series] = await influx.query(`${base}${from} ORDER BY time ASC LIMIT ${limit}`, {
       epoch: 'rfc3339',
       method: 'POST',
     });
@@ -64,7 +69,7 @@ export async function* exportValues(influx: InfluxClient, q: ExportQuery): Async
       const value = rebuildValue(q.dataType, row, s?.columns ?? []);
       if (value !== undefined) yield { timeMs: Number(ns / 1_000_000n), value };
     }
-    if (rows.length < pageSize) return;
+    if (rows.length < limit) return;
   }
 }
 

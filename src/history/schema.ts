@@ -76,7 +76,8 @@ async function ensureRollupQuery(influx: InfluxClient, resampleEvery: string): P
   const [series] = await influx.query('SHOW CONTINUOUS QUERIES', { database: null });
   const names = (series ?? [])
     .filter((s) => s.name === db)
-    .flatMap((s) => s.values.map((row) => String(row[0])))
+    // A database without continuous queries comes back as a series without values.
+    .flatMap((s) => (s.values as unknown[][] | undefined)?.map((row) => String(row[0])) ?? [])
     .filter((n) => n.startsWith(ROLLUP_CQ_PREFIX));
   for (const stale of names.filter((n) => n !== wanted.name)) {
     await influx.query(`DROP CONTINUOUS QUERY ${ident(stale)} ON ${ident(db)}`, { database: null });

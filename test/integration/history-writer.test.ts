@@ -24,6 +24,12 @@ async function rows(influx: InfluxClient, q: string): Promise<Record<string, unk
   );
 }
 
+/** Retention policy rows by name: [name, duration, shardGroupDuration, replicaN, default]. */
+async function retentionPolicies(influx: InfluxClient): Promise<Record<string, unknown[] | undefined>> {
+  const [rps] = await influx.query(`SHOW RETENTION POLICIES ON "${influx.database}"`);
+  return Object.fromEntries((rps?.[0]?.values ?? []).map((r): [string, unknown[]] => [String(r[0]), r]));
+}
+
 const T0 = Date.UTC(2026, 10, 20, 10, 0, 0, 123);
 
 function point(over: Partial<ValuePoint>): ValuePoint {
@@ -45,8 +51,7 @@ describe('ensureHistorySchema', () => {
   it('is idempotent: a second run leaves one raw (default) and one long policy and one rollup query', async () => {
     const influx = await freshInflux();
     await ensureHistorySchema(influx, schema);
-    const [rps] = await influx.query(`SHOW RETENTION POLICIES ON "${influx.database}"`);
-    const byName = Object.fromEntries((rps?.[0]?.values ?? []).map((r) => [r[0], r]));
+    const byName = await retentionPolicies(influx);
     expect(byName.raw?.[4]).toBe(true);
     expect(byName.long?.[4]).toBe(false);
     const [cqs] = await influx.query('SHOW CONTINUOUS QUERIES', { database: null });
@@ -58,8 +63,7 @@ describe('ensureHistorySchema', () => {
   it('applies changed retentions and replaces the rollup query when its text changes', async () => {
     const influx = await freshInflux();
     await ensureHistorySchema(influx, { rawRetention: '30d', rollupRetention: '520w', resampleEvery: '5m' });
-    const [rps] = await influx.query(`SHOW RETENTION POLICIES ON "${influx.database}"`);
-    const byName = Object.fromEntries((rps?.[0]?.values ?? []).map((r) => [r[0], r]));
+    const byName = await retentionPolicies(influx);
     expect(byName.raw?.[1]).toBe('720h0m0s');
     expect(byName.long?.[1]).toBe('87360h0m0s');
     const [cqs] = await influx.query('SHOW CONTINUOUS QUERIES', { database: null });

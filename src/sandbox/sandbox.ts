@@ -153,7 +153,8 @@ export function createSandbox(options: SandboxOptions): Sandbox {
         'parser cannot load',
       );
     }
-    parsers.set(code.id, entry);
+    // A memory failure while loading may be the heap's fault rather than this parser's: retry it next time.
+    if (entry.kind === 'ready' || entry.failure.code !== 'PARSER_MEMORY') parsers.set(code.id, entry);
     evictBeyond(maxContexts);
     return entry;
   }

@@ -213,6 +213,15 @@ describe('sandbox with broken or hostile parsers', () => {
     expect(outcomes.map((o) => (o.ok ? 'ok' : o.code))).toEqual(['ok', 'PARSER_TIMEOUT', 'ok']);
   });
 
+  it('interrupts a parser blocked in Atomics.wait with PARSER_TIMEOUT', () => {
+    const sandbox = testSandbox();
+    const blocking = inline(
+      'def:test:atomics',
+      'function parsePayload() { Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0); return {}; }',
+    );
+    expect(sandbox.run(blocking, [input('x')])).toMatchObject([{ ok: false, code: 'PARSER_TIMEOUT' }]);
+  });
+
   it.each([
     'throws',
     'syntax-error',

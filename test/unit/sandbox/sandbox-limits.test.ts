@@ -39,6 +39,17 @@ describe('sandbox limits', () => {
     ]);
   });
 
+  it('reports a parser whose top-level code exhausts memory as PARSER_MEMORY and retries it later', () => {
+    const sandbox = testSandbox({ timeoutMs: 3000 });
+    const hoarder = inline(
+      'def:test:top-hoard',
+      'const hoard = [];\nfor (;;) hoard.push(new Array(1000000).fill(0));\nfunction parsePayload() {}',
+    );
+    expect(sandbox.run(hoarder, [input('x')])).toMatchObject([{ ok: false, code: 'PARSER_MEMORY' }]);
+    expect(sandbox.stats()).toMatchObject({ isolateRestarts: 1, cachedContexts: 0 });
+    expect(sandbox.run(fixture('valid-json'), [input({ temperature: 3 })])).toMatchObject([{ ok: true }]);
+  });
+
   it('picks up a new revision without a restart and drops the old context', () => {
     const sandbox = testSandbox();
     const v1 = inline('def:test:versioned', 'function parsePayload() { return { version: 1 }; }', 1);

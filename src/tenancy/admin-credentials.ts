@@ -31,9 +31,9 @@ export interface CredentialMeta {
   expiresUTC?: string | null;
 }
 
-const API_KEY_FORMAT = /^vk_[A-Za-z0-9_-]{20,}$/;
-const TOKEN_FORMAT = /^vt_[A-Za-z0-9_-]{20,}$/;
-const MIN_PASSWORD_LENGTH = 8;
+export const API_KEY_FORMAT = /^vk_[A-Za-z0-9_-]{20,}$/;
+export const TOKEN_FORMAT = /^vt_[A-Za-z0-9_-]{20,}$/;
+export const MIN_PASSWORD_LENGTH = 8;
 
 export function createCredentialAdmin(ctx: AdminContext) {
   const { redis, keys } = ctx;

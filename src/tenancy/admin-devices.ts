@@ -3,7 +3,8 @@
  * data points. A device's definition and sensor names are checked before anything is written.
  */
 import { AppError } from '../errors/app-error.ts';
-import type { ThresholdSet } from '../domain/types.ts';
+import { parseThresholdSet } from '../domain/thresholds.ts';
+import type { DataPointSpec } from '../domain/types.ts';
 import { checkName, invalid, type AdminContext } from './admin-support.ts';
 import { describeScope } from './admin-definitions.ts';
 import { decodeDefinition, decodeDevice, encodeDevice } from './records.ts';
@@ -47,16 +48,18 @@ export function createDeviceAdmin(ctx: AdminContext) {
     return device;
   }
 
-  async function requireSensor(env: string, deviceName: string, sensor: string) {
+  async function requireSensor(env: string, deviceName: string, sensor: string): Promise<DataPointSpec> {
     const device = await requireDevice(env, deviceName);
     const def = await requireDefinition(env, device.definitionName, device.definitionIsPublic);
-    if (!def.spec.dataPoints.some((p) => p.name === sensor)) {
+    const point = def.spec.dataPoints.find((p) => p.name === sensor);
+    if (!point) {
       const names = def.spec.dataPoints.map((p) => p.name).join(', ');
       throw new AppError(
         'SENSOR_NOT_FOUND',
         `definition ${def.spec.name} has no data point ${sensor} (it has: ${names})`,
       );
     }
+    return point;
   }
 
   function checkMinutes(minutes: number | undefined | null) {
@@ -146,9 +149,13 @@ export function createDeviceAdmin(ctx: AdminContext) {
     },
     requireDevice,
 
-    /** Sets a device override of one data point's rules and hysteresis; true when it changed. */
-    async setThreshold(env: string, device: string, sensor: string, set: ThresholdSet): Promise<boolean> {
-      await requireSensor(env, device, sensor);
+    /**
+     * Sets a device override of one data point's rules and hysteresis, given as a rule list or
+     * `{rules, hysteresis}` and validated against the data point's type; true when it changed.
+     */
+    async setThreshold(env: string, device: string, sensor: string, input: unknown): Promise<boolean> {
+      const point = await requireSensor(env, device, sensor);
+      const set = parseThresholdSet(toThresholdInput(input), point.dataType);
       const json = JSON.stringify(set);
       if ((await redis.hget(keys.deviceThresholds(env, device), sensor)) === json) return false;
       await redis.hset(keys.deviceThresholds(env, device), sensor, json);
@@ -178,3 +185,16 @@ export function createDeviceAdmin(ctx: AdminContext) {
 }
 
 export type DeviceAdmin = ReturnType<typeof createDeviceAdmin>;
+
+/** A rule list or `{rules, hysteresis}` as the domain's threshold parser wants it. */
+export function toThresholdInput(input: unknown): { rules: unknown; hysteresis?: unknown } {
+  if (Array.isArray(input)) return { rules: input };
+  if (typeof input === 'object' && input !== null) {
+    const { rules, hysteresis, ...extra } = input as Record<string, unknown>;
+    const unknown = Object.keys(extra);
+    if (unknown.length > 0)
+      throw invalid(`invalid thresholds: unknown field ${unknown.join(', ')} (expected rules, hysteresis)`);
+    return { rules, hysteresis };
+  }
+  throw invalid('invalid thresholds: expected a rule list or {"rules": [...], "hysteresis": n}');
+}

@@ -1,0 +1,167 @@
+import type { Command } from 'commander';
+import QRCode from 'qrcode';
+import { leaf, parseExpiry, table, withEnv, type Runtime } from '../runtime.ts';
+
+interface EnvOpts {
+  env: string;
+  json?: boolean;
+}
+
+export function addCredentialCommands(program: Command, rt: Runtime): void {
+  addApiKeyCommands(program, rt);
+  addTokenCommands(program, rt);
+  addUserCommands(program, rt);
+}
+
+function addApiKeyCommands(program: Command, rt: Runtime) {
+  const apikey = program
+    .command('apikey')
+    .description('API keys for the gateway (HTTP path segment or MQTT password)');
+
+  withEnv(leaf(apikey, 'create', 'create an API key (shown once)'))
+    .option('--name <name>', 'a name to find the key by later')
+    .action(async (opts: EnvOpts & { name?: string }) => {
+      const { admin } = await rt.services();
+      const created = await admin.createApiKey(opts.env, opts.name);
+      rt.print(opts.json, { env: opts.env, ...created }, [
+        created.key,
+        `API key ${created.id} (${created.name}) for ${opts.env}; it is shown only this once.`,
+      ]);
+    });
+
+  withEnv(leaf(apikey, 'list', 'list API keys (ids and names; never the keys)')).action(
+    async (opts: EnvOpts) => {
+      const { admin } = await rt.services();
+      const list = await admin.listApiKeys(opts.env);
+      rt.print(
+        opts.json,
+        list,
+        table(
+          ['ID', 'NAME', 'CREATED'],
+          list.map((k) => [k.id, k.name, k.createdUTC]),
+        ),
+      );
+    },
+  );
+
+  withEnv(leaf(apikey, 'revoke <idOrName>', 'revoke an API key at once')).action(
+    async (idOrName: string, opts: EnvOpts) => {
+      const { admin } = await rt.services();
+      const revoked = await admin.revokeApiKey(opts.env, idOrName);
+      rt.print(opts.json, revoked, `revoked API key ${revoked.id} (${revoked.name})`);
+    },
+  );
+}
+
+function addTokenCommands(program: Command, rt: Runtime) {
+  const token = program.command('token').description('long-lived bearer tokens for the read API');
+
+  withEnv(leaf(token, 'create', 'create a bearer token (shown once)'))
+    .option('--name <name>', 'a name to find the token by later')
+    .option('--expires <when>', 'expiry: a duration (30d, 12h, 90m), an ISO time, or never', 'never')
+    .action(async (opts: EnvOpts & { name?: string; expires: string }) => {
+      const { admin } = await rt.services();
+      const expiresMs = parseExpiry(opts.expires, Date.now());
+      const created = await admin.createToken(opts.env, opts.name, expiresMs);
+      rt.print(opts.json, { env: opts.env, ...created }, [
+        created.token,
+        `token ${created.id} (${created.name}) for ${opts.env}, expires ${created.expiresUTC ?? 'never'}; it is shown only this once.`,
+      ]);
+    });
+
+  withEnv(leaf(token, 'list', 'list CLI tokens (login tokens are not listed)')).action(
+    async (opts: EnvOpts) => {
+      const { admin } = await rt.services();
+      const list = await admin.listTokens(opts.env);
+      rt.print(
+        opts.json,
+        list,
+        table(
+          ['ID', 'NAME', 'CREATED', 'EXPIRES'],
+          list.map((t) => [t.id, t.name, t.createdUTC, t.expiresUTC ?? 'never']),
+        ),
+      );
+    },
+  );
+
+  withEnv(leaf(token, 'revoke <idOrName>', 'revoke a token at once')).action(
+    async (idOrName: string, opts: EnvOpts) => {
+      const { admin } = await rt.services();
+      const revoked = await admin.revokeToken(opts.env, idOrName);
+      rt.print(opts.json, revoked, `revoked token ${revoked.id} (${revoked.name})`);
+    },
+  );
+}
+
+function addUserCommands(program: Command, rt: Runtime) {
+  const user = program.command('user').description('users who log in to the read API');
+  type UserOpts = EnvOpts & { username: string };
+
+  withEnv(leaf(user, 'create', 'create a user'))
+    .requiredOption('--username <username>', 'unique within the environment')
+    .requiredOption('--password <password>', 'at least 8 characters (stored as a scrypt hash)')
+    .action(async (opts: UserOpts & { password: string }) => {
+      const { admin } = await rt.services();
+      const created = await admin.createUser(opts.env, opts.username, opts.password);
+      rt.print(opts.json, { env: opts.env, ...created }, `created user ${opts.username} in ${opts.env}`);
+    });
+
+  withEnv(leaf(user, 'list', 'list users')).action(async (opts: EnvOpts) => {
+    const { admin } = await rt.services();
+    const list = await admin.listUsers(opts.env);
+    rt.print(
+      opts.json,
+      list,
+      table(
+        ['USERNAME', 'MFA', 'CREATED'],
+        list.map((u) => [u.username, u.mfaEnabled ? 'on' : 'off', u.createdUTC]),
+      ),
+    );
+  });
+
+  withEnv(leaf(user, 'delete', 'delete a user (their login tokens stop working)'))
+    .requiredOption('--username <username>', 'the user')
+    .action(async (opts: UserOpts) => {
+      const { admin } = await rt.services();
+      await admin.deleteUser(opts.env, opts.username);
+      rt.print(
+        opts.json,
+        { env: opts.env, username: opts.username, deleted: true },
+        `deleted user ${opts.username}`,
+      );
+    });
+
+  withEnv(leaf(user, 'password', 'set a new password'))
+    .requiredOption('--username <username>', 'the user')
+    .requiredOption('--password <password>', 'the new password')
+    .action(async (opts: UserOpts & { password: string }) => {
+      const { admin } = await rt.services();
+      await admin.setPassword(opts.env, opts.username, opts.password);
+      rt.print(opts.json, { env: opts.env, username: opts.username }, `password of ${opts.username} changed`);
+    });
+
+  const mfa = user.command('mfa').description('TOTP second factor (RFC 6238, 6 digits, 30 s)');
+  withEnv(leaf(mfa, 'enable', 'turn on TOTP; prints the otpauth URI and a QR code once'))
+    .requiredOption('--username <username>', 'the user')
+    .action(async (opts: UserOpts) => {
+      const { admin } = await rt.services();
+      const { uri, secret } = await admin.enableMfa(opts.env, opts.username);
+      const qr = opts.json ? '' : await QRCode.toString(uri, { type: 'utf8' });
+      rt.print(opts.json, { env: opts.env, username: opts.username, otpauthUri: uri, secret }, [
+        `MFA enabled for ${opts.username}. Scan this with an authenticator app (shown only now):`,
+        qr,
+        uri,
+      ]);
+    });
+  withEnv(leaf(mfa, 'disable', 'turn off TOTP'))
+    .requiredOption('--username <username>', 'the user')
+    .action(async (opts: UserOpts) => {
+      const { admin } = await rt.services();
+      await admin.disableMfa(opts.env, opts.username);
+      rt.print(
+        opts.json,
+        { env: opts.env, username: opts.username, mfaEnabled: false },
+        `MFA disabled for ${opts.username}`,
+      );
+    });
+}

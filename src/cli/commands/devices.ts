@@ -1,0 +1,193 @@
+import { InvalidArgumentError, type Command } from 'commander';
+import { AppError } from '../../errors/app-error.ts';
+import type { DeviceRecord } from '../../tenancy/types.ts';
+import { leaf, parse, table, withEnv, type Runtime } from '../runtime.ts';
+
+interface EnvOpts {
+  env: string;
+  json?: boolean;
+}
+type SensorOpts = EnvOpts & { device: string; sensor: string };
+
+const deviceLine = (d: DeviceRecord) => [
+  d.deviceName,
+  d.displayName,
+  `${d.definitionName}${d.definitionIsPublic ? ' (public)' : ''}`,
+  d.availabilityMinutes === undefined ? '-' : String(d.availabilityMinutes),
+];
+
+export function addDeviceCommands(program: Command, rt: Runtime): void {
+  const device = program.command('device').description('devices');
+
+  withEnv(leaf(device, 'create', 'create a device'))
+    .requiredOption('--name <deviceName>', 'device name (what payloads carry as deviceName)')
+    .requiredOption('--definition <name>', 'its device definition')
+    .option('--public-definition', 'the definition is a public one (default: private to the environment)')
+    .option('--display-name <text>', 'display name (default: the device name)')
+    .option('--availability-minutes <n>', 'silence before an Availability event', parse.positiveNumber)
+    .action(
+      async (
+        opts: EnvOpts & {
+          name: string;
+          definition: string;
+          publicDefinition?: boolean;
+          displayName?: string;
+          availabilityMinutes?: number;
+        },
+      ) => {
+        const { admin } = await rt.services();
+        const created = await admin.createDevice(opts.env, {
+          name: opts.name,
+          definitionName: opts.definition,
+          definitionIsPublic: opts.publicDefinition === true,
+          ...(opts.displayName === undefined ? {} : { displayName: opts.displayName }),
+          ...(opts.availabilityMinutes === undefined
+            ? {}
+            : { availabilityMinutes: opts.availabilityMinutes }),
+        });
+        rt.print(opts.json, created, `created device ${created.deviceName} in ${opts.env}`);
+      },
+    );
+
+  withEnv(leaf(device, 'list', 'list devices, by name')).action(async (opts: EnvOpts) => {
+    const { admin, store } = await rt.services();
+    await admin.requireEnv(opts.env);
+    const list = await store.listDevices(opts.env);
+    rt.print(
+      opts.json,
+      list,
+      table(['NAME', 'DISPLAY NAME', 'DEFINITION', 'AVAILABILITY MIN'], list.map(deviceLine)),
+    );
+  });
+
+  withEnv(leaf(device, 'update', 'change a device'))
+    .requiredOption('--name <deviceName>', 'the device')
+    .option('--display-name <text>', 'new display name')
+    .option('--definition <name>', 'new definition')
+    .option('--public-definition', 'the new definition is public')
+    .option('--private-definition', 'the new definition is private')
+    .option('--availability-minutes <n>', "new availability timeout, or 'inherit'", (v: string) =>
+      v === 'inherit' ? null : parse.positiveNumber(v),
+    )
+    .action(
+      async (
+        opts: EnvOpts & {
+          name: string;
+          displayName?: string;
+          definition?: string;
+          publicDefinition?: boolean;
+          privateDefinition?: boolean;
+          availabilityMinutes?: number | null;
+        },
+      ) => {
+        if (opts.publicDefinition && opts.privateDefinition) {
+          throw new InvalidArgumentError('give --public-definition or --private-definition, not both');
+        }
+        const isPublic = opts.publicDefinition ? true : opts.privateDefinition ? false : undefined;
+        const { admin } = await rt.services();
+        const updated = await admin.updateDevice(opts.env, opts.name, {
+          ...(opts.displayName === undefined ? {} : { displayName: opts.displayName }),
+          ...(opts.definition === undefined ? {} : { definitionName: opts.definition }),
+          ...(isPublic === undefined ? {} : { definitionIsPublic: isPublic }),
+          ...(opts.availabilityMinutes === undefined
+            ? {}
+            : { availabilityMinutes: opts.availabilityMinutes }),
+        });
+        rt.print(opts.json, updated, `updated device ${updated.deviceName}`);
+      },
+    );
+
+  withEnv(leaf(device, 'delete', 'delete a device with its state, events and overrides'))
+    .requiredOption('--name <deviceName>', 'the device')
+    .action(async (opts: EnvOpts & { name: string }) => {
+      const { admin } = await rt.services();
+      await admin.deleteDevice(opts.env, opts.name);
+      rt.print(
+        opts.json,
+        { env: opts.env, deviceName: opts.name, deleted: true },
+        `deleted device ${opts.name}`,
+      );
+    });
+
+  addThresholdCommands(program, rt);
+  addSensorCommands(program, rt);
+}
+
+const sensorTarget = (cmd: Command) =>
+  withEnv(cmd)
+    .requiredOption('--device <deviceName>', 'the device')
+    .requiredOption('--sensor <name>', 'the data point');
+
+function addThresholdCommands(program: Command, rt: Runtime) {
+  const threshold = program.command('threshold').description("device overrides of a data point's thresholds");
+
+  sensorTarget(leaf(threshold, 'set', "replace a data point's rules and hysteresis for one device"))
+    .requiredOption(
+      '--rules <json>',
+      `rule list or {"rules":[…],"hysteresis":n}, e.g. '[{"status":"WARNING","above":28}]'`,
+    )
+    .action(async (opts: SensorOpts & { rules: string }) => {
+      let input: unknown;
+      try {
+        input = JSON.parse(opts.rules);
+      } catch {
+        throw new AppError('INVALID_INPUT', '--rules is not valid JSON');
+      }
+      const { admin, store } = await rt.services();
+      const changed = await admin.setThreshold(opts.env, opts.device, opts.sensor, input);
+      const stored = (await store.getThresholdOverrides(opts.env, opts.device))[opts.sensor];
+      rt.print(
+        opts.json,
+        { env: opts.env, deviceName: opts.device, sensorName: opts.sensor, ...stored, changed },
+        `thresholds of ${opts.device}/${opts.sensor} ${changed ? 'set' : 'unchanged'}`,
+      );
+    });
+
+  withEnv(leaf(threshold, 'clear', "remove a device override (back to the definition's rules)"))
+    .requiredOption('--device <deviceName>', 'the device')
+    .option('--sensor <name>', 'the data point (default: every override of the device)')
+    .action(async (opts: EnvOpts & { device: string; sensor?: string }) => {
+      const { admin } = await rt.services();
+      await admin.clearThreshold(opts.env, opts.device, opts.sensor);
+      rt.print(
+        opts.json,
+        { env: opts.env, deviceName: opts.device, sensorName: opts.sensor ?? null, cleared: true },
+        `cleared threshold overrides of ${opts.device}${opts.sensor ? `/${opts.sensor}` : ''}`,
+      );
+    });
+}
+
+function addSensorCommands(program: Command, rt: Runtime) {
+  const sensor = program.command('sensor').description('data points of a device');
+
+  sensorTarget(leaf(sensor, 'suppress', 'keep statuses but create no events (maintenance)'))
+    .option('--until <iso>', 'end of the suppression (ISO 8601; default: until unsuppressed)')
+    .action(async (opts: SensorOpts & { until?: string }) => {
+      const untilMs = opts.until === undefined ? 0 : Date.parse(opts.until);
+      if (Number.isNaN(untilMs)) throw new InvalidArgumentError('--until: expected an ISO 8601 time');
+      const { admin } = await rt.services();
+      await admin.suppress(opts.env, opts.device, opts.sensor, untilMs);
+      const until = untilMs === 0 ? null : new Date(untilMs).toISOString();
+      rt.print(
+        opts.json,
+        {
+          env: opts.env,
+          deviceName: opts.device,
+          sensorName: opts.sensor,
+          suppressed: true,
+          untilUTC: until,
+        },
+        `suppressed ${opts.device}/${opts.sensor}${until ? ` until ${until}` : ''}`,
+      );
+    });
+
+  sensorTarget(leaf(sensor, 'unsuppress', 'create events again')).action(async (opts: SensorOpts) => {
+    const { admin } = await rt.services();
+    await admin.unsuppress(opts.env, opts.device, opts.sensor);
+    rt.print(
+      opts.json,
+      { env: opts.env, deviceName: opts.device, sensorName: opts.sensor, suppressed: false },
+      `unsuppressed ${opts.device}/${opts.sensor}`,
+    );
+  });
+}

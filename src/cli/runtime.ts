@@ -1,0 +1,138 @@
+/**
+ * What every `vigil` command shares: configuration and one Redis connection (opened on first use,
+ * closed on exit), the tenancy store and admin, and output as text or `--json`.
+ */
+import { Command, InvalidArgumentError } from 'commander';
+import { AppError } from '../errors/app-error.ts';
+import { loadConfig } from '../config/load-config.ts';
+import type { Config } from '../config/schema.ts';
+import { closeRedis, connectRedis, type Redis } from '../redis/connect.ts';
+import { createKeys, type DefinitionScope, type Keys } from '../state/keys.ts';
+import { createTenancyAdmin, type TenancyAdmin } from '../tenancy/tenancy-admin.ts';
+import { createTenancyStore, type TenancyStore } from '../tenancy/tenancy-store.ts';
+
+export interface Services {
+  config: Config;
+  redis: Redis;
+  keys: Keys;
+  store: TenancyStore;
+  admin: TenancyAdmin;
+}
+
+export interface Runtime {
+  /** Opens Redis on first use. */
+  services(): Promise<Services>;
+  close(): Promise<void>;
+  /** Prints `data` as JSON with --json, else `text` (lines). */
+  print(json: boolean | undefined, data: unknown, text: string | string[]): void;
+  /** Lines for stderr that are not results (hints, warnings); suppressed with --json. */
+  note(json: boolean | undefined, text: string): void;
+}
+
+export function createRuntime(env: NodeJS.ProcessEnv = process.env): Runtime {
+  let opened: Promise<Services> | undefined;
+  let redis: Redis | undefined;
+  return {
+    services: () => (opened ??= open()),
+    async close() {
+      if (redis) await closeRedis(redis);
+    },
+    print(json, data, text) {
+      const out = json ? JSON.stringify(data, null, 2) : Array.isArray(text) ? text.join('\n') : text;
+      if (out !== '') process.stdout.write(`${out}\n`);
+    },
+    note(json, text) {
+      if (!json) process.stderr.write(`${text}\n`);
+    },
+  };
+
+  async function open(): Promise<Services> {
+    const config = loadConfig(env);
+    redis = connectRedis(config.redisUrl, 'command', 'vigil-cli');
+    await waitReady(redis, config.redisUrl);
+    const keys = createKeys(config.keyPrefix);
+    return {
+      config,
+      redis,
+      keys,
+      store: createTenancyStore({ redis, keys }),
+      admin: createTenancyAdmin({ redis, keys }),
+    };
+  }
+}
+
+async function waitReady(redis: Redis, url: string): Promise<void> {
+  if (redis.status === 'ready') return;
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      redis.disconnect();
+      reject(new AppError('UNAVAILABLE', `cannot reach Redis at ${redactUrl(url)} (VIGIL_REDIS_URL)`));
+    }, 3000);
+    redis.once('ready', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
+const redactUrl = (url: string) => url.replace(/\/\/[^@/]*@/, '//***@');
+
+/** Adds a leaf command with `--json`. */
+export function leaf(parent: Command, nameAndArgs: string, description: string): Command {
+  return parent.command(nameAndArgs).description(description).option('--json', 'print machine-readable JSON');
+}
+
+/** Adds the required `--env <env>` option. */
+export const withEnv = (cmd: Command) => cmd.requiredOption('--env <env>', 'environment name');
+
+export const scopeFrom = (opts: { env?: string; public?: boolean }): DefinitionScope => {
+  if (opts.public && opts.env) throw new InvalidArgumentError('give either --env or --public, not both');
+  if (opts.public) return { kind: 'public' };
+  if (opts.env) return { kind: 'private', env: opts.env };
+  throw new InvalidArgumentError('give --env <env> (private definition) or --public');
+};
+
+/** Commander argument parsers that reject bad input as usage errors (exit 2). */
+export const parse = {
+  positiveInt: (value: string): number => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('expected a positive whole number');
+    return n;
+  },
+  positiveNumber: (value: string): number => {
+    const n = Number(value);
+    if (!Number.isFinite(n) || n <= 0 || value.trim() === '')
+      throw new InvalidArgumentError('expected a positive number');
+    return n;
+  },
+  locale: (value: string): 'en' | 'nl' => {
+    if (value !== 'en' && value !== 'nl') throw new InvalidArgumentError('expected en or nl');
+    return value;
+  },
+};
+
+const DURATION_UNITS_MS: Record<string, number> = { s: 1e3, m: 60e3, h: 3600e3, d: 86400e3, w: 7 * 86400e3 };
+
+/** Epoch ms of `nowMs + 30d`-style durations or of an ISO 8601 time; 0 for `never`. */
+export function parseExpiry(value: string, nowMs: number): number {
+  if (value === 'never') return 0;
+  const d = /^(\d+)([smhdw])$/.exec(value);
+  if (d) return nowMs + Number(d[1]) * (DURATION_UNITS_MS[d[2] ?? 's'] ?? 1000);
+  const t = /^\d{4}-\d{2}-\d{2}/.test(value) ? Date.parse(value) : NaN;
+  if (Number.isNaN(t))
+    throw new InvalidArgumentError('expected a duration such as 30d, 12h, 90m, an ISO time, or never');
+  if (t <= nowMs) throw new InvalidArgumentError('the time must be in the future');
+  return t;
+}
+
+/** Formats rows as left-aligned columns. */
+export function table(header: string[], rows: string[][]): string[] {
+  if (rows.length === 0) return [];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (r: string[]) =>
+    r
+      .map((c, i) => c.padEnd(widths[i] ?? 0))
+      .join('  ')
+      .trimEnd();
+  return [line(header), ...rows.map(line)];
+}

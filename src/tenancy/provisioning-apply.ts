@@ -1,0 +1,194 @@
+/**
+ * `vigil provision apply <dir>`: brings Redis in line with a provisioning directory. Everything is
+ * read and validated first (YAML, definitions and their parsers, devices against their
+ * definitions, thresholds against data points, key formats); only then are the changes written, each
+ * operation writing only when something differs. Applying the same directory twice reports zero
+ * changes the second time. Provisioning adds and updates; it never deletes what the files omit.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { DefinitionSpec } from '../domain/types.ts';
+import { AppError } from '../errors/app-error.ts';
+import type { DefinitionScope } from '../state/keys.ts';
+import { parseThresholdSet } from '../domain/thresholds.ts';
+import { toThresholdInput } from './admin-devices.ts';
+import { API_KEY_FORMAT, MIN_PASSWORD_LENGTH, TOKEN_FORMAT } from './admin-credentials.ts';
+import { parseProvisioningFile, PROVISIONING_FILE, type ProvisioningPlan } from './provisioning-plan.ts';
+import type { TenancyAdmin } from './tenancy-admin.ts';
+import type { TenancyStore } from './tenancy-store.ts';
+
+export interface LoadedDefinition {
+  spec: DefinitionSpec;
+  parserSource: string;
+}
+
+export interface ProvisioningDeps {
+  admin: TenancyAdmin;
+  store: TenancyStore;
+  /** Reads and validates a definition YAML and its parser; throws AppError INVALID_INPUT. */
+  loadDefinition(path: string): Promise<LoadedDefinition>;
+  /** Reads and syntax-checks a pre-parser file; throws AppError INVALID_INPUT. */
+  loadPreparser(path: string): Promise<string>;
+}
+
+interface Loaded {
+  plan: ProvisioningPlan;
+  publicDefs: LoadedDefinition[];
+  privateDefs: Map<string, LoadedDefinition[]>;
+  preparsers: Map<string, string>;
+}
+
+const invalid = (message: string) => new AppError('INVALID_INPUT', message);
+
+/** Applies `dir`; resolves with one line per change made (empty when nothing changed). */
+export async function applyProvisioning(
+  dir: string,
+  deps: ProvisioningDeps,
+  vars: Record<string, string | undefined>,
+): Promise<string[]> {
+  const loaded = await loadAndValidate(dir, deps, vars);
+  return write(loaded, deps);
+}
+
+async function loadAndValidate(
+  dir: string,
+  deps: ProvisioningDeps,
+  vars: Record<string, string | undefined>,
+): Promise<Loaded> {
+  let text: string;
+  try {
+    text = await readFile(join(dir, PROVISIONING_FILE), 'utf8');
+  } catch {
+    throw invalid(`${join(dir, PROVISIONING_FILE)} cannot be read`);
+  }
+  let plan: ProvisioningPlan;
+  try {
+    plan = parseProvisioningFile(text, vars);
+  } catch (err) {
+    throw invalid((err as Error).message);
+  }
+  const loadAll = async (files: string[]) => {
+    const defs: LoadedDefinition[] = [];
+    for (const f of files) defs.push(await deps.loadDefinition(join(dir, f)));
+    const names = defs.map((d) => d.spec.name);
+    const dup = names.find((n, i) => names.indexOf(n) !== i);
+    if (dup) throw invalid(`definition ${dup} is listed twice in one scope`);
+    return defs;
+  };
+  const loaded: Loaded = {
+    plan,
+    publicDefs: await loadAll(plan.publicDefinitions),
+    privateDefs: new Map(),
+    preparsers: new Map(),
+  };
+  for (const env of plan.environments) {
+    loaded.privateDefs.set(env.name, await loadAll(env.definitions));
+    if (env.preparser)
+      loaded.preparsers.set(env.name, await deps.loadPreparser(join(dir, env.preparser.file)));
+    checkSecrets(env);
+    for (const device of env.devices) await checkDevice(env.name, device, loaded, deps);
+  }
+  return loaded;
+}
+
+function checkSecrets(env: ProvisioningPlan['environments'][number]) {
+  for (const k of env.apiKeys) {
+    if (!API_KEY_FORMAT.test(k.key))
+      throw invalid(`${env.name}: API key ${k.name}: expected vk_ and at least 20 base64url characters`);
+  }
+  for (const t of env.tokens) {
+    if (!TOKEN_FORMAT.test(t.token))
+      throw invalid(`${env.name}: token ${t.name}: expected vt_ and at least 20 base64url characters`);
+  }
+  for (const u of env.users) {
+    if (u.password.length < MIN_PASSWORD_LENGTH) {
+      throw invalid(
+        `${env.name}: user ${u.username}: password shorter than ${MIN_PASSWORD_LENGTH} characters`,
+      );
+    }
+  }
+}
+
+async function checkDevice(
+  env: string,
+  device: ProvisioningPlan['environments'][number]['devices'][number],
+  loaded: Loaded,
+  deps: ProvisioningDeps,
+) {
+  const fromFiles = (device.publicDefinition ? loaded.publicDefs : (loaded.privateDefs.get(env) ?? [])).find(
+    (d) => d.spec.name === device.definition,
+  );
+  const spec =
+    fromFiles?.spec ??
+    (await deps.store.getDefinition(env, device.definition, device.publicDefinition))?.spec;
+  if (!spec) {
+    throw invalid(
+      `${env}: device ${device.name}: no ${device.publicDefinition ? 'public' : 'private'} definition ${device.definition} in the files or in Redis`,
+    );
+  }
+  for (const [sensor, input] of Object.entries(device.thresholds)) {
+    const point = spec.dataPoints.find((p) => p.name === sensor);
+    if (!point)
+      throw invalid(`${env}: device ${device.name}: definition ${spec.name} has no data point ${sensor}`);
+    try {
+      parseThresholdSet(toThresholdInput(input), point.dataType);
+    } catch (err) {
+      throw invalid(`${env}: device ${device.name}: ${sensor}: ${(err as Error).message}`);
+    }
+  }
+}
+
+async function write(loaded: Loaded, { admin }: ProvisioningDeps): Promise<string[]> {
+  const changes: string[] = [];
+  const note = (changed: boolean, what: string) => {
+    if (changed) changes.push(what);
+  };
+  const applyDefs = async (scope: DefinitionScope, defs: LoadedDefinition[], label: string) => {
+    for (const d of defs) {
+      const r = await admin.applyDefinition(scope, d.spec, d.parserSource);
+      note(r.changed, `definition ${d.spec.name} (${label}) → revision ${r.revision}`);
+    }
+  };
+  for (const env of loaded.plan.environments) {
+    note(
+      await admin.ensureEnvironment(env.name, env.locale),
+      `environment ${env.name} (locale ${env.locale})`,
+    );
+  }
+  await applyDefs({ kind: 'public' }, loaded.publicDefs, 'public');
+  for (const env of loaded.plan.environments) {
+    await applyDefs({ kind: 'private', env: env.name }, loaded.privateDefs.get(env.name) ?? [], env.name);
+    const source = loaded.preparsers.get(env.name);
+    if (env.preparser && source !== undefined) {
+      const r = await admin.setPreparser(env.name, source, env.preparser.enabled);
+      note(
+        r.changed,
+        `${env.name}: pre-parser revision ${r.revision} (${r.enabled ? 'enabled' : 'disabled'})`,
+      );
+    }
+    for (const d of env.devices) {
+      const changed = await admin.putDevice(env.name, {
+        name: d.name,
+        definitionName: d.definition,
+        definitionIsPublic: d.publicDefinition,
+        ...(d.displayName === undefined ? {} : { displayName: d.displayName }),
+        ...(d.availabilityMinutes === undefined ? {} : { availabilityMinutes: d.availabilityMinutes }),
+      });
+      note(changed, `${env.name}: device ${d.name}`);
+      for (const [sensor, set] of Object.entries(d.thresholds)) {
+        note(
+          await admin.setThreshold(env.name, d.name, sensor, set),
+          `${env.name}: thresholds of ${d.name}/${sensor}`,
+        );
+      }
+    }
+    for (const k of env.apiKeys)
+      note(await admin.putApiKey(env.name, k.name, k.key), `${env.name}: API key ${k.name}`);
+    for (const t of env.tokens) {
+      note(await admin.putToken(env.name, t.name, t.token, t.expiresMs), `${env.name}: token ${t.name}`);
+    }
+    for (const u of env.users)
+      note(await admin.putUser(env.name, u.username, u.password), `${env.name}: user ${u.username}`);
+  }
+  return changes;
+}

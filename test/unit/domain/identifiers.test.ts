@@ -1,0 +1,89 @@
+import { describe, expect, it } from 'vitest';
+import { AppError } from '../../../src/errors/app-error.ts';
+import {
+  ENV_NAME_PATTERN,
+  NAME_PATTERN,
+  assertEnvName,
+  assertName,
+  nameProblem,
+} from '../../../src/domain/identifiers.ts';
+
+describe('environment names', () => {
+  it.each(['demo', 'a', '0', 'acme-prod', 'x'.repeat(63), '9-lives'])('accepts %j', (name) => {
+    expect(ENV_NAME_PATTERN.test(name)).toBe(true);
+    expect(() => assertEnvName(name)).not.toThrow();
+  });
+
+  it.each(['', 'Demo', '-demo', 'de mo', 'de_mo', 'x'.repeat(64), 'démo', 'a:b', 'a\n'])(
+    'refuses %j',
+    (name) => {
+      expect(() => assertEnvName(name)).toThrow(AppError);
+      expect(() => assertEnvName(name)).toThrow(/invalid environment name.*lowercase letters/);
+    },
+  );
+
+  it('refuses a value that is not text', () => {
+    expect(() => assertEnvName(42)).toThrow(/invalid environment name \(number\)/);
+  });
+});
+
+describe('device, definition and data point names', () => {
+  it.each([
+    'device_1_hallway',
+    'Open-plan R&D'.replace('&', 'and'),
+    'ComfortSensors',
+    'a',
+    'v1.2:temp',
+    'Battery millivolts',
+    'two  spaces',
+    'x'.repeat(128),
+    '-leading-dash',
+  ])('accepts %j', (name) => {
+    expect(NAME_PATTERN.test(name)).toBe(true);
+    expect(() => assertName('device', name)).not.toThrow();
+  });
+
+  it.each([
+    '',
+    ' lead',
+    'trail ',
+    ' ',
+    'x'.repeat(129),
+    'a/b',
+    'a\tb',
+    'a\nb',
+    'R&D',
+    'naïve',
+    'a,b',
+    'a"b',
+    'a{b}',
+  ])('refuses %j', (name) => {
+    expect(() => assertName('data point', name)).toThrow(/invalid data point name/);
+  });
+
+  it('names the kind and what is allowed', () => {
+    expect(nameProblem('definition', 'bad/name')).toBe(
+      `invalid definition name "bad/name": use 1-128 letters, digits, '_', '-', '.', ':' and inner spaces`,
+    );
+    expect(nameProblem('device', 'ok')).toBeUndefined();
+  });
+
+  it('throws INVALID_INPUT', () => {
+    try {
+      assertName('device', '');
+      expect.unreachable();
+    } catch (err) {
+      expect(err).toBeInstanceOf(AppError);
+      expect((err as AppError).code).toBe('INVALID_INPUT');
+    }
+  });
+});
+
+describe('usernames', () => {
+  it.each(['alice', 'ops@example.com', 'a.b+c_d-e'])('accepts %j', (name) => {
+    expect(() => assertName('username', name)).not.toThrow();
+  });
+  it.each(['', 'with space', 'x'.repeat(129)])('refuses %j', (name) => {
+    expect(() => assertName('username', name)).toThrow(/invalid username/);
+  });
+});

@@ -108,9 +108,13 @@ export function createSandbox(options: SandboxOptions): Sandbox {
   let closed = false;
   let catastrophe: string | undefined;
 
-  function currentRuntime(): { isolate: ivm.Isolate; harness: ivm.Script } {
+  function assertUsable(): void {
     if (closed) throw new AppError('INTERNAL', 'the parser sandbox is closed');
     if (catastrophe !== undefined) throw new AppError('INTERNAL', 'the parser sandbox is broken');
+  }
+
+  function currentRuntime(): { isolate: ivm.Isolate; harness: ivm.Script } {
+    assertUsable();
     if (runtime === undefined || runtime.isolate.isDisposed) {
       const isolate = new ivm.Isolate({ memoryLimit: options.memoryLimitMb, onCatastrophicError });
       const harness = isolate.compileScriptSync(HARNESS_SOURCE, { filename: HARNESS_FILENAME });
@@ -207,6 +211,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
 
   return {
     run(code, inputs, runOptions = {}) {
+      assertUsable();
       if (inputs.length === 0) return [];
       counters.calls += 1;
       counters.inputs += inputs.length;

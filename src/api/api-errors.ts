@@ -1,0 +1,61 @@
+/**
+ * How failures reach a read-API client: AppErrors with their code, status, details and Retry-After;
+ * an unreachable Redis or InfluxDB as 503 UNAVAILABLE; anything else as 500 INTERNAL with a generic
+ * message (the error itself goes to the log only). Never a stack trace or an internal message.
+ */
+import type { Response } from 'express';
+import { AppError, errorBody, isAppError } from '../errors/app-error.ts';
+import { InfluxError } from '../history/influx-client.ts';
+import type { Logger } from '../log/logger.ts';
+
+/** Translates any thrown value into the error AppError the client sees. */
+export function toClientError(err: unknown, log: Logger, context: Record<string, unknown>): AppError {
+  if (isAppError(err)) {
+    if (err.status >= 500) log.error({ err, ...context }, 'read API fault');
+    return err;
+  }
+  const bodyError = fromBodyParser(err);
+  if (bodyError) return bodyError;
+  if (isDependencyDown(err)) {
+    log.warn({ err, ...context }, 'read API dependency unavailable');
+    return new AppError('UNAVAILABLE', 'A storage server is unavailable; try again shortly.', {
+      retryAfterSeconds: 1,
+    });
+  }
+  log.error({ err, ...context }, 'read API fault');
+  return new AppError('INTERNAL', 'Internal error.');
+}
+
+export function sendError(res: Response, err: AppError): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  if (err.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(err.retryAfterSeconds));
+  if (err.code === 'UNAUTHORIZED') res.setHeader('WWW-Authenticate', 'Bearer');
+  res.status(err.status).json(errorBody(err.code, err.message, err.details));
+}
+
+/** Errors of express's body reader (too large, aborted, bad charset). */
+function fromBodyParser(err: unknown): AppError | undefined {
+  const e = err as { type?: unknown; status?: unknown };
+  if (typeof e.type !== 'string' || typeof e.status !== 'number') return undefined;
+  if (e.type === 'entity.too.large') return new AppError('PAYLOAD_TOO_LARGE', 'The body is too large.');
+  if (e.status >= 400 && e.status < 500) return new AppError('INVALID_JSON', 'The body could not be read.');
+  return undefined;
+}
+
+/** Redis or InfluxDB could not be reached or answered with a server error. */
+export function isDependencyDown(err: unknown): boolean {
+  if (err instanceof InfluxError) return err.status >= 500 || err.status === 0;
+  if (!(err instanceof Error)) return false;
+  if (err.name === 'TimeoutError' || err.name === 'AbortError' || err.name === 'MaxRetriesPerRequestError')
+    return true;
+  if (err instanceof TypeError && err.message === 'fetch failed') return true;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE'].includes(code))
+    return true;
+  return /Connection is closed|Stream isn't writeable|Command timed out|enableOfflineQueue/i.test(
+    err.message,
+  );
+}

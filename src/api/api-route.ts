@@ -1,0 +1,64 @@
+/**
+ * What every read-API route shares: its handler signature, the dependencies handed to it and the
+ * answer envelope. A handler returns the envelope's `data`, or STREAMED when it wrote the response
+ * itself (the export).
+ */
+import type { Request, Response } from 'express';
+import type { Registry } from 'prom-client';
+import type { Config } from '../config/schema.ts';
+import type { HistoryItem, Bucket } from '../history/last-24-hours.ts';
+import type { InfluxClient } from '../history/influx-client.ts';
+import type { IngestLog } from '../ingest/ingest-log.ts';
+import type { Logger } from '../log/logger.ts';
+import type { Redis } from '../redis/connect.ts';
+import type { Keys } from '../state/keys.ts';
+import type { TenancyStore } from '../tenancy/tenancy-store.ts';
+import type { Attributes } from './request-params.ts';
+
+export interface ApiDeps {
+  config: Config;
+  keys: Keys;
+  redis: Redis;
+  influx: InfluxClient;
+  tenancy: TenancyStore;
+  ingestLog: IngestLog;
+  log: Logger;
+  /** Where the API's request metrics are registered (the process registry). */
+  metrics?: Registry;
+  /** Epoch ms; Date.now by default. */
+  clock?: () => number;
+  /** last24Hours buckets; the history module's queryLast24Hours by default. */
+  last24Hours?: (env: string, items: HistoryItem[], nowMs: number) => Promise<Map<string, Bucket[]>>;
+}
+
+export interface ApiRequest {
+  /** The caller's environment (from the bearer token); '' on routes without a token. */
+  env: string;
+  attrs: Attributes;
+  nowMs: number;
+  req: Request;
+  res: Response;
+}
+
+/** Marker: the handler has written the response itself. */
+export const STREAMED = Symbol('streamed');
+
+export interface ApiRoute {
+  paths: string[];
+  /** Methods answered (GET and POST for every read endpoint). */
+  methods: ('GET' | 'POST')[];
+  /** Needs `Authorization: Bearer vt_…`. */
+  auth: boolean;
+  handle(r: ApiRequest): Promise<unknown>;
+}
+
+/** Removes repeated items, keeping the first occurrence's position. */
+export function uniqueBy<T>(items: readonly T[], key: (item: T) => string): T[] {
+  const seen = new Set<string>();
+  return items.filter((item) => {
+    const k = key(item);
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+}

@@ -1,0 +1,56 @@
+/**
+ * Event listings of the read API (endpoints 8 and 9): newest first from the environment's or the
+ * device's sorted set (score = receivedMs, member = EventRecord JSON), optionally within
+ * [startMs, endMs) and filtered by category and status. Filters are applied while paging, so
+ * `limit` counts matching events.
+ */
+import type { EventRecord } from '../domain/types.ts';
+import type { Redis } from '../redis/connect.ts';
+import type { Keys } from '../state/keys.ts';
+
+export interface EventQuery {
+  env: string;
+  /** Only this device's events; absent = the whole environment. */
+  device?: string | undefined;
+  /** Most events returned. */
+  limit: number;
+  /** Inclusive lower bound on receivedMs. */
+  startMs?: number | undefined;
+  /** Exclusive upper bound on receivedMs. */
+  endMs?: number | undefined;
+  eventCategory?: string | undefined;
+  eventStatus?: string | undefined;
+}
+
+/** An event as served: the stored record without id/env/receivedMs, plus receivedUTC. */
+export type ServedEvent = Omit<EventRecord, 'id' | 'env' | 'receivedMs'> & { receivedUTC: string };
+
+/** Members read per Redis call while filtering (without filters one call reads `limit`). */
+const PAGE_SIZE = 1000;
+
+export async function listEvents(redis: Redis, keys: Keys, q: EventQuery): Promise<ServedEvent[]> {
+  if (q.limit <= 0) return [];
+  const key = q.device === undefined ? keys.envEvents(q.env) : keys.deviceEvents(q.env, q.device);
+  const max = q.endMs === undefined ? '+inf' : `(${q.endMs}`;
+  const min = q.startMs === undefined ? '-inf' : String(q.startMs);
+  const filtered = q.eventCategory !== undefined || q.eventStatus !== undefined;
+  const pageSize = filtered ? Math.max(PAGE_SIZE, q.limit) : q.limit;
+  const out: ServedEvent[] = [];
+  for (let offset = 0; out.length < q.limit; offset += pageSize) {
+    const members = await redis.zrevrangebyscore(key, max, min, 'LIMIT', offset, pageSize);
+    for (const m of members) {
+      const e = JSON.parse(m) as EventRecord;
+      if (q.eventCategory !== undefined && e.eventCategory !== q.eventCategory) continue;
+      if (q.eventStatus !== undefined && e.eventStatus !== q.eventStatus) continue;
+      out.push(serveEvent(e));
+      if (out.length === q.limit) break;
+    }
+    if (members.length < pageSize) break;
+  }
+  return out;
+}
+
+export function serveEvent(e: EventRecord): ServedEvent {
+  const { id: _id, env: _env, receivedMs, ...rest } = e;
+  return { ...rest, receivedUTC: new Date(receivedMs).toISOString() };
+}

@@ -1,0 +1,80 @@
+/**
+ * `npm run demo`: the whole service on this machine with the demo of PRODUCT.md §3. Starts Redis,
+ * InfluxDB and Vigil (scripts/start.ts), applies config/provisioning/demo, prints the demo API key,
+ * a fresh bearer token and curl commands, then simulates the three demo devices until Ctrl-C
+ * (VIGIL_DEMO_SIMULATOR=0 skips the simulator).
+ */
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadConfig } from '../src/config/load-config.ts';
+import { closeRedis, connectRedis } from '../src/redis/connect.ts';
+import { createKeys } from '../src/state/keys.ts';
+import { loadDefinitionFiles, loadParserFile } from '../src/tenancy/definition-files.ts';
+import { applyProvisioning } from '../src/tenancy/provisioning-apply.ts';
+import { parseProvisioningFile, PROVISIONING_FILE } from '../src/tenancy/provisioning-plan.ts';
+import { createTenancyAdmin } from '../src/tenancy/tenancy-admin.ts';
+import { createTenancyStore } from '../src/tenancy/tenancy-store.ts';
+import { startSimulator } from './lib/simulator.ts';
+import { startLocal, stopOnSignals } from './start.ts';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const demoDir = join(root, 'config', 'provisioning', 'demo');
+const DEMO_ENV = 'demo';
+const TOKEN_NAME = 'demo-session';
+const say = (msg: string) => process.stderr.write(`[demo] ${msg}\n`);
+
+const running = await startLocal();
+const config = loadConfig();
+const redis = connectRedis(config.redisUrl, 'command', 'vigil-demo');
+await new Promise<void>((resolve) =>
+  redis.status === 'ready' ? resolve() : redis.once('ready', () => resolve()),
+);
+const keys = createKeys(config.keyPrefix);
+const admin = createTenancyAdmin({ redis, keys });
+const store = createTenancyStore({ redis, keys });
+
+const changes = await applyProvisioning(
+  demoDir,
+  { admin, store, loadDefinition: loadDefinitionFiles, loadPreparser: loadParserFile },
+  process.env,
+);
+say(`provisioned ${demoDir}: ${changes.length} change(s)`);
+
+const plan = parseProvisioningFile(readFileSync(join(demoDir, PROVISIONING_FILE), 'utf8'), process.env);
+const apiKey = plan.environments.find((e) => e.name === DEMO_ENV)?.apiKeys[0]?.key ?? '';
+// One demo session token at a time: the previous run's token is revoked, a new one is shown.
+if ((await admin.listTokens(DEMO_ENV)).some((t) => t.name === TOKEN_NAME))
+  await admin.revokeToken(DEMO_ENV, TOKEN_NAME);
+const { token } = await admin.createToken(DEMO_ENV, TOKEN_NAME, Date.now() + 7 * 86400_000);
+
+const gateway = `http://127.0.0.1:${running.gatewayPort || config.gatewayPort}`;
+const api = `http://127.0.0.1:${running.apiPort || config.apiPort}`;
+process.stdout.write(
+  [
+    '',
+    `Demo environment "${DEMO_ENV}" with devices device_1_hallway, device_2_rd_office, device_3_reception.`,
+    `API key (gateway):  ${apiKey}`,
+    `Bearer token (API): ${token}   (valid 7 days; user demo / demo-password can also POST /login)`,
+    '',
+    'Submit a reading:',
+    `  curl -X POST ${gateway}/gateway/submit/${apiKey} -d '{"deviceName":"device_1_hallway","Temperature":21.4,"Humidity":45.2,"CO2":612}'`,
+    'Read it back:',
+    `  curl -G ${api}/sensors/list -H 'Authorization: Bearer ${token}' -d '{"deviceName":"device_1_hallway"}'`,
+    `  curl -G ${api}/devices/list -H 'Authorization: Bearer ${token}'`,
+    `  curl -G ${api}/events/list -H 'Authorization: Bearer ${token}'`,
+    'What happened to submissions:',
+    `  npx vigil ingest log --env ${DEMO_ENV} --limit 20`,
+    '',
+    'Ctrl-C stops everything.',
+    '',
+  ].join('\n'),
+);
+
+const simulator =
+  process.env.VIGIL_DEMO_SIMULATOR === '0' ? undefined : startSimulator({ gatewayUrl: gateway, apiKey });
+stopOnSignals(async () => {
+  simulator?.stop();
+  await closeRedis(redis);
+  await running.stop();
+});

@@ -1,0 +1,291 @@
+/**
+ * Every InfluxQL query of every provisioned dashboard (panels, annotations, template variables) runs
+ * against a real InfluxDB holding known history, with Grafana's variables substituted, and returns
+ * the right series, tags and numbers — never another environment's.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
+import { createHistoryWriter, type ContactPoint, type ValuePoint } from '../../src/history/history-writer.ts';
+import type { InfluxClient, InfluxSeries } from '../../src/history/influx-client.ts';
+import { queryLast24Hours, type Bucket } from '../../src/history/last-24-hours.ts';
+import { msTime } from '../../src/history/influxql.ts';
+import type { EventRecord, Status } from '../../src/domain/types.ts';
+import { createLogger } from '../../src/log/logger.ts';
+import { freshHistoryDatabase, valuePoint } from '../support/history.ts';
+
+const GRAFANA = join(import.meta.dirname, '../../grafana');
+const MIN = 60_000;
+
+interface DashboardQuery {
+  dashboard: string;
+  where: string;
+  query: string;
+}
+
+function dashboards(): { file: string; json: Record<string, unknown> }[] {
+  const dir = join(GRAFANA, 'dashboards');
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.json'))
+    .map((file) => ({
+      file,
+      json: JSON.parse(readFileSync(join(dir, file), 'utf8')) as Record<string, unknown>,
+    }));
+}
+
+interface Panel {
+  title: string;
+  targets?: { query?: string }[];
+  panels?: Panel[];
+}
+
+function queriesOf(dashboard: string, json: Record<string, unknown>): DashboardQuery[] {
+  const out: DashboardQuery[] = [];
+  const walk = (panels: Panel[] = []) => {
+    for (const p of panels) {
+      for (const t of p.targets ?? [])
+        if (t.query) out.push({ dashboard, where: `panel ${p.title}`, query: t.query });
+      walk(p.panels);
+    }
+  };
+  walk(json.panels as Panel[]);
+  const annotations = (
+    json.annotations as { list: { name: string; query?: string; target?: { query?: string } }[] }
+  ).list;
+  for (const a of annotations) {
+    for (const q of new Set([a.query, a.target?.query]))
+      if (q) out.push({ dashboard, where: `annotation ${a.name}`, query: q });
+  }
+  for (const v of (json.templating as { list: { name: string; query?: string }[] }).list) {
+    if (v.query) out.push({ dashboard, where: `variable ${v.name}`, query: v.query });
+  }
+  return out;
+}
+
+const ENV = 'demo';
+const HALL = 'Hallway 1';
+let influx: InfluxClient;
+let nowMs: number;
+let expectedBuckets: Bucket[];
+const hallValues: ValuePoint[] = [];
+const contacts: ContactPoint[] = [];
+
+function substitute(query: string): string {
+  return query
+    .replaceAll('$timeFilter', `time >= ${msTime(nowMs - 3 * 60 * MIN)} AND time <= ${msTime(nowMs + MIN)}`)
+    .replaceAll('$__interval', '1h')
+    .replaceAll('$env', ENV)
+    .replaceAll('$device', HALL)
+    .replaceAll('$sensor', 'Temperature');
+}
+
+async function run(query: string): Promise<InfluxSeries[]> {
+  const [series] = await influx.query(substitute(query), { method: 'POST' });
+  return series ?? [];
+}
+
+const rowsOf = (series: InfluxSeries[]) =>
+  series.flatMap((s) =>
+    s.values.map((v) => ({ ...s.tags, ...Object.fromEntries(s.columns.map((c, i) => [c, v[i]])) })),
+  );
+
+beforeAll(async () => {
+  influx = await freshHistoryDatabase({ resampleEvery: '1s' });
+  const writer = createHistoryWriter({ influx, log: createLogger('silent') });
+  nowMs = Date.now();
+  const statuses: Status[] = ['SUCCESS', 'SUCCESS', 'WARNING', 'CRITICAL', 'SUCCESS', 'WARNING'];
+  for (const [i, status] of statuses.entries()) {
+    const timeMs = nowMs - 90 * MIN + i * 15 * MIN;
+    hallValues.push(valuePoint({ env: ENV, device: HALL, timeMs, value: 20 + i * 2.5, status }));
+    contacts.push({ env: ENV, device: HALL, timeMs, offsetNs: 0 });
+  }
+  const label = valuePoint({
+    env: ENV,
+    device: HALL,
+    sensor: 'Label',
+    sensorType: 'string',
+    dataType: 'string',
+    timeMs: nowMs - 5 * MIN,
+    value: 'open',
+  });
+  const d2 = valuePoint({ env: ENV, device: 'd2', timeMs: nowMs - 10 * MIN, value: 35, status: 'CRITICAL' });
+  contacts.push({ env: ENV, device: 'd2', timeMs: d2.timeMs, offsetNs: 0 });
+  // Another environment with the same sensor names and alarming values: must never show up.
+  const intruder = [
+    valuePoint({
+      env: 'other',
+      device: 'Intruder',
+      timeMs: nowMs - 20 * MIN,
+      value: 1000,
+      status: 'CRITICAL',
+    }),
+    valuePoint({ env: 'other', device: HALL, timeMs: nowMs - 20 * MIN, value: 1000, status: 'CRITICAL' }),
+  ];
+  const event = (over: Partial<EventRecord>): EventRecord => ({
+    id: `ev-${over.deviceName}-${over.receivedMs}`,
+    env: ENV,
+    deviceName: HALL,
+    displayName: 'Hallway',
+    sensorName: 'Temperature',
+    sensorType: 'tempC',
+    sensorValue: 25,
+    eventStatus: 'WARNING',
+    eventCategory: 'Sensors',
+    eventMessage: 'Temperature - Above 24 °C - WARNING - 25.0 °C',
+    receivedMs: nowMs - 60 * MIN,
+    ...over,
+  });
+  await writer.write({
+    values: [...hallValues, label, d2, ...intruder],
+    contacts: [...contacts, { env: 'other', device: 'Intruder', timeMs: nowMs - 20 * MIN, offsetNs: 0 }],
+    events: [
+      event({}),
+      event({
+        deviceName: 'd2',
+        eventCategory: 'Availability',
+        eventStatus: 'ERROR',
+        sensorName: 'availability',
+        sensorType: 'availability',
+        sensorValue: 61,
+        eventMessage: 'availability - No contact for 61 minutes - ERROR - x',
+        receivedMs: nowMs - 30 * MIN,
+      }),
+      event({ env: 'other', deviceName: 'Intruder', receivedMs: nowMs - 30 * MIN }),
+      event({ env: 'other', deviceName: HALL, eventCategory: 'Availability', receivedMs: nowMs - 30 * MIN }),
+    ],
+  });
+  expectedBuckets =
+    (await queryLast24Hours(influx, ENV, [{ device: HALL, sensor: 'Temperature' }], nowMs)).get(
+      `${HALL}|Temperature`,
+    ) ?? [];
+  expect(expectedBuckets.reduce((n, b) => n + b.count, 0)).toBe(hallValues.length);
+  // Wait for the rollup continuous query (RESAMPLE EVERY 1s here) to cover every value.
+  for (let tries = 0; tries < 100; tries++) {
+    const rollups = rowsOf(
+      await run(
+        `SELECT sum("count") AS n FROM "long"."readings_hourly" WHERE "env" = '$env' AND "device" = '$device'`,
+      ),
+    );
+    if (rollups[0]?.n === hallValues.length) break;
+    await sleep(200);
+  }
+});
+
+const all = dashboards().flatMap(({ file, json }) => queriesOf(file, json));
+
+describe('Grafana provisioning', () => {
+  it('provisions the InfluxQL data source and the dashboards folder', () => {
+    const ds = parseYaml(readFileSync(join(GRAFANA, 'provisioning/datasources/influxdb.yaml'), 'utf8')) as {
+      datasources: { uid: string; type: string; url: string; jsonData: { dbName: string } }[];
+    };
+    expect(ds.datasources[0]).toMatchObject({
+      uid: 'vigil-influxdb',
+      type: 'influxdb',
+      url: 'http://influxdb:8086',
+      jsonData: { dbName: 'vigil' },
+    });
+    const dash = parseYaml(readFileSync(join(GRAFANA, 'provisioning/dashboards/vigil.yaml'), 'utf8')) as {
+      providers: { options: { path: string } }[];
+    };
+    expect(dash.providers[0]?.options.path).toBe('/var/lib/grafana/dashboards');
+    expect(
+      dashboards()
+        .map((d) => d.json.title)
+        .sort(),
+    ).toEqual(['Vigil — Device detail', 'Vigil — Fleet overview']);
+  });
+
+  it('filters every query by the env variable (template variable listing environments aside)', () => {
+    expect(all.length).toBeGreaterThan(15);
+    for (const q of all.filter((q) => q.where !== 'variable env')) {
+      expect(q.query, `${q.dashboard} ${q.where}`).toContain(`"env" = '$env'`);
+    }
+  });
+});
+
+describe.each(all.map((q) => [`${q.dashboard} › ${q.where}`, q] as const))('%s', (_name, q) => {
+  it('returns data of the chosen environment only', async () => {
+    const series = await run(q.query);
+    const rows = rowsOf(series);
+    expect(rows.length, substitute(q.query)).toBeGreaterThan(0);
+    const text = JSON.stringify(series);
+    expect(text).not.toContain('Intruder');
+    expect(text).not.toContain('1000');
+    if (q.where === 'variable env') expect(rows.map((r) => r.value)).toEqual(['demo', 'other']);
+  });
+});
+
+describe('dashboard numbers for known input', () => {
+  const find = (title: string) => {
+    const q = all.find((x) => x.where === `panel ${title}` || x.where === title);
+    if (!q) throw new Error(`no query ${title}`);
+    return run(q.query).then(rowsOf);
+  };
+
+  it('fleet overview: last contact and worst current status per device', async () => {
+    const contact = await find('Devices: last contact');
+    expect(contact.map((r) => [r.device, r.time])).toEqual([
+      [HALL, Math.max(...contacts.filter((c) => c.device === HALL).map((c) => c.timeMs))],
+      ['d2', nowMs - 10 * MIN],
+    ]);
+    const worst = await find('Devices: worst current status');
+    expect(worst.map((r) => [r.device, r.worst])).toEqual([
+      [HALL, 2],
+      ['d2', 4],
+    ]);
+    const notOk = await find('Data points not in SUCCESS');
+    expect(notOk.map((r) => [r.device, r.sensor, r.status])).toEqual([
+      [HALL, 'Temperature', 'WARNING'],
+      ['d2', 'Temperature', 'CRITICAL'],
+    ]);
+  });
+
+  it('fleet overview: payloads and events per hour, latest events', async () => {
+    const payloads = await find('Payloads per hour');
+    expect(payloads.reduce((n, r) => n + Number(r.payloads), 0)).toBe(contacts.length);
+    const events = await find('Events per hour');
+    expect(events.reduce((n, r) => n + Number(r.events), 0)).toBe(2);
+    const latest = await find('Latest events');
+    expect(latest.map((r) => [r.device, r.category, r.status])).toEqual([
+      ['d2', 'Availability', 'ERROR'],
+      [HALL, 'Sensors', 'WARNING'],
+    ]);
+  });
+
+  it('device detail: raw hourly means and hourly rollups equal last24Hours', async () => {
+    const raw = await find('$sensor: raw values (short ranges)');
+    expect(raw.map((r) => [r.time, r.Temperature])).toEqual(
+      expectedBuckets.map((b) => [b.sUTC * 1000, b.avg]),
+    );
+    const rollups = await find('$sensor: hourly rollups (long ranges)');
+    expect(rollups.map((r) => [r.time, r.max, r.min])).toEqual(
+      expectedBuckets.map((b) => [b.sUTC * 1000, b.max, b.min]),
+    );
+    for (const [i, b] of expectedBuckets.entries()) expect(rollups[i]?.avg).toBeCloseTo(b.avg, 9);
+  });
+
+  it('device detail: statuses, values, contact, events and annotations of the chosen device', async () => {
+    const timeline = await find('$sensor: status');
+    expect(timeline.map((r) => r.status)).toEqual(hallValues.map((v) => v.status));
+    const points = await find('Data points of $device: newest value and status');
+    expect(points.map((r) => [r.sensor, r.status])).toEqual([
+      ['Label', 'SUCCESS'],
+      ['Temperature', 'WARNING'],
+    ]);
+    expect(points.find((r) => r.sensor === 'Label')?.text).toBe('open');
+    const table = await find('$sensor: values with status (text and GPS too)');
+    expect(table).toHaveLength(hallValues.length);
+    const contact = await find('Last contact');
+    expect(contact[0]?.time).toBe(hallValues.at(-1)?.timeMs);
+    const events = await find('Events of $device');
+    expect(events.map((r) => r.message)).toEqual(['Temperature - Above 24 °C - WARNING - 25.0 °C']);
+    const annotations = await find('annotation Events of $device');
+    expect(annotations.map((r) => [r.status, r.sensor])).toEqual([['WARNING', 'Temperature']]);
+    const sensors = await find('variable sensor');
+    expect(sensors.map((r) => r.value)).toEqual(['Label', 'Temperature']);
+    const devices = await find('variable device');
+    expect(devices.map((r) => r.value)).toEqual([HALL, 'd2']);
+  });
+});

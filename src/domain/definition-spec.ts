@@ -14,13 +14,24 @@ import type { DataPointSpec, DefinitionSpec } from './types.ts';
 
 const RULE_STATUSES = ['INFO', 'WARNING', 'ERROR', 'CRITICAL'] as const;
 
+/** Zod's error option: 'is required' for a missing field, else what the field must be. */
+const need =
+  (what: string) =>
+  (issue: { input?: unknown }): string =>
+    issue.input === undefined ? 'is required' : what;
+
 const nameOf = (kind: 'definition' | 'data point') =>
-  z.string({ error: 'must be text' }).superRefine((value, ctx) => {
+  z.string({ error: need('must be text') }).superRefine((value, ctx) => {
     const problem = nameProblem(kind, value);
     if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
   });
 
-const text = (max: number) => z.string({ error: 'must be text' }).trim().min(1, 'must not be empty').max(max);
+const text = (max: number) =>
+  z
+    .string({ error: need('must be text') })
+    .trim()
+    .min(1, 'must not be empty')
+    .max(max);
 
 const dataPointSchema = z.strictObject({
   name: nameOf('data point'),
@@ -41,7 +52,7 @@ const definitionSchema = z.strictObject({
   name: nameOf('definition'),
   manufacturer: text(128),
   version: z
-    .union([z.string().trim().min(1), z.number()], { error: 'must be text or a number' })
+    .union([z.string().trim().min(1), z.number()], { error: need('must be text or a number') })
     .transform(String),
   icon: text(64).optional(),
   parser: text(256),

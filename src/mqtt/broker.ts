@@ -1,0 +1,163 @@
+/**
+ * The embedded MQTT broker (aedes): devices publish to topics that mirror the HTTP paths. The
+ * payload is queued inside `authorizePublish` and its callback runs only once the batch is in
+ * Redis, because aedes writes the QoS 1 PUBACK right after that callback (NOTES.md). A payload that
+ * can never be processed is acknowledged and recorded in the ingestion log; one that cannot be
+ * queued now closes the connection without PUBACK, so the client sends it again after reconnecting.
+ */
+import type { Server as HttpServer } from 'node:http';
+import { createServer, type Server } from 'node:net';
+import {
+  Aedes,
+  type AuthenticateError,
+  type AuthErrorCode,
+  type Client,
+  type PublishPacket,
+  type Subscription,
+} from 'aedes';
+import { AppError, isAppError } from '../errors/app-error.ts';
+import type { ErrorCode } from '../errors/catalogue.ts';
+import type { ApiKeyInfo } from '../ingest/api-keys.ts';
+import { createIngestService, type IngestDeps, type IngestService } from '../ingest/ingest-service.ts';
+import { listen } from '../ops/listen.ts';
+import { parsePublishTopic, subscriptionKey } from './topics.ts';
+
+export interface MqttDeps extends IngestDeps {
+  /** The process's shared ingestion core; created (and closed with the broker) when absent. */
+  ingest?: IngestService;
+}
+
+export interface RunningMqttBroker {
+  port: number;
+  /** Stops listening, disconnects clients, then closes what it created. Safe to call twice. */
+  close(): Promise<void>;
+}
+
+/** Refusals that no retry can fix: the payload is acknowledged (and logged), not redelivered. */
+const PERMANENT = new Set<ErrorCode>([
+  'INVALID_JSON',
+  'MISSING_DEVICE_NAME',
+  'NO_PREPARSER',
+  'PAYLOAD_TOO_LARGE',
+]);
+
+const CONNACK_BAD_CREDENTIALS = 4 as AuthErrorCode;
+const CONNACK_SERVER_UNAVAILABLE = 3 as AuthErrorCode;
+
+export async function startMqttBroker(deps: MqttDeps): Promise<RunningMqttBroker> {
+  const ownsIngest = deps.ingest === undefined;
+  const ingest = deps.ingest ?? createIngestService(deps);
+  const log = deps.log.child({ component: 'mqtt' });
+  /** Environment of clients that gave an API key as their password. */
+  const passwordKeys = new WeakMap<Client, ApiKeyInfo>();
+
+  const keyFor = async (
+    client: Client,
+    topicKey: string | undefined,
+    kind: Parameters<IngestService['authenticate']>[2],
+  ) => {
+    if (topicKey !== undefined) return ingest.authenticate(topicKey, 'mqtt', kind);
+    const known = passwordKeys.get(client);
+    if (known) return known;
+    ingest.countRejected('mqtt', kind, 'INVALID_API_KEY');
+    throw new AppError('INVALID_API_KEY', 'No API key in the topic and none as the password.');
+  };
+
+  const broker = await Aedes.createBroker({
+    maxClientsIdLength: 128,
+    authenticate(client, _username, password, done) {
+      if (password === undefined || password.length === 0) {
+        done(null, true);
+        return;
+      }
+      ingest.authenticate(password.toString('utf8'), 'mqtt', 'unknown').then(
+        (key) => {
+          passwordKeys.set(client, key);
+          done(null, true);
+        },
+        (err: unknown) => {
+          const refused = new Error('API key refused') as AuthenticateError;
+          refused.returnCode =
+            isAppError(err) && err.code === 'INVALID_API_KEY'
+              ? CONNACK_BAD_CREDENTIALS
+              : CONNACK_SERVER_UNAVAILABLE;
+          done(refused, false);
+        },
+      );
+    },
+    authorizePublish(client, packet, callback) {
+      if (client === null) {
+        callback(new Error('a will of a client that is gone is not ingested'));
+        return;
+      }
+      void publish(client, packet).then(callback, callback);
+    },
+    authorizeSubscribe(client, sub, callback) {
+      void authorizeSubscription(client, sub).then(
+        (ok) => callback(null, ok ? sub : null),
+        () => callback(null, null),
+      );
+    },
+  });
+
+  /** Resolves undefined to acknowledge, or an Error to close the connection without PUBACK. */
+  async function publish(client: Client, packet: PublishPacket): Promise<Error | undefined> {
+    const topic = parsePublishTopic(packet.topic);
+    if (!topic) return new Error(`publishing to ${packet.topic.slice(0, 64)} is not allowed`);
+    try {
+      const key = await keyFor(client, topic.key, topic.kind);
+      const payload = typeof packet.payload === 'string' ? Buffer.from(packet.payload) : packet.payload;
+      await ingest.submit({
+        kind: topic.kind,
+        via: 'mqtt',
+        key,
+        body: payload,
+        client: client.id,
+        ...(topic.deviceName === undefined ? {} : { deviceName: topic.deviceName }),
+      });
+      packet.retain = false;
+      return undefined;
+    } catch (err) {
+      if (isAppError(err) && PERMANENT.has(err.code)) {
+        packet.retain = false;
+        return undefined;
+      }
+      if (!isAppError(err)) log.error({ err }, 'mqtt publish fault');
+      return err instanceof Error ? err : new Error(String(err));
+    }
+  }
+
+  async function authorizeSubscription(client: Client, sub: Subscription): Promise<boolean> {
+    const key = subscriptionKey(sub.topic);
+    if (key === undefined) return false;
+    const info = await ingest.authenticate(key, 'mqtt', 'unknown');
+    const own = passwordKeys.get(client);
+    return own === undefined || own.env === info.env;
+  }
+
+  const server: Server = createServer((socket) => broker.handle(socket));
+  let port: number;
+  try {
+    // listen() only uses what net.Server and http.Server share (listen, address, events).
+    port = await listen(server as HttpServer, deps.config.mqttPort, deps.config.host, 'VIGIL_MQTT_PORT');
+  } catch (err) {
+    await new Promise<void>((resolve) => broker.close(() => resolve()));
+    if (ownsIngest) await ingest.close();
+    throw err;
+  }
+  log.debug({ port }, 'MQTT broker listening');
+
+  let closing: Promise<void> | undefined;
+  return {
+    port,
+    close() {
+      closing ??= (async () => {
+        const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+        await new Promise<void>((resolve) => broker.close(() => resolve()));
+        await stopped;
+        if (ownsIngest) await ingest.close();
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,48 @@
+/**
+ * MQTT topics mirror the HTTP paths (PRODUCT.md §7): `<path>/<KEY>`, plus
+ * `<raw path>/<KEY>/<deviceName>` for the raw kinds, and `<path>` alone for a client that gave its
+ * API key as the MQTT password.
+ */
+import { GATEWAY_KINDS, GATEWAY_PATHS, isJsonGateway, type GatewayKind } from '../queue/jobs.ts';
+
+export interface GatewayTopic {
+  kind: GatewayKind;
+  /** The key segment; undefined for the key-less form (key from the password). */
+  key?: string;
+  deviceName?: string;
+}
+
+/** Kinds ordered so that the two-segment `gateway/submit` is tried like any other. */
+const BY_PATH = GATEWAY_KINDS.map((kind) => ({ kind, segments: GATEWAY_PATHS[kind].split('/') }));
+
+/** Splits a topic into the gateway kind and what follows it, or undefined for other topics. */
+function matchKind(levels: string[]): { kind: GatewayKind; rest: string[] } | undefined {
+  for (const { kind, segments } of BY_PATH) {
+    if (segments.every((s, i) => levels[i] === s)) return { kind, rest: levels.slice(segments.length) };
+  }
+  return undefined;
+}
+
+/** The gateway a publish topic addresses, or undefined when the topic is not one of Vigil's. */
+export function parsePublishTopic(topic: string): GatewayTopic | undefined {
+  const match = matchKind(topic.split('/'));
+  if (!match) return undefined;
+  const { kind, rest } = match;
+  if (rest.length === 0) return { kind };
+  const [key, deviceName, ...extra] = rest;
+  if (key === undefined || key === '' || extra.length > 0) return undefined;
+  if (deviceName === undefined) return { kind, key };
+  if (isJsonGateway(kind) || deviceName === '') return undefined;
+  return { kind, key, deviceName };
+}
+
+/**
+ * The literal API key of a subscription filter, or undefined when the filter is not confined to
+ * one key's topics (wildcards in or before the key segment, foreign topics).
+ */
+export function subscriptionKey(filter: string): string | undefined {
+  const match = matchKind(filter.split('/'));
+  const key = match?.rest[0];
+  if (key === undefined || key === '' || key.includes('+') || key.includes('#')) return undefined;
+  return key;
+}

@@ -1,0 +1,121 @@
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import mqtt, { type MqttClient } from 'mqtt';
+import { createIngestService, type IngestService } from '../../src/ingest/ingest-service.ts';
+import { startMqttBroker, type RunningMqttBroker } from '../../src/mqtt/broker.ts';
+import { createIngestHarness, type IngestHarness } from './ingest-harness.ts';
+
+let h: IngestHarness;
+let ingest: IngestService;
+let broker: RunningMqttBroker;
+let url: string;
+let key: string;
+
+beforeAll(async () => {
+  h = createIngestHarness({ bodyLimitBytes: 1024 });
+  ingest = createIngestService(h);
+  broker = await startMqttBroker({ ...h, ingest });
+  url = `mqtt://127.0.0.1:${broker.port}`;
+  key = await h.createApiKey('acme');
+});
+
+afterAll(async () => {
+  await broker?.close();
+  await ingest?.close();
+  await h?.close();
+});
+
+async function connect(opts: mqtt.IClientOptions = {}): Promise<MqttClient> {
+  const client = await mqtt.connectAsync(url, { reconnectPeriod: 0, ...opts });
+  onTestFinished(() => client.endAsync(true));
+  return client;
+}
+
+const waitFor = async (check: () => Promise<boolean>, timeoutMs = 3000) => {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error('condition not met in time');
+};
+
+describe('MQTT broker', () => {
+  it('queues QoS 0 and QoS 1 publishes to gateway/submit/<KEY>', async () => {
+    const client = await connect();
+    await client.publishAsync(`gateway/submit/${key}`, '{"deviceName":"q1","v":1}', { qos: 1 });
+    const afterAck = await h.queuedItems();
+    expect(afterAck.find((i) => i.body === '{"deviceName":"q1","v":1}')).toMatchObject({
+      env: 'acme',
+      gateway: 'submit',
+      via: 'mqtt',
+      client: client.options.clientId,
+      bodyIsHex: false,
+    });
+    await client.publishAsync(`gateway/submit/${key}`, '{"deviceName":"q0","v":0}', { qos: 0 });
+    await waitFor(async () => (await h.queuedItems()).some((i) => i.body === '{"deviceName":"q0","v":0}'));
+  });
+
+  it('takes the device name from raw/<KEY>/<deviceName> and hex-encodes binary payloads', async () => {
+    const client = await connect();
+    await client.publishAsync(`raw/${key}/sensor 7`, Buffer.from([0x00, 0xff, 0x10]), { qos: 1 });
+    const items = await h.queuedItems();
+    expect(items.find((i) => i.deviceName === 'sensor 7')).toMatchObject({
+      gateway: 'raw',
+      body: '00ff10',
+      bodyIsHex: true,
+    });
+  });
+
+  it('accepts the API key as the password and key-less topics from such a client', async () => {
+    const client = await connect({ username: 'device', password: key });
+    await client.publishAsync('gateway/submit', '{"deviceName":"pw","v":2}', { qos: 1 });
+    expect((await h.queuedItems()).find((i) => i.body === '{"deviceName":"pw","v":2}')?.env).toBe('acme');
+  });
+
+  it('refuses a connection whose password is not a valid key', async () => {
+    await expect(
+      mqtt.connectAsync(url, { reconnectPeriod: 0, username: 'x', password: 'vk_wrong' }),
+    ).rejects.toThrow(/Bad username or password/i);
+  });
+
+  it('closes the connection on a publish with an unknown key and queues nothing', async () => {
+    const client = await connect();
+    const closed = new Promise<void>((resolve) => client.once('close', () => resolve()));
+    client.publish('gateway/submit/vk_unknownkey', '{"deviceName":"bad"}', { qos: 1 });
+    await closed;
+    expect((await h.queuedItems()).some((i) => i.body === '{"deviceName":"bad"}')).toBe(false);
+  });
+
+  it('acknowledges a payload that can never be processed and records it in the ingestion log', async () => {
+    const client = await connect();
+    await client.publishAsync(`gateway/submit/${key}`, 'not json', { qos: 1 });
+    await client.publishAsync(`preparserfirst/${key}`, '{}', { qos: 1 });
+    await client.publishAsync(`raw/${key}`, Buffer.alloc(2000, 0x61), { qos: 1 });
+    expect((await h.queuedItems()).some((i) => i.body === 'not json')).toBe(false);
+    await waitFor(async () => (await ingest.ingestLog.list('acme', 10)).length >= 3);
+    const codes = (await ingest.ingestLog.list('acme', 10)).map((e) => e.code);
+    expect(codes).toEqual(expect.arrayContaining(['INVALID_JSON', 'NO_PREPARSER', 'PAYLOAD_TOO_LARGE']));
+    expect(client.connected).toBe(true);
+  });
+
+  it('lets a client subscribe only to the topics of a key it holds', async () => {
+    const other = await h.createApiKey('other');
+    const client = await connect({ username: 'device', password: key });
+    const granted = await client.subscribeAsync(`raw/${key}/+`, { qos: 1 });
+    expect(granted.map((g) => g.qos)).toEqual([1]);
+    for (const foreign of ['#', 'raw/+/x', `raw/${other}/+`, '$SYS/#', 'gateway/#']) {
+      await expect(client.subscribeAsync(foreign, { qos: 1 })).rejects.toThrow(/Subscribe error/);
+    }
+    const received = new Promise<string>((resolve) => client.once('message', (topic) => resolve(topic)));
+    const device = await connect();
+    await device.publishAsync(`raw/${key}/d9`, 'hi', { qos: 1 });
+    expect(await received).toBe(`raw/${key}/d9`);
+  });
+
+  it('closes the connection on a publish to a topic that is not a gateway topic', async () => {
+    const client = await connect();
+    const closed = new Promise<void>((resolve) => client.once('close', () => resolve()));
+    client.publish('some/other/topic', 'x', { qos: 1 });
+    await closed;
+  });
+});

@@ -1,0 +1,74 @@
+/**
+ * docker-compose.yml and the Dockerfile cannot run here (no Docker engine): this reads them and
+ * checks what the deployment promises — every role its own service, Redis durability settings,
+ * InfluxDB 1.11, Grafana with Vigil's provisioning, health checks on /healthz.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+
+const root = join(import.meta.dirname, '../../..');
+
+interface Service {
+  image?: string;
+  build?: string;
+  command?: string[];
+  environment?: Record<string, string>;
+  ports?: string[];
+  volumes?: string[];
+  deploy?: { replicas?: number };
+  healthcheck?: { test: string[] };
+}
+
+const compose = parse(readFileSync(join(root, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
+  services: Record<string, Service>;
+};
+const svc = (name: string): Service => {
+  const s = compose.services[name];
+  if (!s) throw new Error(`no service ${name}`);
+  return s;
+};
+
+describe('docker-compose.yml', () => {
+  it('runs each Vigil role as its own service against the compose Redis and InfluxDB', () => {
+    for (const role of ['gateway', 'mqtt', 'worker', 'api', 'scheduler']) {
+      expect(svc(role).environment, role).toMatchObject({
+        VIGIL_ROLES: role,
+        VIGIL_REDIS_URL: 'redis://redis:6379',
+        VIGIL_INFLUX_URL: 'http://influxdb:8086',
+      });
+      expect(svc(role).build).toBe('.');
+      const probe = svc(role).healthcheck?.test.join(' ') ?? '';
+      expect(probe, role).toContain(role === 'api' ? '127.0.0.1:8080/healthz' : '127.0.0.1:9464/healthz');
+    }
+    expect(svc('worker').deploy?.replicas).toBe(2);
+    expect(svc('api').ports).toContain('8080:8080');
+    expect(svc('gateway').ports).toContain('8081:8081');
+    expect(svc('mqtt').ports).toContain('1883:1883');
+  });
+
+  it('configures Redis for durability and BullMQ, InfluxDB 1.11 and Grafana with provisioning', () => {
+    expect(svc('redis').image).toBe('redis:7');
+    expect(svc('redis').command?.join(' ')).toBe(
+      'redis-server --appendonly yes --appendfsync everysec --maxmemory-policy noeviction',
+    );
+    expect(svc('influxdb').image).toBe('influxdb:1.11');
+    expect(svc('grafana').ports).toContain('3000:3000');
+    expect(svc('grafana').volumes).toEqual(
+      expect.arrayContaining([
+        './grafana/provisioning:/etc/grafana/provisioning:ro',
+        './grafana/dashboards:/var/lib/grafana/dashboards:ro',
+      ]),
+    );
+  });
+});
+
+describe('Dockerfile', () => {
+  it('builds on node:24-slim with production dependencies and starts src/main.ts without the node snapshot', () => {
+    const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');
+    expect(dockerfile).toMatch(/^FROM node:24-slim$/m);
+    expect(dockerfile).toMatch(/npm ci --omit=dev/);
+    expect(dockerfile).toContain('CMD ["node", "--no-node-snapshot", "src/main.ts"]');
+  });
+});

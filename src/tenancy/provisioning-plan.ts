@@ -4,7 +4,7 @@
  * references to environment variables, so a demo key can be stable while a real one stays out of
  * the repository. See docs/cli.md for the layout.
  */
-import { parseDocument } from 'yaml';
+import { LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
 import type { Locale } from '../domain/types.ts';
 import { nameProblem } from './names.ts';
@@ -113,13 +113,13 @@ export function parseProvisioningFile(
   text: string,
   vars: Record<string, string | undefined>,
 ): ProvisioningPlan {
-  const doc = parseDocument(text, { prettyErrors: false });
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false });
   const yamlError = doc.errors[0];
   if (yamlError) {
-    const at = yamlError.linePos?.[0];
-    throw new Error(
-      `${PROVISIONING_FILE}${at ? `:${at.line}:${at.col}` : ''}: ${yamlError.message.split('\n')[0]}`,
-    );
+    const { line, col } = lines.linePos(yamlError.pos[0]);
+    const message = yamlError.message.split('\n')[0] ?? '';
+    throw new Error(`${PROVISIONING_FILE}:${line}:${col}: YAML syntax error: ${message}`);
   }
   const parsed = file.safeParse(doc.toJS() ?? {});
   if (!parsed.success) {

@@ -24,7 +24,8 @@ export interface StatusOutcome {
 }
 
 const RULE_STATUSES: readonly RuleStatus[] = ['INFO', 'WARNING', 'ERROR', 'CRITICAL'];
-const RULE_KEYS = new Set(['status', 'above', 'below', 'equals', 'description']);
+const LIMIT_KINDS = ['above', 'below', 'equals'] as const;
+const RULE_KEYS = new Set(['status', ...LIMIT_KINDS, 'description']);
 const DESCRIPTION_MAX = 200;
 
 /** A problem in a threshold set: where (path below the set, e.g. ['rules', 1, 'above']) and what. */
@@ -85,33 +86,15 @@ function checkRule(candidate: unknown, dataType: DataType): ThresholdRule | Thre
       message: `must be one of ${RULE_STATUSES.join(', ')}, got ${JSON.stringify(raw.status) ?? 'nothing'}`,
     };
   }
-  const rule: ThresholdRule = { status: raw.status as RuleStatus };
-  const kinds = (['above', 'below', 'equals'] as const).filter(
-    (k) => raw[k] !== undefined && raw[k] !== null,
-  );
+  const kinds = LIMIT_KINDS.filter((k) => raw[k] !== undefined && raw[k] !== null);
   if (kinds.length !== 1) {
     const found = kinds.length === 0 ? 'none' : kinds.join(' and ');
     return { path: [], message: `needs exactly one of above, below or equals (found ${found})` };
   }
   const kind = kinds[0]!;
-  const value = raw[kind];
-  if (kind === 'equals') {
-    if (dataType === 'gps') return { path: [kind], message: 'gps data points have no equals rules' };
-    const converted = convertValue(dataType, value);
-    if (!converted?.ok || typeof converted.value === 'object') {
-      const reason = converted && !converted.ok ? converted.reason : 'no value';
-      return { path: [kind], message: `does not fit data type ${dataType}: ${reason}` };
-    }
-    rule.equals = converted.value;
-  } else {
-    if (!isNumericDataType(dataType)) {
-      return { path: [kind], message: `${kind} needs a numeric data type; ${dataType} has only equals` };
-    }
-    if (typeof value !== 'number' || !Number.isFinite(value)) {
-      return { path: [kind], message: `must be a number, got ${JSON.stringify(value)}` };
-    }
-    rule[kind] = value;
-  }
+  const checked = checkLimit(kind, raw[kind], dataType);
+  if ('wrong' in checked) return { path: [kind], message: checked.wrong };
+  const rule: ThresholdRule = { status: raw.status as RuleStatus, [kind]: checked.limit };
   if (raw.description !== undefined && raw.description !== null) {
     const text = raw.description;
     if (typeof text !== 'string' || text.trim() === '' || text.length > DESCRIPTION_MAX) {
@@ -120,6 +103,28 @@ function checkRule(candidate: unknown, dataType: DataType): ThresholdRule | Thre
     rule.description = text.trim();
   }
   return rule;
+}
+
+/** The rule's limit as stored (equals converted to the data type), or what is wrong with it. */
+function checkLimit(
+  kind: (typeof LIMIT_KINDS)[number],
+  value: unknown,
+  dataType: DataType,
+): { limit: string | number | boolean } | { wrong: string } {
+  if (kind === 'equals') {
+    if (dataType === 'gps') return { wrong: 'gps data points have no equals rules' };
+    const converted = convertValue(dataType, value);
+    if (converted?.ok && typeof converted.value !== 'object') return { limit: converted.value };
+    const reason = converted && !converted.ok ? converted.reason : 'no value';
+    return { wrong: `does not fit data type ${dataType}: ${reason}` };
+  }
+  if (!isNumericDataType(dataType)) {
+    return { wrong: `${kind} needs a numeric data type; ${dataType} has only equals` };
+  }
+  if (typeof value !== 'number' || !Number.isFinite(value)) {
+    return { wrong: `must be a number, got ${JSON.stringify(value)}` };
+  }
+  return { limit: value };
 }
 
 function problem(path: (string | number)[], message: string): { ok: false; problem: ThresholdProblem } {

@@ -197,11 +197,11 @@ export const SETTINGS = {
     '500',
     positiveInt,
   ),
-  workerConcurrency: setting(
-    'VIGIL_WORKER_CONCURRENCY',
-    'Jobs processed in parallel per worker process.',
-    '4',
-    positiveInt,
+  queuePartitions: setting(
+    'VIGIL_QUEUE_PARTITIONS',
+    "Ingest queue partitions. Each is processed one job at a time, in order, so each device's payloads are applied in the order they were accepted; more partitions, more parallel jobs. Change only with an empty queue.",
+    '8',
+    z.coerce.number().int().min(1).max(256),
   ),
   jobAttempts: setting(
     'VIGIL_JOB_ATTEMPTS',

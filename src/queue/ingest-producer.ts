@@ -8,14 +8,15 @@ import type { Config } from '../config/schema.ts';
 import { AppError } from '../errors/app-error.ts';
 import type { Redis } from '../redis/connect.ts';
 import type { Keys } from '../state/keys.ts';
-import { INGEST_QUEUE, type IngestItem, type IngestJobData } from './jobs.ts';
+import { ingestQueueNames, partitionOf, type IngestItem, type IngestJobData } from './jobs.ts';
 
 /** Name of every ingest job (the queue holds one kind of job). */
 export const INGEST_JOB_NAME = 'batch';
 
 export interface IngestProducer {
-  readonly queue: Queue<IngestJobData>;
-  /** Adds one job holding `items`; resolves once Redis has it. */
+  /** One queue per partition (see `ingestQueueName`). */
+  readonly queues: Queue<IngestJobData>[];
+  /** Adds one job per partition present in `items`; resolves once Redis has them all. */
   add(items: IngestItem[]): Promise<void>;
   /** Jobs not yet finished (waiting, delayed, prioritized, active). */
   countUnfinishedJobs(): Promise<number>;
@@ -40,13 +41,16 @@ export function createIngestProducer(deps: {
   keys: Keys;
   config: Config;
 }): IngestProducer {
-  const queue = new Queue<IngestJobData>(INGEST_QUEUE, {
-    connection: deps.connection,
-    prefix: deps.keys.queuePrefix(),
+  const queues = ingestQueueNames(deps.config).map((name) => {
+    const queue = new Queue<IngestJobData>(name, {
+      connection: deps.connection,
+      prefix: deps.keys.queuePrefix(),
+    });
+    // A queue error (Redis gone) surfaces through the failed add; the listener keeps it from being
+    // an unhandled 'error' event.
+    queue.on('error', () => undefined);
+    return queue;
   });
-  // A queue error (Redis gone) surfaces through the failed add; the listener keeps it from being
-  // an unhandled 'error' event.
-  queue.on('error', () => undefined);
   const options = ingestJobOptions(deps.config);
   const ensureReady = () => {
     if (deps.connection.status !== 'ready') {
@@ -55,19 +59,52 @@ export function createIngestProducer(deps: {
   };
   let closing: Promise<void> | undefined;
   return {
-    queue,
+    queues,
     async add(items) {
       ensureReady();
-      await queue.add(INGEST_JOB_NAME, { items }, options);
+      const byPartition = new Map<number, IngestItem[]>();
+      for (const item of items) {
+        const p = partitionOf(routingKey(item), queues.length);
+        const list = byPartition.get(p);
+        if (list) list.push(item);
+        else byPartition.set(p, [item]);
+      }
+      // Sent back to back on one connection: Redis receives them in this order, so each
+      // partition's jobs keep the acceptance order.
+      await Promise.all(
+        [...byPartition].map(([p, part]) => queues[p]!.add(INGEST_JOB_NAME, { items: part }, options)),
+      );
     },
     async countUnfinishedJobs() {
       ensureReady();
-      const counts = await queue.getJobCounts('wait', 'delayed', 'prioritized', 'active');
-      return Object.values(counts).reduce((a, b) => a + b, 0);
+      const counts = await Promise.all(
+        queues.map((q) => q.getJobCounts('wait', 'delayed', 'prioritized', 'active')),
+      );
+      return counts.reduce((sum, c) => sum + Object.values(c).reduce((a, b) => a + b, 0), 0);
     },
     close() {
-      closing ??= queue.close().catch(() => undefined);
+      closing ??= Promise.all(queues.map((q) => q.close()))
+        .then(() => undefined)
+        .catch(() => undefined);
       return closing;
     },
   };
+}
+
+/**
+ * Which partition a payload belongs to: its device when the gateway can tell (raw paths and MQTT
+ * raw topics name it; /gateway/submit bodies carry `deviceName`), else its sender (client
+ * address or MQTT client id), so one device's payloads always share a partition.
+ */
+export function routingKey(item: IngestItem): string {
+  if (item.deviceName) return `${item.env}\n${item.deviceName}`;
+  if (item.gateway === 'submit' && !item.bodyIsHex) {
+    try {
+      const parsed = JSON.parse(item.body) as { deviceName?: unknown } | null;
+      if (typeof parsed?.deviceName === 'string') return `${item.env}\n${parsed.deviceName}`;
+    } catch {
+      // Not JSON: it will be refused or logged later; any partition will do.
+    }
+  }
+  return `${item.env}\nclient:${item.client}`;
 }

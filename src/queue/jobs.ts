@@ -49,3 +49,25 @@ export interface IngestJobData {
 }
 
 export const INGEST_QUEUE = 'ingest';
+
+/**
+ * The ingest queue is partitioned: a payload goes to the partition of its routing key (the device
+ * when the gateway knows it, else the API key), and each partition is processed one job at a time
+ * in acceptance order. So a device's payloads reach the state step in the order they were
+ * accepted, whatever the number of workers — the events equal those of an in-order run.
+ */
+export const ingestQueueName = (partition: number): string => `${INGEST_QUEUE}-${partition}`;
+
+export function ingestQueueNames(config: { queuePartitions: number }): string[] {
+  return Array.from({ length: config.queuePartitions }, (_, p) => ingestQueueName(p));
+}
+
+/** Partition of a routing key (FNV-1a, stable across processes and restarts). */
+export function partitionOf(routingKey: string, partitions: number): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < routingKey.length; i++) {
+    h ^= routingKey.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return (h >>> 0) % partitions;
+}

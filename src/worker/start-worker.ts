@@ -1,14 +1,16 @@
 /**
- * The worker role: a BullMQ worker on the ingest queue running the ingest processor, plus the
- * event outbox drainer. Stalled jobs (a worker killed mid-job) are picked up again by any worker
- * after `stalledIntervalMs`; infrastructure failures retry with exponential backoff.
+ * The worker role: one BullMQ worker per ingest queue partition, each partition limited to one
+ * active job across ALL worker processes (global concurrency 1), so a partition's jobs are applied
+ * in acceptance order while different partitions run in parallel. A job whose worker died stalls
+ * and is put back at the head of its partition after `stalledIntervalMs`, so order survives a
+ * crash; infrastructure failures retry with exponential backoff.
  */
-import { Worker, type Job } from 'bullmq';
+import { Queue, Worker, type Job } from 'bullmq';
 import type { Registry } from 'prom-client';
 import { Counter, Histogram } from 'prom-client';
 import type { Config } from '../config/schema.ts';
 import type { Logger } from '../log/logger.ts';
-import { INGEST_QUEUE, type IngestJobData } from '../queue/jobs.ts';
+import { ingestQueueNames, type IngestJobData } from '../queue/jobs.ts';
 import { connectRedis, closeRedis } from '../redis/connect.ts';
 import type { Keys } from '../state/keys.ts';
 import type { ProcessResult } from './ingest-processor.ts';
@@ -48,42 +50,51 @@ export async function startWorker(deps: {
     buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers: [deps.metrics],
   });
-  const worker = new Worker<IngestJobData>(
-    INGEST_QUEUE,
-    async (job: Job<IngestJobData>) => {
-      const end = duration.startTimer();
-      const result = await deps.process(job.data.items);
-      end();
-      payloads.inc(result.payloads);
-      values.inc(result.values);
-      return result;
-    },
-    {
+  const processor = async (job: Job<IngestJobData>) => {
+    const end = duration.startTimer();
+    const result = await deps.process(job.data.items);
+    end();
+    payloads.inc(result.payloads);
+    values.inc(result.values);
+    return result;
+  };
+  const names = ingestQueueNames(config);
+  // Global concurrency is a property of the queue in Redis; setting it again is harmless.
+  await Promise.all(
+    names.map(async (name) => {
+      const queue = new Queue(name, { connection, prefix: deps.keys.queuePrefix() });
+      await queue.setGlobalConcurrency(1);
+      await queue.close();
+    }),
+  );
+  const workers = names.map((name) => {
+    const worker = new Worker<IngestJobData>(name, processor, {
       connection,
       prefix: deps.keys.queuePrefix(),
-      concurrency: config.workerConcurrency,
+      concurrency: 1,
       stalledInterval: config.stalledIntervalMs,
       lockDuration: Math.max(config.stalledIntervalMs, 5000),
-      // A job is only ever lost to a crash loop if it stalls this often; infrastructure faults
-      // are retried through attempts/backoff instead.
+      // A job is lost to a crash loop only if it stalls this often; infrastructure faults are
+      // retried through attempts/backoff instead.
       maxStalledCount: 100,
-    },
-  );
-  worker.on('completed', () => jobs.inc({ result: 'completed' }));
-  worker.on('failed', (job, err) => {
-    jobs.inc({ result: 'failed' });
-    log.warn(
-      { jobId: job?.id, attempt: job?.attemptsMade, err: err.message },
-      'job failed; it will be retried',
-    );
+    });
+    worker.on('completed', () => jobs.inc({ result: 'completed' }));
+    worker.on('failed', (job, err) => {
+      jobs.inc({ result: 'failed' });
+      log.warn(
+        { queue: name, jobId: job?.id, attempt: job?.attemptsMade, err: err.message },
+        'job failed; it will be retried',
+      );
+    });
+    worker.on('error', (err) => log.error({ queue: name, err: err.message }, 'worker error'));
+    return worker;
   });
-  worker.on('error', (err) => log.error({ err: err.message }, 'worker error'));
-  await worker.waitUntilReady();
+  await Promise.all(workers.map((w) => w.waitUntilReady()));
   let closing: Promise<void> | undefined;
   return {
     close: () =>
       (closing ??= (async () => {
-        await worker.close();
+        await Promise.allSettled(workers.map((w) => w.close()));
         await closeRedis(connection);
       })()),
   };

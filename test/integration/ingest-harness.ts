@@ -8,7 +8,7 @@ import { Queue } from 'bullmq';
 import { Registry } from 'prom-client';
 import type { Config } from '../../src/config/schema.ts';
 import { createLogger } from '../../src/log/logger.ts';
-import { INGEST_QUEUE, type IngestItem, type IngestJobData } from '../../src/queue/jobs.ts';
+import { ingestQueueNames, type IngestItem, type IngestJobData } from '../../src/queue/jobs.ts';
 import { closeRedis, connectRedis, type Redis } from '../../src/redis/connect.ts';
 import { createKeys, type Keys } from '../../src/state/keys.ts';
 import { testConfig } from '../support/context.ts';
@@ -38,8 +38,11 @@ export function createIngestHarness(overrides: Parameters<typeof testConfig>[0] 
   const redis = connectRedis(config.redisUrl, 'command', 'test-ingest');
   const queueConnection = connectRedis(config.redisUrl, 'blocking', 'test-ingest-queue');
   const reader = connectRedis(config.redisUrl, 'blocking', 'test-reader');
-  const queue = new Queue<IngestJobData>(INGEST_QUEUE, { connection: reader, prefix: keys.queuePrefix() });
-  queue.on('error', () => undefined);
+  const queues = ingestQueueNames(config).map((name) => {
+    const queue = new Queue<IngestJobData>(name, { connection: reader, prefix: keys.queuePrefix() });
+    queue.on('error', () => undefined);
+    return queue;
+  });
   return {
     config,
     keys,
@@ -71,12 +74,18 @@ export function createIngestHarness(overrides: Parameters<typeof testConfig>[0] 
       }
     },
     async queuedItems() {
-      const jobs = await queue.getJobs(['wait', 'delayed', 'prioritized', 'active', 'completed', 'failed']);
-      jobs.sort((a, b) => Number(a.id) - Number(b.id));
-      return jobs.flatMap((j) => j.data.items);
+      // Jobs of all partitions, in acceptance order (items carry their receive time and time-sortable id).
+      const jobs = (
+        await Promise.all(
+          queues.map((q) => q.getJobs(['wait', 'delayed', 'prioritized', 'active', 'completed', 'failed'])),
+        )
+      ).flat();
+      return jobs
+        .flatMap((j) => j.data.items)
+        .sort((a, b) => a.receivedMs - b.receivedMs || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     },
     async close() {
-      await queue.close().catch(() => undefined);
+      await Promise.all(queues.map((q) => q.close().catch(() => undefined)));
       await Promise.all([closeRedis(redis), closeRedis(queueConnection), closeRedis(reader)]);
     },
   };

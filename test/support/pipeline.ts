@@ -103,3 +103,19 @@ export async function eventually<T>(
   }
   throw new Error(`timed out waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`);
 }
+
+/** True (else undefined, for eventually()) when no ingest job is waiting, delayed or active. */
+export async function queueIdle(p: Pipeline): Promise<true | undefined> {
+  const { Queue } = await import('bullmq');
+  const { ingestQueueNames } = await import('../../src/queue/jobs.ts');
+  for (const name of ingestQueueNames(p.config)) {
+    const queue = new Queue(name, { connection: p.redis, prefix: p.keys.queuePrefix() });
+    try {
+      const counts = await queue.getJobCounts('wait', 'delayed', 'active', 'prioritized', 'waiting-children');
+      if (Object.values(counts).some((n) => n > 0)) return undefined;
+    } finally {
+      await queue.close();
+    }
+  }
+  return true;
+}

@@ -16,7 +16,9 @@ const codeOf = (fn: () => unknown): string | undefined => {
     fn();
     return undefined;
   } catch (err) {
-    return isAppError(err) ? `${err.code}:${String(err.details?.attribute ?? '')}` : 'not an AppError';
+    return isAppError(err)
+      ? `${err.code}:${JSON.stringify(err.details?.attribute ?? '').replace(/"/g, '')}`
+      : 'not an AppError';
   }
 };
 

@@ -35,7 +35,7 @@ const text = (max: number) =>
 
 const dataPointSchema = z.strictObject({
   name: nameOf('data point'),
-  displayName: text(128).optional(),
+  displayName: text(128).nullish(),
   dataType: z.enum(DATA_TYPES, {
     error: (issue) =>
       `unknown data type ${JSON.stringify(issue.input) ?? '(missing)'}; expected one of ${DATA_TYPES.join(', ')}`,
@@ -44,8 +44,8 @@ const dataPointSchema = z.strictObject({
     .number({ error: 'must be a number ≥ 0' })
     .refine(Number.isFinite, 'must be a finite number')
     .min(0, 'must be a number ≥ 0')
-    .default(0),
-  thresholds: z.array(z.unknown(), { error: 'must be a list of rules' }).default([]),
+    .nullish(),
+  thresholds: z.array(z.unknown(), { error: 'must be a list of rules' }).nullish(),
 });
 
 const definitionSchema = z.strictObject({
@@ -54,23 +54,28 @@ const definitionSchema = z.strictObject({
   version: z
     .union([z.string().trim().min(1), z.number()], { error: need('must be text or a number') })
     .transform(String),
-  icon: text(64).optional(),
+  icon: text(64).nullish(),
   parser: text(256),
   availability: z
     .strictObject({
       timeoutMinutes: z
         .number({ error: 'must be a number of minutes > 0' })
         .positive('must be > 0')
-        .optional(),
-      status: z.enum(RULE_STATUSES, { error: `must be one of ${RULE_STATUSES.join(', ')}` }).optional(),
+        .nullish(),
+      status: z.enum(RULE_STATUSES, { error: `must be one of ${RULE_STATUSES.join(', ')}` }).nullish(),
     })
-    .optional(),
+    .nullish(),
   dataPoints: z
     .array(dataPointSchema, { error: 'must be a list of data points' })
     .min(1, 'needs at least one data point'),
 });
 
-/** Parses and validates a definition; `fileLabel` prefixes every error message. */
+type Fail = (path: readonly PropertyKey[], message: string) => never;
+
+/**
+ * Parses and validates a definition; `fileLabel` prefixes every error message. Optional fields
+ * may be left empty (`icon:`), which counts as absent.
+ */
 export function parseDefinitionYaml(
   text: string,
   fileLabel = 'definition',
@@ -82,11 +87,9 @@ export function parseDefinitionYaml(
     const { line, col } = lines.linePos(syntax.pos[0]);
     throw new AppError('INVALID_INPUT', `${fileLabel}:${line}:${col}: YAML syntax error: ${syntax.message}`);
   }
-  const fail = (path: readonly PropertyKey[], message: string): never => {
-    throw new AppError(
-      'INVALID_INPUT',
-      `${fileLabel}: ${describePath(path)}${message}${lineOf(doc, lines, path)}`,
-    );
+  const fail: Fail = (path, message) => {
+    const where = `${describePath(path)}${message}${lineOf(doc, lines, path)}`;
+    throw new AppError('INVALID_INPUT', `${fileLabel}: ${where}`);
   };
   const data: unknown = doc.toJS();
   if (typeof data !== 'object' || data === null || Array.isArray(data)) {
@@ -101,9 +104,26 @@ export function parseDefinitionYaml(
         : issue.message;
     return fail(issue.path, message);
   }
-  const { parser, dataPoints, ...rest } = parsed.data;
+  const { name, manufacturer, version, icon, parser, availability } = parsed.data;
+  const spec: DefinitionSpec = {
+    name,
+    manufacturer,
+    version,
+    dataPoints: dataPointSpecs(parsed.data.dataPoints, fail),
+  };
+  if (icon) spec.icon = icon;
+  if (availability) {
+    spec.availability = {};
+    if (availability.timeoutMinutes) spec.availability.timeoutMinutes = availability.timeoutMinutes;
+    if (availability.status) spec.availability.status = availability.status;
+  }
+  return { spec, parserFile: parser };
+}
+
+/** Data points with defaults filled in; duplicate names and bad thresholds fail. */
+function dataPointSpecs(dataPoints: z.infer<typeof dataPointSchema>[], fail: Fail): DataPointSpec[] {
   const seen = new Map<string, number>();
-  const specs: DataPointSpec[] = dataPoints.map((dp, index) => {
+  return dataPoints.map((dp, index) => {
     const earlier = seen.get(dp.name);
     if (earlier !== undefined) {
       fail(
@@ -112,7 +132,7 @@ export function parseDefinitionYaml(
       );
     }
     seen.set(dp.name, index);
-    const checked = checkThresholdSet({ rules: dp.thresholds, hysteresis: dp.hysteresis }, dp.dataType);
+    const checked = checkThresholdSet({ rules: dp.thresholds ?? [], hysteresis: dp.hysteresis }, dp.dataType);
     if (!checked.ok) {
       const path = checked.problem.path.map((p) => (p === 'rules' ? 'thresholds' : p));
       return fail(['dataPoints', index, ...path], checked.problem.message);
@@ -125,8 +145,6 @@ export function parseDefinitionYaml(
       thresholds: checked.value.rules,
     };
   });
-  const spec: DefinitionSpec = { ...withoutUndefined(rest), dataPoints: specs };
-  return { spec, parserFile: parser };
 }
 
 /** `dataPoints[2].dataType: ` for ['dataPoints', 2, 'dataType']; empty for the root. */
@@ -149,8 +167,4 @@ function lineOf(doc: Document, lines: LineCounter, path: readonly PropertyKey[])
     }
   }
   return '';
-}
-
-function withoutUndefined<T extends object>(value: T): T {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
 }

@@ -80,6 +80,31 @@ describe('parseDefinitionYaml', () => {
     expect(without.icon).toBe('thermometer');
   });
 
+  it('treats empty optional fields as absent', () => {
+    const text = [
+      'name: Minimal',
+      'manufacturer: Acme',
+      'version: 1',
+      'icon:',
+      'parser: minimal.js',
+      'availability:',
+      'dataPoints:',
+      '  - name: Level',
+      '    displayName:',
+      '    dataType: number',
+      '    hysteresis:',
+      '    thresholds:',
+    ].join('\n');
+    expect(parseDefinitionYaml(text).spec).toEqual({
+      name: 'Minimal',
+      manufacturer: 'Acme',
+      version: '1',
+      dataPoints: [
+        { name: 'Level', displayName: 'Level', dataType: 'number', hysteresis: 0, thresholds: [] },
+      ],
+    });
+  });
+
   it('reports a YAML syntax error with file, line and column', () => {
     const broken = COMFORT.replace(
       '      - { status: WARNING,  below: 15 }',

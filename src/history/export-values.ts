@@ -1,11 +1,13 @@
 /**
- * Export of one data point's raw history (PRODUCT.md §10), oldest first, in pages: memory stays
- * bounded whatever the number of values. The read API formats the values as JSON or CSV.
+ * Export of one data point's history (PRODUCT.md §10), oldest first, in pages: memory stays bounded
+ * whatever the number of values. Raw values where raw retention still holds them; before that
+ * (raw expired, rollups kept longer) the hourly averages of the rollup policy, marked `hourly`.
+ * The read API formats the values as JSON or CSV.
  */
 import type { DataType, DataValue } from '../domain/types.ts';
 import type { InfluxClient } from './influx-client.ts';
 import { ident, msTime, parseRfc3339Ns, str } from './influxql.ts';
-import { RAW_RP, READINGS } from './layout.ts';
+import { LONG_RP, RAW_RP, READINGS, READINGS_HOURLY } from './layout.ts';
 
 export interface ExportQuery {
   env: string;
@@ -24,52 +26,36 @@ export interface ExportQuery {
 }
 
 export interface ExportedValue {
-  /** Measurement time, epoch ms. */
+  /** Measurement time, epoch ms (for an hourly value: the hour's start). */
   timeMs: number;
   value: DataValue;
+  /** True for an hourly average from the rollups, exported where raw values have expired. */
+  hourly?: true;
 }
 
 const DEFAULT_PAGE_SIZE = 5000;
+const HOUR_MS = 3_600_000;
 
-/**
- * Yields the values of one data point oldest first. Pages follow a nanosecond time cursor (RFC 3339
- * times, exact); values sharing the cursor's nanosecond (two series of one sensor after a type
- * change) are counted and skipped, never lost or repeated.
- */
+/** Yields the values of one data point oldest first: hourly rollups before the raw data, then raw. */
 export async function* exportValues(influx: InfluxClient, q: ExportQuery): AsyncGenerator<ExportedValue> {
-  const pageSize = q.pageSize ?? DEFAULT_PAGE_SIZE;
-  const base =
-    `SELECT "value", "text", "lat", "lon" FROM ${ident(RAW_RP)}.${ident(READINGS)} ` +
-    `WHERE "env" = ${str(q.env)} AND "device" = ${str(q.device)} AND "sensor" = ${str(q.sensor)}` +
-    (q.endMs === undefined ? '' : ` AND time < ${msTime(q.endMs + 1)}`);
-  let cursor: { ns: bigint; seen: number } | undefined;
-  for (;;) {
-    const from =
-      cursor === undefined
-        ? q.startMs === undefined
-          ? ''
-          : ` AND time >= ${msTime(q.startMs)}`
-        : ` AND time >= ${cursor.ns.toString()}`;
-    // Room for the rows at the cursor that the previous page yielded already, plus a full page.
-    const limit = pageSize + (cursor?.seen ?? 0);
-    const [series] = await influx.query(`${base}${from} ORDER BY time ASC LIMIT ${limit}`, {
-      epoch: 'rfc3339',
-      method: 'POST',
-    });
-    const s = series?.[0];
-    const rows = s?.values ?? [];
-    let skip = cursor?.seen ?? 0;
-    for (const row of rows) {
-      const ns = parseRfc3339Ns(String(row[0]));
-      if (cursor && ns === cursor.ns && skip > 0) {
-        skip--;
-        continue;
-      }
-      cursor = cursor && ns === cursor.ns ? { ns, seen: cursor.seen + 1 } : { ns, seen: 1 };
-      const value = rebuildValue(q.dataType, row, s?.columns ?? []);
-      if (value !== undefined) yield { timeMs: Number(ns / 1_000_000n), value };
+  const series = `"env" = ${str(q.env)} AND "device" = ${str(q.device)} AND "sensor" = ${str(q.sensor)}`;
+  const start = q.startMs === undefined ? '' : ` AND time >= ${msTime(q.startMs)}`;
+  const end = q.endMs === undefined ? '' : ` AND time < ${msTime(q.endMs + 1)}`;
+  const raw = `FROM ${ident(RAW_RP)}.${ident(READINGS)} WHERE ${series}${start}${end}`;
+  if (hasRollups(q.dataType)) {
+    // Rollups only for the hours before the first raw value still kept (expired by raw retention).
+    const firstRawMs = await firstTimeMs(influx, `SELECT "value" ${raw}`);
+    const rollupEnd =
+      firstRawMs === undefined ? end : ` AND time < ${msTime(Math.floor(firstRawMs / HOUR_MS) * HOUR_MS)}`;
+    const hourly = `FROM ${ident(LONG_RP)}.${ident(READINGS_HOURLY)} WHERE ${series}${start}${rollupEnd}`;
+    for await (const { ns, row } of pagedRows(influx, `SELECT "avg" ${hourly}`, q.pageSize)) {
+      if (typeof row[1] === 'number') yield { timeMs: Number(ns / 1_000_000n), value: row[1], hourly: true };
     }
-    if (rows.length < limit) return;
+  }
+  const select = `SELECT "value", "text", "lat", "lon" ${raw}`;
+  for await (const { ns, row, columns } of pagedRows(influx, select, q.pageSize)) {
+    const value = rebuildValue(q.dataType, row, columns);
+    if (value !== undefined) yield { timeMs: Number(ns / 1_000_000n), value };
   }
 }
 
@@ -88,6 +74,52 @@ export async function streamExport(
     n++;
   }
   return n;
+}
+
+/** Numeric types have hourly rollups; a boolean's hourly average is no boolean, strings/GPS have none. */
+function hasRollups(dataType: DataType): boolean {
+  return dataType !== 'string' && dataType !== 'gps' && dataType !== 'boolean';
+}
+
+async function firstTimeMs(influx: InfluxClient, select: string): Promise<number | undefined> {
+  const [series] = await influx.query(`${select} ORDER BY time ASC LIMIT 1`, { method: 'POST' });
+  const t = series?.[0]?.values[0]?.[0];
+  return typeof t === 'number' ? t : undefined;
+}
+
+/**
+ * Rows of `select` (which must end with its WHERE clause) oldest first, page by page. Pages follow
+ * a nanosecond time cursor (RFC 3339 times, exact). Rows sharing the cursor's nanosecond (two
+ * series of one sensor after a type change) are counted and skipped on the next page, and the
+ * page's LIMIT grows by that count: never lost, repeated or looping.
+ */
+async function* pagedRows(
+  influx: InfluxClient,
+  select: string,
+  pageSize = DEFAULT_PAGE_SIZE,
+): AsyncGenerator<{ ns: bigint; row: unknown[]; columns: string[] }> {
+  let cursor: { ns: bigint; seen: number } | undefined;
+  for (;;) {
+    const from = cursor === undefined ? '' : ` AND time >= ${cursor.ns.toString()}`;
+    const limit = pageSize + (cursor?.seen ?? 0);
+    const [series] = await influx.query(`${select}${from} ORDER BY time ASC LIMIT ${limit}`, {
+      epoch: 'rfc3339',
+      method: 'POST',
+    });
+    const s = series?.[0];
+    const rows = s?.values ?? [];
+    let skip = cursor?.seen ?? 0;
+    for (const row of rows) {
+      const ns = parseRfc3339Ns(String(row[0]));
+      if (cursor && ns === cursor.ns && skip > 0) {
+        skip--;
+        continue;
+      }
+      cursor = cursor && ns === cursor.ns ? { ns, seen: cursor.seen + 1 } : { ns, seen: 1 };
+      yield { ns, row, columns: s?.columns ?? [] };
+    }
+    if (rows.length < limit) return;
+  }
 }
 
 /** rawValue from the stored fields; undefined when the row does not hold this type's field. */

@@ -4,6 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { createHistoryWriter } from '../../src/history/history-writer.ts';
 import { exportValues, streamExport, type ExportedValue } from '../../src/history/export-values.ts';
 import { createLogger } from '../../src/log/logger.ts';
+import { rollupSelect } from '../../src/history/schema.ts';
+import { msTime } from '../../src/history/influxql.ts';
 import { freshHistoryDatabase, valuePoint } from '../support/history.ts';
 
 const T0 = Date.UTC(2026, 10, 1);
@@ -93,5 +95,41 @@ describe('exportValues', () => {
     for await (const v of exportValues(influx, { env: 'demo', device: 'x', sensor: 'y', dataType: 'string' }))
       got.push(v);
     expect(got).toEqual([]);
+  });
+
+  it('exports hourly averages from the rollups for hours whose raw values have expired, then the raw values', async () => {
+    const influx = await freshHistoryDatabase();
+    const writer = createHistoryWriter({ influx, log });
+    const H = 3_600_000;
+    const h0 = Date.UTC(2026, 9, 1, 10);
+    const values = [0, 1, 2].flatMap((h) =>
+      [10, 20, 30].map((v, i) => valuePoint({ timeMs: h0 + h * H + i * 60_000, value: v + h })),
+    );
+    await writer.write({ values, events: [], contacts: [] });
+    // Backfill the rollups as the continuous query would have, then expire the first two raw hours.
+    const range = `time >= ${msTime(h0)} AND time < ${msTime(h0 + 3 * H)}`;
+    await influx.query(rollupSelect(influx.database, { into: true, where: range }));
+    await influx.query(`DELETE FROM "readings" WHERE time < ${msTime(h0 + 2 * H)}`);
+
+    const q = { env: 'demo', device: 'd1', sensor: 'Temperature', dataType: 'temperature' as const };
+    const got: ExportedValue[] = [];
+    await streamExport(influx, q, (v) => {
+      got.push(v);
+    });
+    expect(got).toEqual([
+      { timeMs: h0, value: 20, hourly: true },
+      { timeMs: h0 + H, value: 21, hourly: true },
+      { timeMs: h0 + 2 * H, value: 12 },
+      { timeMs: h0 + 2 * H + 60_000, value: 22 },
+      { timeMs: h0 + 2 * H + 120_000, value: 32 },
+    ]);
+    const fromSecondHour: ExportedValue[] = [];
+    await streamExport(influx, { ...q, startMs: h0 + H, endMs: h0 + 2 * H }, (v) => {
+      fromSecondHour.push(v);
+    });
+    expect(fromSecondHour).toEqual([
+      { timeMs: h0 + H, value: 21, hourly: true },
+      { timeMs: h0 + 2 * H, value: 12 },
+    ]);
   });
 });

@@ -2,7 +2,7 @@
  * Every error of the read API (PRODUCT.md §10) in the shared envelope, and tenant isolation: a
  * token of one environment sees nothing of another, whose devices answer exactly like missing ones.
  */
-/* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-call, @typescript-eslint/no-unsafe-argument --
+/* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-call --
    response bodies are untyped on purpose: these tests check them at run time. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createInfluxClient } from '../../src/history/influx-client.ts';

@@ -211,8 +211,14 @@ export const SETTINGS = {
   ),
   jobBackoffMs: setting(
     'VIGIL_JOB_BACKOFF_MS',
-    'First retry delay of a failed job (exponential, capped at 60 s).',
+    'First retry delay of a failed job, in ms; it doubles per attempt up to VIGIL_JOB_BACKOFF_MAX_MS.',
     '1000',
+    positiveInt,
+  ),
+  jobBackoffMaxMs: setting(
+    'VIGIL_JOB_BACKOFF_MAX_MS',
+    'Longest retry delay of a failed job, in ms (so work resumes soon after an outage ends).',
+    '30000',
     positiveInt,
   ),
   stalledIntervalMs: setting(

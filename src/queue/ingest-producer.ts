@@ -24,13 +24,21 @@ export interface IngestProducer {
   close(): Promise<void>;
 }
 
+/** Name of the backoff strategy the workers implement (`cappedBackoff`). */
+export const CAPPED_BACKOFF = 'capped-exponential';
+
+/** Retry delay of attempt `attemptsMade` (1 = first retry): doubling from `baseMs`, at most `maxMs`. */
+export function cappedBackoff(attemptsMade: number, baseMs: number, maxMs: number): number {
+  return Math.min(maxMs, baseMs * 2 ** Math.min(Math.max(attemptsMade - 1, 0), 30));
+}
+
 /** Job options of ingest jobs: retries with exponential backoff, bounded retention. */
 export function ingestJobOptions(
   config: Pick<Config, 'jobAttempts' | 'jobBackoffMs' | 'jobsKeptCompleted' | 'jobsKeptFailed'>,
 ): JobsOptions {
   return {
     attempts: config.jobAttempts,
-    backoff: { type: 'exponential', delay: config.jobBackoffMs },
+    backoff: { type: CAPPED_BACKOFF, delay: config.jobBackoffMs },
     removeOnComplete: { count: config.jobsKeptCompleted },
     removeOnFail: { count: config.jobsKeptFailed },
   };

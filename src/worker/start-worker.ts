@@ -11,6 +11,7 @@ import { Counter, Histogram } from 'prom-client';
 import type { Config } from '../config/schema.ts';
 import type { Logger } from '../log/logger.ts';
 import { ingestQueueNames, type IngestJobData } from '../queue/jobs.ts';
+import { cappedBackoff } from '../queue/ingest-producer.ts';
 import { connectRedis, closeRedis } from '../redis/connect.ts';
 import type { Keys } from '../state/keys.ts';
 import type { ProcessResult } from './ingest-processor.ts';
@@ -77,6 +78,10 @@ export async function startWorker(deps: {
       // A job is lost to a crash loop only if it stalls this often; infrastructure faults are
       // retried through attempts/backoff instead.
       maxStalledCount: 100,
+      settings: {
+        backoffStrategy: (attemptsMade: number) =>
+          cappedBackoff(attemptsMade, config.jobBackoffMs, config.jobBackoffMaxMs),
+      },
     });
     worker.on('completed', () => jobs.inc({ result: 'completed' }));
     worker.on('failed', (job, err) => {

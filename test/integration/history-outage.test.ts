@@ -1,0 +1,88 @@
+/**
+ * InfluxDB stopped for 30 s during a run: jobs fail and retry with backoff, events wait in the
+ * outbox, and once InfluxDB is back every accepted value and every event is in history, once.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { startInflux } from '../../scripts/lib/local-services.ts';
+import { eventually, provisionComfort, queueIdle, startPipeline } from '../support/pipeline.ts';
+
+const OUTAGE_MS = 30_000;
+
+describe('InfluxDB outage', () => {
+  it(
+    'loses nothing: every accepted value and event is in history once InfluxDB is back',
+    { timeout: 180_000 },
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'vigil-influx-outage-'));
+      onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+      const influxd = await startInflux({ dataDir: dir });
+      onTestFinished(() => influxd.stop());
+      const p = await startPipeline({ roles: 'gateway,worker', influxUrl: influxd.url });
+      const devices = Array.from({ length: 10 }, (_, i) => `d${i}`);
+      const { key } = await provisionComfort(p, 'acme', devices);
+      await p.admin.setPreparser(
+        'acme',
+        'function parsePayload(s) { const j = JSON.parse(s); return { deviceName: j.deviceName, time: j.t, payload: j.p }; }',
+        true,
+      );
+      const base = Date.now() - 3600_000;
+      let accepted = 0;
+      const send = async (from: number, to: number) => {
+        for (let i = from; i < to; i++) {
+          await Promise.all(
+            devices.map(async (deviceName, d) => {
+              const body = JSON.stringify({
+                deviceName,
+                t: base + i * 1000,
+                p: { Temperature: 20 + ((i + d) % 15), Humidity: 40 + (i % 10) },
+              });
+              const res = await p.post('gateway/submit', key, body);
+              await res.arrayBuffer();
+              if (res.status === 202) accepted += 1;
+            }),
+          );
+        }
+      };
+      await send(0, 60);
+      await eventually(() => queueIdle(p), 30_000, 'first part processed');
+      await influxd.stop();
+      const stoppedAt = Date.now();
+      await send(60, 200);
+      const remaining = OUTAGE_MS - (Date.now() - stoppedAt);
+      if (remaining > 0) await sleep(remaining);
+      expect(await queueIdle(p)).toBeUndefined(); // jobs are waiting for InfluxDB, not dropped
+      await influxd.restart();
+
+      const expectedValues = accepted * 2;
+      const counted = await eventually(
+        async () => {
+          const [series] = await p.influx.query('SELECT count("value") FROM "readings"');
+          const n = Number(series?.[0]?.values[0]?.[1] ?? 0);
+          return n >= expectedValues ? n : undefined;
+        },
+        90_000,
+        `${expectedValues} values in InfluxDB`,
+      );
+      expect(accepted).toBe(2000);
+      expect(counted).toBe(expectedValues);
+      const redisEvents = await p.redis.zcard(p.keys.envEvents('acme'));
+      expect(redisEvents).toBeGreaterThan(20);
+      const influxEvents = await eventually(
+        async () => {
+          const [series] = await p.influx.query(
+            `SELECT count("message") FROM "long"."events" WHERE "env" = 'acme'`,
+          );
+          const n = Number(series?.[0]?.values[0]?.[1] ?? 0);
+          return n >= redisEvents ? n : undefined;
+        },
+        30_000,
+        'events in InfluxDB',
+      );
+      expect(influxEvents).toBe(redisEvents);
+    },
+  );
+});

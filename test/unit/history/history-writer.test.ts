@@ -1,0 +1,95 @@
+import { describe, expect, it } from 'vitest';
+import {
+  createHistoryWriter,
+  type HistoryBatch,
+  type ValuePoint,
+} from '../../../src/history/history-writer.ts';
+import type { InfluxClient } from '../../../src/history/influx-client.ts';
+import { createLogger } from '../../../src/log/logger.ts';
+
+/** A fake of the InfluxDB port that records writes (the real server is in the integration tests). */
+function recordingInflux(opts: { failOn?: number } = {}) {
+  const writes: { lines: string[]; rp: string | undefined }[] = [];
+  let active = 0;
+  let maxActive = 0;
+  const influx: InfluxClient = {
+    database: 'db',
+    ping: () => Promise.resolve(true),
+    query: () => Promise.resolve([]),
+    async write(lines, o) {
+      active++;
+      maxActive = Math.max(maxActive, active);
+      await new Promise((r) => setTimeout(r, 1));
+      active--;
+      if (writes.length === opts.failOn) throw new Error('boom');
+      writes.push({ lines: lines.split('\n'), rp: o?.retentionPolicy });
+    },
+  };
+  return { influx, writes, maxActive: () => maxActive };
+}
+
+const log = createLogger('silent');
+const value = (i: number): ValuePoint => ({
+  env: 'e',
+  device: 'd',
+  sensor: 's',
+  sensorType: 'number',
+  dataType: 'number',
+  timeMs: 1000 + i,
+  offsetNs: 0,
+  value: i,
+  status: 'SUCCESS',
+});
+const batch = (n: number, events = 0): HistoryBatch => ({
+  values: Array.from({ length: n }, (_, i) => value(i)),
+  contacts: [{ env: 'e', device: 'd', timeMs: 1000, offsetNs: 0 }],
+  events: Array.from({ length: events }, (_, i) => ({
+    id: `e${i}`,
+    env: 'e',
+    deviceName: 'd',
+    displayName: 'D',
+    sensorName: 's',
+    sensorType: 'number',
+    sensorValue: 1,
+    eventStatus: 'WARNING' as const,
+    eventCategory: 'Sensors' as const,
+    eventMessage: 'm',
+    receivedMs: 1000,
+  })),
+});
+
+describe('createHistoryWriter', () => {
+  it('sends values and contacts in one request to the raw policy', async () => {
+    const { influx, writes } = recordingInflux();
+    await createHistoryWriter({ influx, log }).write(batch(4999));
+    expect(writes.map((w) => [w.rp, w.lines.length])).toEqual([['raw', 5000]]);
+  });
+
+  it('splits more than 5,000 lines into sequential requests and sends events to the long policy', async () => {
+    const fake = recordingInflux();
+    await createHistoryWriter({ influx: fake.influx, log }).write(batch(12_000, 2));
+    expect(fake.writes.map((w) => [w.rp, w.lines.length])).toEqual([
+      ['raw', 5000],
+      ['raw', 5000],
+      ['raw', 2001],
+      ['long', 2],
+    ]);
+    expect(fake.maxActive()).toBe(1);
+  });
+
+  it('fails the whole write when any request fails', async () => {
+    const { influx } = recordingInflux({ failOn: 1 });
+    await expect(createHistoryWriter({ influx, log }).write(batch(6000))).rejects.toThrow('boom');
+  });
+
+  it('waits for writes in flight on close, refuses new ones after, and closes twice safely', async () => {
+    const { influx, writes } = recordingInflux();
+    const writer = createHistoryWriter({ influx, log });
+    const pending = writer.write(batch(1));
+    await writer.close();
+    expect(writes).toHaveLength(1);
+    await pending;
+    await expect(writer.write(batch(1))).rejects.toThrow(/closed/);
+    await writer.close();
+  });
+});

@@ -46,5 +46,6 @@ export function createBacklogMonitor(deps: {
   };
   const timer = setInterval(() => void sample(), deps.intervalMs);
   timer.unref();
+  void sample();
   return { isFull: () => full, sample, close: () => clearInterval(timer) };
 }

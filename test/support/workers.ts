@@ -19,7 +19,7 @@ export function spawnVigil(config: Config, overrides: Record<string, string> = {
   for (const [key, s] of Object.entries(SETTINGS)) {
     const value = (config as unknown as Record<string, unknown>)[key];
     if (value === undefined) continue;
-    env[s.env] = Array.isArray(value) ? value.join(',') : String(value as string | number | boolean);
+    env[s.env] = Array.isArray(value) ? value.join(',') : String(value);
   }
   Object.assign(
     env,

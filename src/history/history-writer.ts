@@ -49,6 +49,8 @@ export interface HistoryWriter {
 
 /** Most lines per HTTP write (NOTES.md: ~115k points/s at 5,000-point batches). */
 export const MAX_LINES_PER_WRITE = 5000;
+/** Most bytes per HTTP write, well under InfluxDB's default max-body-size of 25 MB. */
+export const MAX_BYTES_PER_WRITE = 8 * 1024 * 1024;
 
 export function createHistoryWriter(deps: { influx: InfluxClient; log: Logger }): HistoryWriter {
   const inFlight = new Set<Promise<void>>();
@@ -82,11 +84,33 @@ async function writeLines(
   lines: (string | undefined)[],
   retentionPolicy: string,
 ): Promise<void> {
-  const present = lines.filter((l): l is string => l !== undefined);
-  for (let i = 0; i < present.length; i += MAX_LINES_PER_WRITE) {
-    const chunk = present.slice(i, i + MAX_LINES_PER_WRITE).join('\n');
-    await influx.write(chunk, { precision: 'ns', retentionPolicy });
+  for (const chunk of chunksOf(lines)) {
+    await influx.write(chunk.join('\n'), { precision: 'ns', retentionPolicy });
   }
+}
+
+/**
+ * Groups lines into requests of at most MAX_LINES_PER_WRITE lines and MAX_BYTES_PER_WRITE bytes
+ * (InfluxDB 1.x refuses bodies over its max-body-size, 25 MB by default; long string values could
+ * reach it well before 5,000 lines).
+ */
+export function chunksOf(lines: (string | undefined)[]): string[][] {
+  const chunks: string[][] = [];
+  let current: string[] = [];
+  let bytes = 0;
+  for (const line of lines) {
+    if (line === undefined) continue;
+    const size = Buffer.byteLength(line) + 1;
+    if (current.length > 0 && (current.length >= MAX_LINES_PER_WRITE || bytes + size > MAX_BYTES_PER_WRITE)) {
+      chunks.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(line);
+    bytes += size;
+  }
+  if (current.length > 0) chunks.push(current);
+  return chunks;
 }
 
 /** The fields of a value by its data type: numbers and booleans in `value`, text, GPS. */

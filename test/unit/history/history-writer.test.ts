@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import {
+  chunksOf,
   createHistoryWriter,
+  MAX_BYTES_PER_WRITE,
   type HistoryBatch,
   type ValuePoint,
 } from '../../../src/history/history-writer.ts';
@@ -91,5 +93,13 @@ describe('createHistoryWriter', () => {
     await pending;
     await expect(writer.write(batch(1))).rejects.toThrow(/closed/);
     await writer.close();
+  });
+
+  it('also splits by size, so long string values never exceed InfluxDB body limits', () => {
+    const big = 'x'.repeat(1024 * 1024);
+    const chunks = chunksOf([big, undefined, big, big, big, big, big, big, big, big, big]);
+    expect(chunks.map((c) => c.length)).toEqual([7, 3]);
+    for (const c of chunks) expect(c.join('\n').length).toBeLessThanOrEqual(MAX_BYTES_PER_WRITE);
+    expect(chunksOf(['y'.repeat(MAX_BYTES_PER_WRITE * 2)]).map((c) => c.length)).toEqual([1]);
   });
 });

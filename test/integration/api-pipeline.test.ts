@@ -1,0 +1,119 @@
+/**
+ * The read API over the real pipeline: payloads posted to the real gateway, processed by the real
+ * worker (sandboxed parser, Lua state step, history writer), then read back through every kind of
+ * endpoint. Uses the API of `startVigil` once main.ts mounts it, else an API app on the same
+ * Redis and InfluxDB.
+ */
+/* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-call, @typescript-eslint/no-unsafe-argument --
+   response bodies are untyped on purpose: these tests check them at run time. */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { createLogger } from '../../src/log/logger.ts';
+import { startVigil } from '../../src/main.ts';
+import { call, COMFORT_SENSORS, startApiHarness } from './api-harness.ts';
+
+const PARSER = 'function parsePayload(s) { const j = JSON.parse(s); delete j.deviceName; return j; }';
+
+async function eventually<T>(
+  read: () => Promise<T>,
+  done: (v: T) => boolean,
+  timeoutMs = 15_000,
+): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await read();
+    if (done(v) || Date.now() > until) return v;
+    await sleep(50);
+  }
+}
+
+describe('read API over the real gateway and worker', () => {
+  it('shows posted values, statuses, events, contact, history and ingestion outcomes', async () => {
+    const h = await startApiHarness({ roles: 'gateway,worker,api' });
+    const { token, apiKey } = await h.seedEnvironment('demo');
+    const spec = structuredClone(COMFORT_SENSORS);
+    spec.dataPoints[0]!.thresholds = [{ status: 'WARNING', above: 25 }];
+    await h.admin.applyDefinition({ kind: 'private', env: 'demo' }, spec, PARSER);
+
+    const vigil = await startVigil(h.config, createLogger('silent'));
+    onTestFinished(() => vigil.close());
+    const served = await call(`http://127.0.0.1:${vigil.ports.api}`, '/openapi.json');
+    const api = served.status === 200 ? `http://127.0.0.1:${vigil.ports.api}` : h.baseUrl;
+    const gateway = `http://127.0.0.1:${vigil.ports.gateway}`;
+
+    const submit = (body: unknown) => call(gateway, `/gateway/submit/${apiKey}`, { body });
+    expect((await submit({ deviceName: 'device_1_hallway', Temperature: 26.5, Humidity: 45.2 })).status).toBe(
+      202,
+    );
+
+    const list = await eventually(
+      () => call(api, '/sensors/list', { token, body: { deviceName: 'device_1_hallway' } }),
+      (r) => r.json?.data?.[0]?.rawValue === 26.5,
+    );
+    expect(list.json.data[0]).toMatchObject({
+      sensorName: 'Temperature',
+      currentValue: '26.5 °C',
+      rawValue: 26.5,
+      currentStatus: 'WARNING',
+      suppressed: false,
+      lastSuccessAt: null,
+    });
+    expect(list.json.data[0].updatedAt).toBe(list.json.data[0].currentSuccessAt);
+    expect(list.json.data[1]).toMatchObject({
+      sensorName: 'Humidity',
+      currentValue: '45.2 %',
+      currentStatus: 'SUCCESS',
+    });
+    expect(list.json.data[2]).toMatchObject({ sensorName: 'Illuminance', rawValue: null, updatedAt: null });
+
+    const devices = await call(api, '/devices/list', { token });
+    expect(devices.json.data[0].lastContactUTC).toMatch(/Z$/);
+    expect(devices.json.data[1].lastContactUTC).toBeNull();
+
+    expect((await submit({ deviceName: 'device_1_hallway', Temperature: 20 })).status).toBe(202);
+    const events = await eventually(
+      () => call(api, '/events/list', { token }),
+      (r) => r.json?.data?.length === 2,
+    );
+    expect(events.json.data.map((e: { eventStatus: string }) => e.eventStatus)).toEqual([
+      'SUCCESS',
+      'WARNING',
+    ]);
+    expect(events.json.data[0]).toMatchObject({
+      deviceName: 'device_1_hallway',
+      displayName: 'Hallway',
+      sensorName: 'Temperature',
+      sensorType: 'tempC',
+      sensorValue: 20,
+      eventCategory: 'Sensors',
+      eventMessage: 'Temperature - Returned to success status - SUCCESS - 20.0 °C',
+    });
+    expect(events.json.data[1].eventMessage).toMatch(/^Temperature - .+ - WARNING - 26\.5 °C$/);
+
+    const details = await eventually(
+      () =>
+        call(api, '/sensors/details', {
+          token,
+          body: { deviceName: 'device_1_hallway', sensorName: 'Temperature' },
+        }),
+      (r) => r.json?.data?.last24Hours?.[0]?.count === 2,
+    );
+    expect(details.json.data.last24Hours).toHaveLength(1);
+    expect(details.json.data.last24Hours[0]).toMatchObject({ count: 2, total: 46.5, max: 26.5, min: 20 });
+
+    const log = await call(api, '/ingest/log', { token });
+    expect(log.json.data).toHaveLength(2);
+    expect(log.json.data[0]).toMatchObject({
+      gateway: 'submit',
+      deviceName: 'device_1_hallway',
+      outcome: 'accepted',
+    });
+
+    expect((await submit({ deviceName: 'nobody', Temperature: 1 })).status).toBe(202);
+    const unknown = await eventually(
+      () => call(api, '/ingest/log', { token, query: 'limit=1' }),
+      (r) => r.json?.data?.[0]?.code === 'UNKNOWN_DEVICE',
+    );
+    expect(unknown.json.data[0]).toMatchObject({ outcome: 'rejected', code: 'UNKNOWN_DEVICE' });
+  });
+});

@@ -18,6 +18,9 @@ import { createTenancyStore } from './tenancy/tenancy-store.ts';
 import { createIngestService, type IngestService } from './ingest/ingest-service.ts';
 import { createIngestLog } from './ingest/ingest-log.ts';
 import { startGateway } from './gateway/start-gateway.ts';
+import { startMqttBroker } from './mqtt/broker.ts';
+import { startMqttBridge } from './mqtt/bridge.ts';
+import { createApiApp } from './api/api-app.ts';
 import { ensureHistorySchema } from './history/schema.ts';
 import { createHistoryWriter } from './history/history-writer.ts';
 import type { InfluxClient } from './history/influx-client.ts';
@@ -138,10 +141,22 @@ export async function startVigil(config: Config, log: Logger): Promise<RunningVi
       ports.gateway = gateway.port;
       started.push({ name: 'gateway', close: () => gateway.close() });
     }
+    if (roles.has('mqtt') && ingest && config.mqttEnabled) {
+      const broker = await startMqttBroker({ config, keys, redis, queueConnection, log, metrics, ingest });
+      ports.mqtt = broker.port;
+      started.push({ name: 'mqtt broker', close: () => broker.close() });
+    }
+    if (roles.has('mqtt') && ingest && config.mqttBridgeUrl) {
+      const bridge = await startMqttBridge({ config, keys, redis, queueConnection, log, metrics, ingest });
+      started.push({ name: 'mqtt bridge', close: () => bridge.close() });
+    }
     const opsRoutes = createOpsRoutes({ checks, metrics });
     const app = express();
     app.disable('x-powered-by');
     app.use(opsRoutes);
+    if (roles.has('api')) {
+      app.use(createApiApp({ config, keys, redis, influx, tenancy, ingestLog, log, metrics }));
+    }
     app.use((_req, res) => {
       res.status(404).json(errorBody('NOT_FOUND', 'No such path.'));
     });

@@ -1,0 +1,81 @@
+import { describe, expect, it } from 'vitest';
+import { createBatcher } from '../../../src/ingest/batcher.ts';
+
+const deferred = () => {
+  let resolve!: () => void;
+  let reject!: (e: unknown) => void;
+  const promise = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+};
+
+describe('micro-batcher', () => {
+  it('writes the payloads of one event-loop turn as one batch', async () => {
+    const batches: number[][] = [];
+    const b = createBatcher<number>({
+      write: (items) => (batches.push(items), Promise.resolve()),
+      maxItems: 100,
+      maxDelayMs: 0,
+      timeoutMs: 1000,
+    });
+    await Promise.all([1, 2, 3].map((i) => b.submit(i)));
+    expect(batches).toEqual([[1, 2, 3]]);
+    expect(b.averageBatchSize()).toBe(3);
+  });
+
+  it('flushes as soon as maxItems are waiting', async () => {
+    const batches: number[][] = [];
+    const b = createBatcher<number>({
+      write: (items) => (batches.push(items), Promise.resolve()),
+      maxItems: 2,
+      maxDelayMs: 10_000,
+      timeoutMs: 1000,
+    });
+    await Promise.all([b.submit(1), b.submit(2)]);
+    expect(batches).toEqual([[1, 2]]);
+  });
+
+  it('resolves every submitter only after the write, and rejects them all with UNAVAILABLE when it fails', async () => {
+    const write = deferred();
+    const b = createBatcher<number>({
+      write: () => write.promise,
+      maxItems: 10,
+      maxDelayMs: 0,
+      timeoutMs: 1000,
+    });
+    let settled = 0;
+    const subs = [b.submit(1), b.submit(2)].map((p) => p.finally(() => settled++));
+    await new Promise((r) => setTimeout(r, 5));
+    expect(settled).toBe(0);
+    write.reject(new Error('ECONNREFUSED'));
+    for (const s of subs) await expect(s).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+  });
+
+  it('gives up with UNAVAILABLE when the write takes longer than the timeout', async () => {
+    const b = createBatcher<number>({
+      write: () => new Promise(() => undefined),
+      maxItems: 10,
+      maxDelayMs: 0,
+      timeoutMs: 20,
+    });
+    await expect(b.submit(1)).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+  });
+
+  it('writes pending payloads on close and refuses new ones after', async () => {
+    const batches: number[][] = [];
+    const b = createBatcher<number>({
+      write: (items) => (batches.push(items), Promise.resolve()),
+      maxItems: 10,
+      maxDelayMs: 10_000,
+      timeoutMs: 1000,
+    });
+    const pending = b.submit(1);
+    await b.close();
+    await pending;
+    expect(batches).toEqual([[1]]);
+    await expect(b.submit(2)).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+    await b.close();
+  });
+});

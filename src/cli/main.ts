@@ -66,5 +66,7 @@ function reportFailure(err: unknown): number {
 const oneLine = (s: string) => s.replace(/\s*\n\s*/g, ' ');
 
 if (import.meta.main) {
-  process.exitCode = await runCli(process.argv.slice(2));
+  // Exit at once: an ioredis client that never connected keeps reconnect timers alive for seconds.
+  // (stdout and stderr are synchronous for files and pipes on Linux, so nothing is lost.)
+  process.exit(await runCli(process.argv.slice(2)));
 }

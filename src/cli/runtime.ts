@@ -6,7 +6,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { AppError } from '../errors/app-error.ts';
 import { loadConfig } from '../config/load-config.ts';
 import type { Config } from '../config/schema.ts';
-import { closeRedis, connectRedis, type Redis } from '../redis/connect.ts';
+import { connectRedis, type Redis } from '../redis/connect.ts';
 import { createKeys, type DefinitionScope, type Keys } from '../state/keys.ts';
 import { createTenancyAdmin, type TenancyAdmin } from '../tenancy/tenancy-admin.ts';
 import { createTenancyStore, type TenancyStore } from '../tenancy/tenancy-store.ts';
@@ -35,7 +35,7 @@ export function createRuntime(env: NodeJS.ProcessEnv = process.env): Runtime {
   return {
     services: () => (opened ??= open()),
     async close() {
-      if (redis) await closeRedis(redis);
+      if (redis) await quitQuickly(redis);
     },
     print(json, data, text) {
       const out = json ? JSON.stringify(data, null, 2) : Array.isArray(text) ? text.join('\n') : text;
@@ -73,6 +73,22 @@ async function waitReady(redis: Redis, url: string): Promise<void> {
       resolve();
     });
   });
+}
+
+/** QUIT, or disconnect after a second; clears its timer so the process can exit at once. */
+async function quitQuickly(redis: Redis): Promise<void> {
+  if (redis.status === 'end') return;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      redis.quit(),
+      new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('quit timeout')), 1000))),
+    ]);
+  } catch {
+    redis.disconnect();
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 const redactUrl = (url: string) => url.replace(/\/\/[^@/]*@/, '//***@');

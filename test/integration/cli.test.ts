@@ -1,0 +1,327 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createKeys } from '../../src/state/keys.ts';
+import { sha256Hex } from '../../src/tenancy/secrets.ts';
+import { createCliHarness, type CliHarness } from './cli-run.ts';
+
+let cli: CliHarness;
+let keys: ReturnType<typeof createKeys>;
+const DEF_YAML = 'config/provisioning/demo/definitions/comfort-sensors.yaml';
+
+beforeAll(async () => {
+  cli = createCliHarness();
+  keys = createKeys(cli.prefix);
+  const created = await Promise.all([
+    cli.run(['env', 'create', 'alpha']),
+    cli.run(['env', 'create', 'beta', '--locale', 'nl']),
+  ]);
+  expect(created.map((r) => r.code)).toEqual([0, 0]);
+  expect((await cli.run(['definition', 'apply', DEF_YAML, '--env', 'alpha'])).code).toBe(0);
+});
+afterAll(() => cli.close());
+
+/** A refusal: the exit code and exactly one line on stderr starting with "vigil: ". */
+function expectRefusal(r: { code: number; stderr: string; stdout: string }, code: number, reason: RegExp) {
+  expect(r.code, r.stderr).toBe(code);
+  const lines = r.stderr.trimEnd().split('\n');
+  expect(lines).toHaveLength(1);
+  expect(lines[0]).toMatch(/^vigil: /);
+  expect(lines[0]).toMatch(reason);
+}
+
+describe('vigil env', () => {
+  it('lists environments and refuses duplicates, bad names and bad locales', async () => {
+    const [list, dup, badName, badLocale] = await Promise.all([
+      cli.json<{ name: string; locale: string }[]>(['env', 'list']),
+      cli.run(['env', 'create', 'alpha']),
+      cli.run(['env', 'create', 'Not_Valid']),
+      cli.run(['env', 'create', 'gamma', '--locale', 'fr']),
+    ]);
+    expect(list.map((e) => [e.name, e.locale])).toEqual([
+      ['alpha', 'en'],
+      ['beta', 'nl'],
+    ]);
+    expectRefusal(dup, 1, /exists already/);
+    expectRefusal(badName, 1, /invalid environment name/);
+    expectRefusal(badLocale, 2, /en or nl/);
+    expect(await cli.redis.exists(keys.env('gamma'))).toBe(0);
+  });
+
+  it('answers --help with exit 0 and unknown commands or options with exit 2', async () => {
+    const [help, unknown, badOption] = await Promise.all([
+      cli.run(['device', 'create', '--help']),
+      cli.run(['env', 'destroy']),
+      cli.run(['env', 'list', '--colour']),
+    ]);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('--availability-minutes');
+    expect(help.stdout).toContain('--json');
+    expectRefusal(unknown, 2, /unknown command/);
+    expectRefusal(badOption, 2, /unknown option/);
+  });
+});
+
+describe('vigil apikey and token', () => {
+  it('shows an API key once, stores only its hash record, and revocation removes it', async () => {
+    const created = await cli.json<{ id: string; name: string; key: string }>([
+      'apikey',
+      'create',
+      '--env',
+      'alpha',
+      '--name',
+      'sensors',
+    ]);
+    expect(created.key).toMatch(/^vk_[A-Za-z0-9_-]{43}$/);
+    const record = await cli.redis.hgetall(keys.apiKey(sha256Hex(created.key)));
+    expect(Object.keys(record).sort()).toEqual(['createdUTC', 'env', 'id', 'name']);
+    expect(record).toMatchObject({ env: 'alpha', id: created.id, name: 'sensors' });
+    const everything = JSON.stringify(await cli.snapshot());
+    expect(everything).not.toContain(created.key);
+
+    const [list, dupName, unknownEnv] = await Promise.all([
+      cli.json<{ id: string; name: string }[]>(['apikey', 'list', '--env', 'alpha']),
+      cli.run(['apikey', 'create', '--env', 'alpha', '--name', 'sensors']),
+      cli.run(['apikey', 'create', '--env', 'nowhere']),
+    ]);
+    expect(list).toEqual([expect.objectContaining({ id: created.id, name: 'sensors' })]);
+    expect(JSON.stringify(list)).not.toContain(created.key);
+    expectRefusal(dupName, 1, /exists already/);
+    expectRefusal(unknownEnv, 1, /unknown environment "nowhere"/);
+
+    expect((await cli.run(['apikey', 'revoke', created.id, '--env', 'alpha'])).code).toBe(0);
+    expect(await cli.redis.exists(keys.apiKey(sha256Hex(created.key)))).toBe(0);
+    expect(await cli.redis.hlen(keys.envApiKeys('alpha'))).toBe(0);
+    expectRefusal(
+      await cli.run(['apikey', 'revoke', created.id, '--env', 'alpha']),
+      1,
+      /no API key or token/,
+    );
+  });
+
+  it('creates expiring and unlimited tokens, stored hashed, and revokes them by name', async () => {
+    const [expiring, forever, badExpiry] = await Promise.all([
+      cli.json<{ token: string; expiresUTC: string }>([
+        'token',
+        'create',
+        '--env',
+        'alpha',
+        '--name',
+        'ci',
+        '--expires',
+        '1d',
+      ]),
+      cli.json<{ token: string; expiresUTC: null }>([
+        'token',
+        'create',
+        '--env',
+        'alpha',
+        '--name',
+        'grafana',
+      ]),
+      cli.run(['token', 'create', '--env', 'alpha', '--expires', 'soon']),
+    ]);
+    expectRefusal(badExpiry, 2, /duration/);
+    const ciKey = keys.token(sha256Hex(expiring.token));
+    const ci = await cli.redis.hgetall(ciKey);
+    expect(ci).toMatchObject({ env: 'alpha', kind: 'cli', subject: 'ci' });
+    expect(Number(ci.expiresMs)).toBe(Date.parse(expiring.expiresUTC));
+    expect(await cli.redis.pttl(ciKey)).toBeGreaterThan(86_000_000);
+    const grafanaKey = keys.token(sha256Hex(forever.token));
+    expect(await cli.redis.hget(grafanaKey, 'expiresMs')).toBe('0');
+    expect(await cli.redis.pttl(grafanaKey)).toBe(-1);
+
+    expect((await cli.run(['token', 'revoke', 'ci', '--env', 'alpha'])).code).toBe(0);
+    expect(await cli.redis.exists(ciKey)).toBe(0);
+    const remaining = await cli.json<{ name: string }[]>(['token', 'list', '--env', 'alpha']);
+    expect(remaining.map((t) => t.name)).toEqual(['grafana']);
+  });
+});
+
+describe('vigil user', () => {
+  it('stores scrypt hashes, refuses duplicates and short passwords, and enables MFA once with a QR code', async () => {
+    const [created, short] = await Promise.all([
+      cli.run(['user', 'create', '--env', 'alpha', '--username', 'alice', '--password', 'correct horse']),
+      cli.run(['user', 'create', '--env', 'alpha', '--username', 'bob', '--password', 'short']),
+    ]);
+    expect(created.code, created.stderr).toBe(0);
+    expectRefusal(short, 1, /password too short/);
+    const stored = JSON.parse((await cli.redis.hget(keys.users('alpha'), 'alice')) ?? '{}') as Record<
+      string,
+      unknown
+    >;
+    expect(stored.passwordHash).toMatch(/^scrypt\$/);
+    expect(JSON.stringify(stored)).not.toContain('correct horse');
+
+    const [dup, mfa] = await Promise.all([
+      cli.run(['user', 'create', '--env', 'alpha', '--username', 'alice', '--password', 'another one']),
+      cli.run(['user', 'mfa', 'enable', '--env', 'alpha', '--username', 'alice']),
+    ]);
+    expectRefusal(dup, 1, /exists already/);
+    expect(mfa.code, mfa.stderr).toBe(0);
+    expect(mfa.stdout).toMatch(/otpauth:\/\/totp\/Vigil:alpha%3Aalice\?\S*secret=[A-Z2-7]+/);
+    expect(mfa.stdout).toMatch(/[█▀▄]/);
+    const again = await cli.run(['user', 'mfa', 'enable', '--env', 'alpha', '--username', 'alice']);
+    expectRefusal(again, 1, /already enabled/);
+    expect(again.stdout).toBe('');
+    const users = await cli.json<{ username: string; mfaEnabled: boolean }[]>([
+      'user',
+      'list',
+      '--env',
+      'alpha',
+    ]);
+    expect(users).toEqual([expect.objectContaining({ username: 'alice', mfaEnabled: true })]);
+  });
+});
+
+describe('vigil device, threshold and sensor', () => {
+  it('creates devices, refusing duplicates and unknown definitions without writing anything', async () => {
+    const create = (name: string, ...extra: string[]) =>
+      cli.run([
+        'device',
+        'create',
+        '--env',
+        'alpha',
+        '--name',
+        name,
+        '--definition',
+        'ComfortSensors',
+        ...extra,
+      ]);
+    const [b, a] = await Promise.all([
+      create('b-device', '--display-name', 'B'),
+      create('a-device', '--availability-minutes', '5'),
+    ]);
+    expect([b.code, a.code]).toEqual([0, 0]);
+    const before = await cli.snapshot();
+    const [dup, unknownDef, publicMissing, badMinutes, badName] = await Promise.all([
+      create('a-device'),
+      cli.run(['device', 'create', '--env', 'alpha', '--name', 'c', '--definition', 'Nope']),
+      create('c', '--public-definition'),
+      create('c', '--availability-minutes', 'soon'),
+      create('bad/name'),
+    ]);
+    expectRefusal(dup, 1, /exists already/);
+    expectRefusal(unknownDef, 1, /no definition Nope/);
+    expectRefusal(publicMissing, 1, /no definition ComfortSensors \(public\)/);
+    expectRefusal(badMinutes, 2, /positive number/);
+    expectRefusal(badName, 1, /invalid device name/);
+    expect(await cli.snapshot()).toEqual(before);
+
+    const list = await cli.json<{ deviceName: string; displayName: string; availabilityMinutes?: number }[]>([
+      'device',
+      'list',
+      '--env',
+      'alpha',
+    ]);
+    expect(list.map((d) => [d.deviceName, d.displayName, d.availabilityMinutes])).toEqual([
+      ['a-device', 'a-device', 5],
+      ['b-device', 'B', undefined],
+    ]);
+  });
+
+  it('sets thresholds only with numbers for known data points, and suppresses until a time', async () => {
+    await cli.run(['device', 'create', '--env', 'alpha', '--name', 'th', '--definition', 'ComfortSensors']);
+    const set = (sensor: string, rules: string) =>
+      cli.run(['threshold', 'set', '--env', 'alpha', '--device', 'th', '--sensor', sensor, '--rules', rules]);
+    const until = new Date(Date.now() + 3600_000).toISOString();
+    const [ok, notNumber, notJson, unknownSensor, suppress] = await Promise.all([
+      set('CO2', '{"rules":[{"status":"WARNING","above":800}],"hysteresis":25}'),
+      set('Temperature', '[{"status":"WARNING","above":"warm"}]'),
+      set('Temperature', '[{status:WARNING}]'),
+      set('Pressure', '[]'),
+      cli.run([
+        'sensor',
+        'suppress',
+        '--env',
+        'alpha',
+        '--device',
+        'th',
+        '--sensor',
+        'Battery',
+        '--until',
+        until,
+      ]),
+    ]);
+    expect(ok.code, ok.stderr).toBe(0);
+    expectRefusal(notNumber, 1, /must be a number/);
+    expectRefusal(notJson, 1, /not valid JSON/);
+    expectRefusal(unknownSensor, 1, /no data point Pressure/);
+    expect(suppress.code, suppress.stderr).toBe(0);
+    expect(await cli.redis.hgetall(keys.deviceThresholds('alpha', 'th'))).toEqual({
+      CO2: JSON.stringify({ rules: [{ status: 'WARNING', above: 800 }], hysteresis: 25 }),
+    });
+    expect(await cli.redis.hgetall(keys.deviceSuppressed('alpha', 'th'))).toEqual({
+      Battery: String(Date.parse(until)),
+    });
+
+    await Promise.all([
+      cli.run(['threshold', 'clear', '--env', 'alpha', '--device', 'th', '--sensor', 'CO2']),
+      cli.run(['sensor', 'unsuppress', '--env', 'alpha', '--device', 'th', '--sensor', 'Battery']),
+    ]);
+    expect(
+      await cli.redis.exists(keys.deviceThresholds('alpha', 'th'), keys.deviceSuppressed('alpha', 'th')),
+    ).toBe(0);
+  });
+
+  it('updates a device and deletes it with its state, events and availability deadline', async () => {
+    await cli.run(['device', 'create', '--env', 'alpha', '--name', 'gone', '--definition', 'ComfortSensors']);
+    const updated = await cli.json<{ displayName: string; availabilityMinutes: number }>([
+      'device',
+      'update',
+      '--env',
+      'alpha',
+      '--name',
+      'gone',
+      '--display-name',
+      'Gone soon',
+      '--availability-minutes',
+      '3',
+    ]);
+    expect(updated).toMatchObject({ displayName: 'Gone soon', availabilityMinutes: 3 });
+    await cli.redis
+      .multi()
+      .hset(keys.deviceState('alpha', 'gone'), 'CO2|v', '500')
+      .zadd(keys.deviceEvents('alpha', 'gone'), 1, 'e')
+      .zadd(keys.availabilityDeadlines(), 1, 'alpha\ngone')
+      .exec();
+    expect((await cli.run(['device', 'delete', '--env', 'alpha', '--name', 'gone'])).code).toBe(0);
+    expect(
+      await cli.redis.exists(
+        keys.device('alpha', 'gone'),
+        keys.deviceState('alpha', 'gone'),
+        keys.deviceEvents('alpha', 'gone'),
+      ),
+    ).toBe(0);
+    expect(await cli.redis.zscore(keys.availabilityDeadlines(), 'alpha\ngone')).toBeNull();
+    expect(await cli.redis.zscore(keys.devices('alpha'), 'gone')).toBeNull();
+    expectRefusal(
+      await cli.run(['device', 'delete', '--env', 'alpha', '--name', 'gone']),
+      1,
+      /no device gone/,
+    );
+  });
+});
+
+describe('vigil ingest log', () => {
+  it('prints the newest outcomes first, limited', async () => {
+    const entry = (n: number) =>
+      JSON.stringify({
+        receivedUTC: `2026-01-01T00:00:0${n}.000Z`,
+        ingestId: `id${n}`,
+        gateway: 'gateway/submit',
+        deviceName: 'a-device',
+        outcome: n === 2 ? 'rejected' : 'accepted',
+        code: n === 2 ? 'PARSER_ERROR' : null,
+        message: n === 2 ? 'SyntaxError (at parser.js:3:9)' : null,
+      });
+    await cli.redis.lpush(keys.ingestLog('alpha'), entry(1), entry(2));
+    const [json, text] = await Promise.all([
+      cli.json<{ ingestId: string }[]>(['ingest', 'log', '--env', 'alpha', '--limit', '1']),
+      cli.run(['ingest', 'log', '--env', 'alpha']),
+    ]);
+    expect(json.map((e) => e.ingestId)).toEqual(['id2']);
+    expect(text.stdout).toContain('PARSER_ERROR');
+    expect(text.stdout.indexOf('id2') === -1 && text.stdout.indexOf('rejected')).toBeLessThan(
+      text.stdout.indexOf('accepted'),
+    );
+  });
+});

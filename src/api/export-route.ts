@@ -81,9 +81,11 @@ export function exportRoutes(deps: ApiDeps): ApiRoute[] {
           await out.push(format.close);
           await out.end();
         } catch (err) {
+          await values.return(undefined);
+          // Nothing sent yet (the first 64 KiB are buffered): the client still gets a proper error.
+          if (!res.headersSent) throw err;
           deps.log.warn({ err, env, device: deviceName, sensor: sensorName }, 'export did not complete');
           res.destroy();
-          await values.return(undefined);
           return STREAMED;
         }
         await quota.record(env, item, nowMs);

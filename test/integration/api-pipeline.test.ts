@@ -4,7 +4,7 @@
  * endpoint. Uses the API of `startVigil` once main.ts mounts it, else an API app on the same
  * Redis and InfluxDB.
  */
-/* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-call, @typescript-eslint/no-unsafe-argument --
+/* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-call --
    response bodies are untyped on purpose: these tests check them at run time. */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it, onTestFinished } from 'vitest';

@@ -1,0 +1,288 @@
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createKeys } from '../../src/state/keys.ts';
+import { createCliHarness, type CliHarness } from './cli-run.ts';
+
+let cli: CliHarness;
+let keys: ReturnType<typeof createKeys>;
+let dir: string;
+
+const PARSER = 'function parsePayload(payloadStr) {\n  return JSON.parse(payloadStr);\n}\n';
+const yaml = (name: string, dataPoints: string, parser = 'parser.js') =>
+  `name: ${name}\nmanufacturer: Acme\nversion: "1"\nparser: ${parser}\ndataPoints:\n${dataPoints}`;
+const GOOD_POINTS = `  - name: Temperature
+    dataType: temperature
+    hysteresis: 0.5
+    thresholds:
+      - { status: WARNING, above: 25 }
+      - { status: CRITICAL, above: 30, description: Overheating }
+  - name: Door
+    dataType: boolean
+`;
+
+/** Writes a definition YAML (and its parser) into the temp dir; returns the YAML path. */
+function write(file: string, text: string, parser?: { file: string; source: string }): string {
+  if (parser) writeFileSync(join(dir, parser.file), parser.source);
+  writeFileSync(join(dir, file), text);
+  return join(dir, file);
+}
+
+function expectRefusal(r: { code: number; stderr: string }, reason: RegExp) {
+  expect(r.code, r.stderr).toBe(1);
+  expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
+  expect(r.stderr).toMatch(/^vigil: /);
+  expect(r.stderr).toMatch(reason);
+}
+
+beforeAll(async () => {
+  cli = createCliHarness();
+  keys = createKeys(cli.prefix);
+  dir = mkdtempSync(join(tmpdir(), 'vigil-defs-'));
+  writeFileSync(join(dir, 'parser.js'), PARSER);
+  const r = await Promise.all([
+    cli.run(['env', 'create', 'one']),
+    cli.run(['env', 'create', 'two', '--locale', 'nl']),
+  ]);
+  expect(r.map((x) => x.code)).toEqual([0, 0]);
+});
+afterAll(async () => {
+  await cli.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('vigil definition apply', () => {
+  it('stores a definition, writes nothing when unchanged, and bumps the revision on change', async () => {
+    const file = write('good.yaml', yaml('Room', GOOD_POINTS));
+    const first = await cli.json<{ revision: number; changed: boolean }>([
+      'definition',
+      'apply',
+      file,
+      '--env',
+      'one',
+    ]);
+    expect(first).toMatchObject({ revision: 1, changed: true });
+    const stored = await cli.redis.hgetall(keys.definition({ kind: 'private', env: 'one' }, 'Room'));
+    expect(Object.keys(stored).sort()).toEqual(['parser', 'revision', 'spec', 'updatedUTC']);
+    expect(stored.parser).toBe(PARSER);
+    expect(JSON.parse(stored.spec ?? '{}')).toMatchObject({
+      name: 'Room',
+      dataPoints: [{ name: 'Temperature' }, { name: 'Door' }],
+    });
+    const before = await cli.snapshot();
+
+    const again = await cli.json<{ revision: number; changed: boolean }>([
+      'definition',
+      'apply',
+      file,
+      '--env',
+      'one',
+    ]);
+    expect(again).toMatchObject({ revision: 1, changed: false });
+    expect(await cli.snapshot()).toEqual(before);
+
+    write('good.yaml', yaml('Room', GOOD_POINTS, 'parser2.js'), {
+      file: 'parser2.js',
+      source: `// v2\n${PARSER}`,
+    });
+    const changed = await cli.json<{ revision: number }>(['definition', 'apply', file, '--env', 'one']);
+    expect(changed.revision).toBe(2);
+  });
+
+  it('refuses bad definitions with a one-line reason and writes nothing', async () => {
+    await cli.json(['definition', 'apply', write('base.yaml', yaml('Base', GOOD_POINTS)), '--env', 'one']);
+    const before = await cli.snapshot();
+    const apply = (file: string, ...scope: string[]) =>
+      cli.run(['definition', 'apply', file, ...(scope.length ? scope : ['--env', 'one'])]);
+    const results = await Promise.all([
+      apply(write('yaml-error.yaml', 'name: X\ndataPoints: [\n  - oops: {\n')),
+      apply(
+        write('syntax.yaml', yaml('Syn', GOOD_POINTS, 'broken.js'), {
+          file: 'broken.js',
+          source: 'function parsePayload(s) {\n  return { a: 1 ;\n}\n',
+        }),
+      ),
+      apply(write('type.yaml', yaml('Typ', '  - name: T\n    dataType: temp\n'))),
+      apply(
+        write(
+          'threshold.yaml',
+          yaml(
+            'Thr',
+            '  - name: T\n    dataType: number\n    thresholds:\n      - { status: WARNING, above: high }\n',
+          ),
+        ),
+      ),
+      apply(write('noparser.yaml', yaml('NoP', GOOD_POINTS, 'missing.js'))),
+      apply(join(dir, 'good.yaml'), '--env', 'nowhere'),
+      apply(join(dir, 'good.yaml'), '--env', 'one', '--public'),
+    ]);
+    const [yamlError, syntax, dataType, threshold, noParser, unknownEnv, bothScopes] = results;
+    expectRefusal(yamlError!, /yaml-error\.yaml:\d+:\d+/);
+    expectRefusal(syntax!, /SyntaxError.*broken\.js:2:\d+/);
+    expectRefusal(dataType!, /unknown data type "temp"/);
+    expectRefusal(threshold!, /above: must be a number|must be a number/);
+    expectRefusal(noParser!, /missing\.js: no such file/);
+    expectRefusal(unknownEnv!, /unknown environment/);
+    expect(bothScopes!.code).toBe(2);
+    expect(await cli.snapshot()).toEqual(before);
+  });
+});
+
+describe('private and public definitions', () => {
+  it('are visible only in their environment, or everywhere when public; deleting one in use is refused', async () => {
+    const file = write('shared.yaml', yaml('Shared', GOOD_POINTS));
+    await cli.json(['definition', 'apply', file, '--env', 'one']);
+    const device = (env: string, name: string, ...extra: string[]) =>
+      cli.run(['device', 'create', '--env', env, '--name', name, '--definition', 'Shared', ...extra]);
+    const [own, foreign] = await Promise.all([device('one', 'd1'), device('two', 'd2')]);
+    expect(own.code, own.stderr).toBe(0);
+    expectRefusal(foreign, /no definition Shared \(private to two\)/);
+
+    await cli.json(['definition', 'apply', file, '--public']);
+    const viaPublic = await device('two', 'd2', '--public-definition');
+    expect(viaPublic.code, viaPublic.stderr).toBe(0);
+
+    const [listTwo, listOne, publicOnly] = await Promise.all([
+      cli.json<{ name: string; isPublic: boolean }[]>(['definition', 'list', '--env', 'two']),
+      cli.json<{ name: string; isPublic: boolean }[]>(['definition', 'list', '--env', 'one']),
+      cli.json<{ name: string; isPublic: boolean }[]>(['definition', 'list']),
+    ]);
+    expect(listTwo.map((d) => [d.name, d.isPublic])).toEqual([['Shared', true]]);
+    expect(listOne.filter((d) => d.name === 'Shared').map((d) => d.isPublic)).toEqual([false, true]);
+    expect(publicOnly.map((d) => d.name)).toEqual(['Shared']);
+
+    const [inUse, showTwo] = await Promise.all([
+      cli.run(['definition', 'delete', 'Shared', '--public']),
+      cli.run(['definition', 'show', 'Shared', '--env', 'two']),
+    ]);
+    expectRefusal(inUse, /used by 1 device\(s\): two\/d2/);
+    expectRefusal(showTwo, /no definition Shared \(private to two\)/);
+    expect((await cli.run(['device', 'delete', '--env', 'two', '--name', 'd2'])).code).toBe(0);
+    expect((await cli.run(['definition', 'delete', 'Shared', '--public'])).code).toBe(0);
+    expect(await cli.redis.exists(keys.definition({ kind: 'public' }, 'Shared'))).toBe(0);
+  });
+});
+
+describe('vigil definition test', () => {
+  it('prints each data point converted, formatted and with its status', async () => {
+    const file = write('test.yaml', yaml('Tested', GOOD_POINTS));
+    const payload = JSON.stringify({ Temperature: '31.26', Door: 'on', Humidity: 3 });
+    const [text, json, nl] = await Promise.all([
+      cli.run(['definition', 'test', file, '--payload', payload]),
+      cli.json<{ ok: true; dataPoints: Record<string, unknown>[]; unknownKeys: string[] }>([
+        'definition',
+        'test',
+        file,
+        '--payload',
+        payload,
+      ]),
+      cli.run(['definition', 'test', file, '--payload', payload, '--locale', 'nl']),
+    ]);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toMatch(/Temperature\s+31\.3 °C\s+CRITICAL\s+\(Overheating\)/);
+    expect(text.stdout).toMatch(/Door\s+true\s+SUCCESS/);
+    expect(text.stdout).toContain('UNKNOWN_DATA_POINT): Humidity');
+    expect(nl.stdout).toContain('31,3 °C');
+    expect(json.dataPoints).toEqual([
+      expect.objectContaining({
+        sensorName: 'Temperature',
+        rawValue: 31.26,
+        currentValue: '31.3 °C',
+        currentStatus: 'CRITICAL',
+      }),
+      expect.objectContaining({
+        sensorName: 'Door',
+        rawValue: true,
+        currentValue: 'true',
+        currentStatus: 'SUCCESS',
+      }),
+    ]);
+    expect(json.unknownKeys).toEqual(['Humidity']);
+  });
+
+  it("reports the parser's error with its line and exits 1", async () => {
+    const file = write('throws.yaml', yaml('Throws', GOOD_POINTS, 'throws.js'), {
+      file: 'throws.js',
+      source: 'function parsePayload(s) {\n  const x = 1;\n  throw new Error("bad payload " + s);\n}\n',
+    });
+    const r = await cli.run(['definition', 'test', file, '--payload', '{}']);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/PARSER_ERROR: Error: bad payload \{\} \(at throws\.js:3:\d+\)/);
+  });
+});
+
+describe('vigil preparser', () => {
+  it('sets a pre-parser disabled by default, enables and disables it, refusing syntax errors', async () => {
+    writeFileSync(
+      join(dir, 'pre.js'),
+      'function parsePayload(s) { return { deviceName: "x", payload: s }; }\n',
+    );
+    writeFileSync(join(dir, 'pre-broken.js'), 'function parsePayload(s) {\n  return [;\n}\n');
+    const [set, broken] = await Promise.all([
+      cli.json<{ revision: number; enabled: boolean }>([
+        'preparser',
+        'set',
+        join(dir, 'pre.js'),
+        '--env',
+        'one',
+      ]),
+      cli.run(['preparser', 'set', join(dir, 'pre-broken.js'), '--env', 'two']),
+    ]);
+    expect(set).toMatchObject({ revision: 1, enabled: false });
+    expectRefusal(broken, /pre-broken\.js:2:\d+/);
+    expect(await cli.redis.exists(keys.preparser('two'))).toBe(0);
+    await cli.run(['preparser', 'enable', '--env', 'one']);
+    expect(await cli.redis.hgetall(keys.preparser('one'))).toMatchObject({ enabled: '1', revision: '1' });
+    await cli.run(['preparser', 'disable', '--env', 'one']);
+    expect(await cli.redis.hget(keys.preparser('one'), 'enabled')).toBe('0');
+  });
+});
+
+describe('vigil provision apply', () => {
+  it('applies the demo, and a second run reports 0 changes and leaves Redis identical', async () => {
+    const demo = join(dir, 'demo');
+    cpSync('config/provisioning/demo', demo, { recursive: true });
+    const first = await cli.json<{ changes: number; details: string[] }>(['provision', 'apply', demo]);
+    expect(first.changes).toBeGreaterThanOrEqual(8);
+    expect(first.details).toContain('environment demo (locale en)');
+    const before = await cli.snapshot();
+    const second = await cli.run(['provision', 'apply', demo]);
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stdout.trim()).toBe('0 changes');
+    expect(await cli.snapshot()).toEqual(before);
+
+    const devices = await cli.json<{ deviceName: string; displayName: string }[]>([
+      'device',
+      'list',
+      '--env',
+      'demo',
+    ]);
+    expect(devices.map((d) => d.displayName)).toEqual(['Hallway', 'Open-plan R&D Office', 'Reception']);
+    expect(await cli.redis.hget(keys.deviceThresholds('demo', 'device_2_rd_office'), 'CO2')).toContain(
+      '"above":800',
+    );
+    expect(await cli.redis.hget(keys.preparser('demo'), 'enabled')).toBe('0');
+  });
+
+  it('validates everything before writing anything', async () => {
+    const bad = join(dir, 'bad');
+    cpSync('config/provisioning/demo', bad, { recursive: true });
+    writeFileSync(
+      join(bad, 'environments.yaml'),
+      [
+        'environments:',
+        '  - name: fresh',
+        '    definitions: [definitions/comfort-sensors.yaml]',
+        '    devices:',
+        '      - { name: ok, definition: ComfortSensors }',
+        '      - name: wrong',
+        '        definition: ComfortSensors',
+        '        thresholds: { CO2: [{ status: WARNING, above: lots }] }',
+      ].join('\n'),
+    );
+    const before = await cli.snapshot();
+    expectRefusal(await cli.run(['provision', 'apply', bad]), /fresh: device wrong: CO2: .*must be a number/);
+    expect(await cli.snapshot()).toEqual(before);
+  });
+});

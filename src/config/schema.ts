@@ -181,8 +181,8 @@ export const SETTINGS = {
   ),
   batchMaxDelayMs: setting(
     'VIGIL_BATCH_MAX_DELAY_MS',
-    'Longest a payload waits for its micro-batch to fill, in ms.',
-    '2',
+    'Longest a payload waits for its micro-batch to fill, in ms; 0 = flush on the next turn of the event loop (batches still fill under load, and a fixed timer caps throughput).',
+    '0',
     nonNegativeInt,
   ),
   ingestWriteTimeoutMs: setting(

@@ -16,6 +16,10 @@ export function toClientError(err: unknown, log: Logger, context: Record<string,
   }
   const bodyError = fromBodyParser(err);
   if (bodyError) return bodyError;
+  // Routing faults, e.g. a path segment that is not valid percent-encoding.
+  const status = (err as { status?: unknown } | null)?.status;
+  if (typeof status === 'number' && status >= 400 && status < 500)
+    return new AppError('NOT_FOUND', 'No such path.');
   if (isDependencyDown(err)) {
     log.warn({ err, ...context }, 'read API dependency unavailable');
     return new AppError('UNAVAILABLE', 'A storage server is unavailable; try again shortly.', {

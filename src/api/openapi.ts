@@ -1,7 +1,7 @@
 /**
  * The OpenAPI 3.1 description served at `GET /openapi.json`: every read-API endpoint, its
- * attributes, its response shape and its errors. Written by hand beside the routes; a test checks
- * that every route of the app appears here.
+ * attributes, its response shape and its errors. Written by hand beside the routes; the API tests
+ * check that every endpoint appears here.
  */
 
 const ts = { type: ['string', 'null'], format: 'date-time', description: 'ISO 8601 UTC with milliseconds.' };

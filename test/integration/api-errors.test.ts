@@ -209,6 +209,7 @@ describe('errors', () => {
   it('answers 404 NOT_FOUND to an unknown path and 405 to another method', async () => {
     expectError(await call(h.baseUrl, '/sensors/nothing', { token: tokenA }), 404, 'NOT_FOUND');
     expectError(await call(h.baseUrl, '/', {}), 404, 'NOT_FOUND');
+    expectError(await call(h.baseUrl, '/login/%E0%A4%A', { body: {} }), 404, 'NOT_FOUND');
     const put = await call(h.baseUrl, '/devices/list', { token: tokenA, method: 'PUT', body: {} });
     expectError(put, 405, 'METHOD_NOT_ALLOWED');
     expect(put.headers.get('allow')).toBe('GET, POST');

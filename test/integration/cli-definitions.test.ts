@@ -118,13 +118,13 @@ describe('vigil definition apply', () => {
       apply(join(dir, 'good.yaml'), '--env', 'one', '--public'),
     ]);
     const [yamlError, syntax, dataType, threshold, noParser, unknownEnv, bothScopes] = results;
-    expectRefusal(yamlError!, /yaml-error\.yaml:\d+:\d+/);
-    expectRefusal(syntax!, /SyntaxError.*broken\.js:2:\d+/);
-    expectRefusal(dataType!, /unknown data type "temp"/);
-    expectRefusal(threshold!, /above: must be a number|must be a number/);
-    expectRefusal(noParser!, /missing\.js: no such file/);
-    expectRefusal(unknownEnv!, /unknown environment/);
-    expect(bothScopes!.code).toBe(2);
+    expectRefusal(yamlError, /yaml-error\.yaml:\d+:\d+/);
+    expectRefusal(syntax, /SyntaxError.*broken\.js:2:\d+/);
+    expectRefusal(dataType, /unknown data type "temp"/);
+    expectRefusal(threshold, /above: must be a number|must be a number/);
+    expectRefusal(noParser, /missing\.js: no such file/);
+    expectRefusal(unknownEnv, /unknown environment/);
+    expect(bothScopes.code).toBe(2);
     expect(await cli.snapshot()).toEqual(before);
   });
 });

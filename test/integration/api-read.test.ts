@@ -448,3 +448,42 @@ describe('parameter forms', () => {
     expect(res.json.error.code).toBe('DEFINITION_NOT_FOUND');
   });
 });
+
+describe('event paging', () => {
+  it('counts only matching events towards limit, across more events than one page', async () => {
+    const { token: pagingToken } = await h.seedEnvironment('paging');
+    const base = {
+      env: 'paging',
+      deviceName: 'device_3_reception',
+      displayName: 'Reception',
+      sensorName: 'CO2',
+      sensorType: 'co2',
+      sensorValue: 900,
+      eventCategory: 'Sensors' as const,
+      eventMessage: 'CO2 - Above 800 ppm - INFO - 900 ppm',
+    };
+    const pipe = h.redis.pipeline();
+    for (let i = 0; i < 1500; i++) {
+      const critical = i < 5;
+      const json = JSON.stringify({
+        id: `e${i}`,
+        ...base,
+        eventStatus: critical ? 'CRITICAL' : 'INFO',
+        receivedMs: 1_700_000_000_000 + i * 1000,
+      });
+      pipe.zadd(h.keys.envEvents('paging'), 1_700_000_000_000 + i * 1000, json);
+    }
+    await pipe.exec();
+    const list = (attrs: Record<string, unknown>) =>
+      call(h.baseUrl, '/events/list', { token: pagingToken, body: attrs });
+    const three = await list({ eventStatus: 'CRITICAL', limit: 3 });
+    expect(three.json.data.map((e: { receivedUTC: string }) => e.receivedUTC)).toEqual([
+      new Date(1_700_000_004_000).toISOString(),
+      new Date(1_700_000_003_000).toISOString(),
+      new Date(1_700_000_002_000).toISOString(),
+    ]);
+    expect((await list({ eventStatus: 'CRITICAL' })).json.data).toHaveLength(5);
+    expect((await list({})).json.data).toHaveLength(1000);
+    expect((await list({ limit: 10_000 })).json.data).toHaveLength(1500);
+  });
+});

@@ -59,8 +59,12 @@ async function handleSubmission(
     const key = await deps.ingest.authenticate(String(req.params.key), 'http', kind);
     const body = await readBody(readRaw, req, res);
     if (typeof body === 'string') {
-      deps.ingest.countRejected('http', kind, body);
-      sendError(res, body, bodyErrorMessage(body, deps.config));
+      const message = bodyErrorMessage(body, deps.config);
+      deps.ingest.recordRefusal(
+        { kind, via: 'http', key, ...deviceNameFromQuery(kind, req) },
+        { code: body, message },
+      );
+      sendError(res, body, message);
       return;
     }
     const id = await deps.ingest.submit({

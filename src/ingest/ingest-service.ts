@@ -23,6 +23,7 @@ import {
   parseJsonBody,
   type Rejection,
 } from './body.ts';
+export type { Rejection };
 import { createIngestId } from './ingest-id.ts';
 import { createIngestLog, type IngestLog, type IngestLogRecord } from './ingest-log.ts';
 import { createIngestMetrics, type IngestMetrics } from './metrics.ts';
@@ -53,8 +54,13 @@ export interface IngestService {
    * environment's ingestion log.
    */
   submit(submission: Submission): Promise<string>;
-  /** Counts a refusal decided outside `submit` (e.g. a body over the limit at the HTTP layer). */
+  /** Counts a refusal decided outside `submit` (an unknown key, a request that could not be read). */
   countRejected(via: Entry, kind: GatewayKind | 'unknown', code: ErrorCode): void;
+  /**
+   * Counts a refusal of a payload whose environment is known but that `submit` never saw (the HTTP
+   * body parser stops at the size limit) and, for codes that no retry can fix, logs it.
+   */
+  recordRefusal(s: Omit<Submission, 'body' | 'client'>, rejection: Rejection): void;
   readonly ingestLog: IngestLog;
   readonly producer: IngestProducer;
   readonly backlog: BacklogMonitor;
@@ -124,7 +130,12 @@ export function createIngestService(deps: IngestDeps): IngestService {
   const countRejected = (via: Entry, kind: GatewayKind | 'unknown', code: ErrorCode) =>
     metrics.rejected.inc({ via, gateway: kind, code });
 
-  const refuse = (s: Submission, id: string, receivedMs: number, rejection: Rejection): never => {
+  const recordRefusal = (
+    s: Omit<Submission, 'body' | 'client'>,
+    rejection: Rejection,
+    id = createIngestId(),
+    receivedMs = Date.now(),
+  ): void => {
     countRejected(s.via, s.kind, rejection.code);
     if (LOGGED_CODES.has(rejection.code)) {
       logBatcher
@@ -140,7 +151,6 @@ export function createIngestService(deps: IngestDeps): IngestService {
         })
         .catch((err: unknown) => log.warn({ err, env: s.key.env }, 'ingestion log write failed'));
     }
-    throw new AppError(rejection.code, rejection.message);
   };
 
   /** The synchronous checks of PRODUCT.md §6, in order: size, body, device name, pre-parser. */
@@ -168,6 +178,7 @@ export function createIngestService(deps: IngestDeps): IngestService {
     producer,
     backlog,
     countRejected,
+    recordRefusal: (s, rejection) => recordRefusal(s, rejection),
     async authenticate(apiKey, via, kind) {
       const key = await apiKeys.resolve(apiKey).catch((err: unknown) => {
         countRejected(via, kind, 'UNAVAILABLE');
@@ -190,7 +201,10 @@ export function createIngestService(deps: IngestDeps): IngestService {
       const { body, bodyIsHex } =
         s.body.length > config.bodyLimitBytes ? { body: '', bodyIsHex: false } : decodeBody(s.body);
       const rejection = await check(s, body, bodyIsHex);
-      if (rejection) refuse(s, id, receivedMs, rejection);
+      if (rejection) {
+        recordRefusal(s, rejection, id, receivedMs);
+        throw new AppError(rejection.code, rejection.message);
+      }
       if (backlog.isFull()) {
         countRejected(s.via, s.kind, 'BACKLOG_FULL');
         throw new AppError('BACKLOG_FULL', 'The processing backlog is full; try again later.', {

@@ -166,13 +166,16 @@ describe('HTTP gateway: raw and pre-parser paths', () => {
 });
 
 describe('HTTP gateway: refusals', () => {
-  it('answers 413 PAYLOAD_TOO_LARGE above the body limit', async () => {
+  it('answers 413 PAYLOAD_TOO_LARGE above the body limit and logs it', async () => {
     await expectError(
       await post(`/raw/${key}?deviceName=d`, Buffer.alloc(1025, 0x61)),
       413,
       'PAYLOAD_TOO_LARGE',
     );
     expect((await post(`/raw/${key}?deviceName=d`, Buffer.alloc(1024, 0x61))).status).toBe(202);
+    await new Promise((r) => setTimeout(r, 100));
+    const entries = await ingest.ingestLog.list('acme', 20);
+    expect(entries.some((e) => e.code === 'PAYLOAD_TOO_LARGE' && e.deviceName === 'd')).toBe(true);
   });
 
   it('answers 401 INVALID_API_KEY for unknown, malformed and absurdly long keys', async () => {

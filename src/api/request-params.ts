@@ -39,8 +39,12 @@ export function parseQuery(rawQuery: string): Attributes {
 function wholeQueryJson(rawQuery: string): Attributes | undefined {
   const candidates = [rawQuery];
   try {
-    // Encoded text carries a literal plus as %2B, so a bare plus is a form-encoded space.
-    candidates.push(decodeURIComponent(rawQuery.replace(/\+/g, ' ')));
+    // Encoded text carries a literal plus as %2B, so a bare plus is a form-encoded space. When the
+    // text holds percent-escapes it was encoded (browsers and fetch escape `"` and spaces but leave
+    // braces): the decoded form goes first. Names never contain `%`, so nothing real is lost.
+    const decoded = decodeURIComponent(rawQuery.replace(/\+/g, ' '));
+    if (/%[0-9A-Fa-f]{2}/.test(rawQuery)) candidates.unshift(decoded);
+    else candidates.push(decoded);
   } catch {
     // Not valid percent-encoding: only the raw form can be JSON.
   }

@@ -34,6 +34,12 @@ describe('request attributes', () => {
     ],
     ['a form-encoded whole-query JSON object', '%7B%22deviceName%22:%22x+y%22%7D', { deviceName: 'x y' }],
     ['a raw JSON object with a plus sign', '{"deviceName":"a+b"}', { deviceName: 'a+b' }],
+    [
+      'a JSON object with escaped quotes and spaces (as fetch sends it)',
+      '{%22deviceName%22:%22a%20b%22}',
+      { deviceName: 'a b' },
+    ],
+    ['a raw JSON object holding an escaped space', '{"deviceName":"a%20b"}', { deviceName: 'a b' }],
     ['nothing', '', {}],
   ])('reads %s from the query string', (_name, query, expected) => {
     expect(parseQuery(query)).toEqual(expected);

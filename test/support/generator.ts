@@ -1,0 +1,288 @@
+/**
+ * The numbered-message generator of the fault runs (issue 8): N payloads numbered 0..N-1, each
+ * carrying its own measurement time (the pre-parser hands it on), sent over HTTP and MQTT like
+ * devices would — a refused (503) or unanswered payload is counted and sent again, so a
+ * redelivered copy must land on the same history point. Afterwards `verifyNumbered` looks for
+ * gaps, duplicates and phantoms in InfluxDB and compares each device's current state with the
+ * newest stored value.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import mqtt from 'mqtt';
+import type { InfluxClient } from '../../src/history/influx-client.ts';
+import type { Redis } from '../../src/redis/connect.ts';
+import type { Keys } from '../../src/state/keys.ts';
+
+/** Pre-parser of the numbered runs: device, measurement time and number come from the body. */
+export const NUMBERED_PREPARSER =
+  'function parsePayload(s) { const j = JSON.parse(s); return { deviceName: j.deviceName, time: j.t, payload: { Illuminance: j.n } }; }';
+
+/** The data point that carries the number (ComfortSensors' Illuminance: any number ≥ 0). */
+export const NUMBERED_SENSOR = 'Illuminance';
+
+export interface Numbered {
+  n: number;
+  device: string;
+  timeMs: number;
+  via: 'http' | 'mqtt';
+}
+
+export interface GeneratorCounts {
+  /** Distinct numbered payloads the run tried to deliver. */
+  sent: number;
+  /** Payloads that got a 202 / PUBACK (at last). */
+  acknowledged: number;
+  /** 503 answers (BACKLOG_FULL / UNAVAILABLE); each refused payload was sent again. */
+  refused: number;
+  /** Attempts without an answer (connection refused or reset, timeout). */
+  unanswered: number;
+  /** Payloads never acknowledged before the run's deadline. */
+  gaveUp: number;
+  /** Any other status (must stay 0: a well-formed payload is never refused otherwise). */
+  otherStatus: number;
+}
+
+export interface GeneratorOptions {
+  /** Gateway base URL and API key; the payloads of every HTTP device go there. */
+  http?: { url: string | (() => string); key: string };
+  /** Broker URL and API key; the payloads of every MQTT device go there (QoS 1). */
+  mqtt?: { url: string; key: string };
+  /** Device names; the first half use HTTP, the rest MQTT (all HTTP without a broker). */
+  devices: string[];
+  count: number;
+  /** Epoch ms of payload 0; payload n is measured at base + n × 10 ms. */
+  baseTimeMs: number;
+  /** Parallel HTTP requests (each device sends its own payloads one by one). */
+  httpConcurrency?: number;
+  /** Unacknowledged QoS 1 publishes in flight. */
+  mqttWindow?: number;
+  /** Gives up on a payload after this long (ms) without an acknowledgement. */
+  deadlineMs?: number;
+  /** Called after each acknowledgement with the number acknowledged so far. */
+  onAck?: (acknowledged: number) => void | Promise<void>;
+}
+
+export interface GeneratorResult {
+  counts: GeneratorCounts;
+  acknowledged: Numbered[];
+  all: Numbered[];
+}
+
+/** The body of payload n. */
+export function numberedBody(m: Numbered): string {
+  return JSON.stringify({ deviceName: m.device, t: m.timeMs, n: m.n });
+}
+
+/** Plans the run: payload n goes to device n mod D, measured at base + n × 10 ms. */
+export function planNumbered(opts: GeneratorOptions): Numbered[] {
+  const mqttFrom = opts.mqtt ? Math.ceil(opts.devices.length / 2) : opts.devices.length;
+  return Array.from({ length: opts.count }, (_, n) => {
+    const d = n % opts.devices.length;
+    return {
+      n,
+      device: opts.devices[d]!,
+      timeMs: opts.baseTimeMs + n * 10,
+      via: d >= mqttFrom ? 'mqtt' : 'http',
+    };
+  });
+}
+
+/** Sends every planned payload until it is acknowledged (or the deadline passes). */
+export async function sendNumbered(opts: GeneratorOptions): Promise<GeneratorResult> {
+  const all = planNumbered(opts);
+  const counts: GeneratorCounts = {
+    sent: all.length,
+    acknowledged: 0,
+    refused: 0,
+    unanswered: 0,
+    gaveUp: 0,
+    otherStatus: 0,
+  };
+  const acknowledged: Numbered[] = [];
+  const acked = async (m: Numbered) => {
+    acknowledged.push(m);
+    counts.acknowledged += 1;
+    await opts.onAck?.(counts.acknowledged);
+  };
+  const deadlineMs = opts.deadlineMs ?? 120_000;
+  await Promise.all([
+    sendHttp(
+      opts,
+      all.filter((m) => m.via === 'http'),
+      counts,
+      acked,
+      deadlineMs,
+    ),
+    sendMqtt(
+      opts,
+      all.filter((m) => m.via === 'mqtt'),
+      counts,
+      acked,
+      deadlineMs,
+    ),
+  ]);
+  return { counts, acknowledged, all };
+}
+
+async function sendHttp(
+  opts: GeneratorOptions,
+  items: Numbered[],
+  counts: GeneratorCounts,
+  acked: (m: Numbered) => Promise<void>,
+  deadlineMs: number,
+): Promise<void> {
+  const http = opts.http;
+  if (!http || items.length === 0) return;
+  const base = typeof http.url === 'string' ? () => http.url as string : http.url;
+  const byDevice = new Map<string, Numbered[]>();
+  for (const m of items) byDevice.set(m.device, [...(byDevice.get(m.device) ?? []), m]);
+  const queues = [...byDevice.values()];
+  const lanes = Math.min(opts.httpConcurrency ?? 8, queues.length);
+  // Each lane owns some devices and sends their payloads in number order, one at a time.
+  await Promise.all(
+    Array.from({ length: lanes }, async (_, lane) => {
+      const mine = queues.filter((_, i) => i % lanes === lane);
+      const order = mine.flat().sort((a, b) => a.n - b.n);
+      for (const m of order) {
+        const giveUpAt = Date.now() + deadlineMs;
+        for (;;) {
+          const status = await postOnce(`${base()}/gateway/submit/${http.key}`, numberedBody(m));
+          if (status >= 200 && status < 300) {
+            await acked(m);
+            break;
+          }
+          if (status === 503) counts.refused += 1;
+          else if (status === 0) counts.unanswered += 1;
+          else counts.otherStatus += 1;
+          if (Date.now() > giveUpAt) {
+            counts.gaveUp += 1;
+            break;
+          }
+          await sleep(status === 0 ? 200 : 50);
+        }
+      }
+    }),
+  );
+}
+
+/** The HTTP status of one POST, or 0 when no answer came. */
+async function postOnce(url: string, body: string): Promise<number> {
+  try {
+    const res = await fetch(url, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json' },
+      signal: AbortSignal.timeout(10_000),
+    });
+    await res.arrayBuffer();
+    return res.status;
+  } catch {
+    return 0;
+  }
+}
+
+async function sendMqtt(
+  opts: GeneratorOptions,
+  items: Numbered[],
+  counts: GeneratorCounts,
+  acked: (m: Numbered) => Promise<void>,
+  deadlineMs: number,
+): Promise<void> {
+  const broker = opts.mqtt;
+  if (!broker || items.length === 0) return;
+  // A persistent session: unacknowledged QoS 1 publishes are sent again after each reconnect.
+  const client = await mqtt.connectAsync(broker.url, {
+    clientId: `numbered-${Date.now()}-${Math.random().toString(16).slice(2, 8)}`,
+    clean: false,
+    reconnectPeriod: 200,
+    connectTimeout: 5000,
+  });
+  client.on('error', () => undefined);
+  client.on('offline', () => {
+    counts.unanswered += 1;
+  });
+  const topic = `gateway/submit/${broker.key}`;
+  const window = opts.mqttWindow ?? 50;
+  let next = 0;
+  try {
+    await Promise.all(
+      Array.from({ length: window }, async () => {
+        while (next < items.length) {
+          const m = items[next++]!;
+          const ok = await Promise.race([
+            client.publishAsync(topic, numberedBody(m), { qos: 1 }).then(
+              () => true,
+              () => false,
+            ),
+            sleep(deadlineMs).then(() => false),
+          ]);
+          if (ok) await acked(m);
+          else counts.gaveUp += 1;
+        }
+      }),
+    );
+  } finally {
+    await client.endAsync(true);
+  }
+}
+
+export interface StoredCheck {
+  /** Values of the numbered data point in history. */
+  stored: number;
+  /** Acknowledged numbers missing from history. */
+  missing: number[];
+  /** Numbers stored more than once. */
+  duplicated: number[];
+  /** Stored numbers that were never sent, or stored at another time than their own. */
+  phantom: number[];
+  /** Devices whose current value is not the newest stored one. */
+  stateMismatches: string[];
+}
+
+/** Reads history and state of `env` and compares them with what the generator sent. */
+export async function verifyNumbered(
+  deps: { influx: InfluxClient; redis: Redis; keys: Keys },
+  env: string,
+  run: GeneratorResult,
+): Promise<StoredCheck> {
+  const [series] = await deps.influx.query(
+    `SELECT "value" FROM "readings" WHERE "env" = '${env}' AND "sensor" = '${NUMBERED_SENSOR}'`,
+  );
+  const rows = (series?.[0]?.values ?? []) as [number, number][];
+  const byN = new Map(run.all.map((m) => [m.n, m]));
+  const seen = new Map<number, number>();
+  const phantom: number[] = [];
+  const newest = new Map<string, Numbered>();
+  for (const [timeMs, n] of rows) {
+    seen.set(n, (seen.get(n) ?? 0) + 1);
+    const m = byN.get(n);
+    if (!m || m.timeMs !== timeMs) {
+      phantom.push(n);
+      continue;
+    }
+    const cur = newest.get(m.device);
+    if (!cur || cur.timeMs < m.timeMs) newest.set(m.device, m);
+  }
+  const stateMismatches: string[] = [];
+  for (const [device, m] of newest) {
+    const [v, u] = await deps.redis.hmget(
+      deps.keys.deviceState(env, device),
+      `${NUMBERED_SENSOR}|v`,
+      `${NUMBERED_SENSOR}|u`,
+    );
+    if (Number(v) !== m.n || Number(u) !== m.timeMs)
+      stateMismatches.push(`${device}: state ${v}@${u}, newest stored ${m.n}@${m.timeMs}`);
+  }
+  return {
+    stored: rows.length,
+    missing: run.acknowledged.filter((m) => !seen.has(m.n)).map((m) => m.n),
+    duplicated: [...seen].filter(([, c]) => c > 1).map(([n]) => n),
+    phantom,
+    stateMismatches,
+  };
+}
+
+/** One line of the guarantees table: what a scenario sent, got acknowledged, stored and had refused. */
+export function reportLine(scenario: string, run: GeneratorResult, check: StoredCheck): string {
+  const c = run.counts;
+  return `${scenario}: sent ${c.sent}, acknowledged ${c.acknowledged}, stored ${check.stored}, refused (503) ${c.refused}, unanswered ${c.unanswered}, gave up ${c.gaveUp}`;
+}

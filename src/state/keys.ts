@@ -14,11 +14,11 @@ export interface Keys {
   envApiKeys(env: string): string;
   /** Hash for one API key, addressed by the SHA-256 hex of the key: env, id, name. */
   apiKey(keyHash: string): string;
-  /** Hash keyed by token id: JSON metadata (kind, username, expiresUTC). */
+  /** Hash keyed by token id: JSON metadata {id, name, createdUTC, hash, expiresUTC|null} of CLI tokens (login tokens are not listed). */
   envTokens(env: string): string;
   /** Hash for one bearer token, addressed by SHA-256 hex: env, id, kind, expiresMs. */
   token(tokenHash: string): string;
-  /** Hash keyed by username: JSON {passwordHash, mfaEnabled, mfaSecret?}. */
+  /** Hash keyed by username: JSON UserRecord {username, passwordHash, mfaEnabled, mfaSecret?, createdUTC}. */
   users(env: string): string;
   /** Counter of failed logins for a username (expires after the lock window). */
   loginFailures(env: string, username: string): string;

@@ -2,9 +2,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import mqtt, { type MqttClient } from 'mqtt';
-import { freePort, isListening } from '../../scripts/lib/local-services.ts';
+import { freePort, isListening, startRedis } from '../../scripts/lib/local-services.ts';
 import { createIngestService, type IngestService } from '../../src/ingest/ingest-service.ts';
 import { startMqttBridge, type RunningBridge } from '../../src/mqtt/bridge.ts';
 import { createIngestHarness, type IngestHarness } from './ingest-harness.ts';
@@ -107,5 +107,40 @@ describe('MQTT bridge to an external broker', () => {
     await waitFor(async () =>
       (await ingest.ingestLog.list('acme', 5)).some((e) => e.code === 'INVALID_JSON'),
     );
+  });
+});
+
+describe('MQTT bridge while Redis is down', () => {
+  it('keeps the message unacknowledged and queues it once Redis is back', async () => {
+    const redis = await startRedis({ dataDir: join(dir, 'redis') });
+    onTestFinished(() => redis.stop());
+    const h2 = createIngestHarness({
+      redisUrl: redis.url,
+      mqttBridgeUrl: brokerUrl,
+      mqttBridgeGroup: 'outage',
+      mqttBridgeConnections: 1,
+      mqttBridgeClientId: `vigil-outage-${Date.now()}`,
+      ingestWriteTimeoutMs: 300,
+      credentialCacheMs: 60_000,
+    });
+    const bridge2 = await startMqttBridge(h2);
+    onTestFinished(async () => {
+      await bridge2.close();
+      await h2.close();
+    });
+    const key2 = await h2.createApiKey('acme');
+    await device.publishAsync(`gateway/submit/${key2}`, '{"deviceName":"warm"}', { qos: 1 });
+    await waitFor(async () => (await h2.queuedItems()).length === 1);
+
+    await redis.kill();
+    await device.publishAsync(`gateway/submit/${key2}`, '{"deviceName":"during"}', { qos: 1 });
+    await new Promise((r) => setTimeout(r, 800));
+    await redis.restart();
+    await waitFor(
+      async () => (await h2.queuedItems()).some((i) => i.body === '{"deviceName":"during"}'),
+      15_000,
+    );
+    const during = (await h2.queuedItems()).filter((i) => i.body === '{"deviceName":"during"}');
+    expect(during).toHaveLength(1);
   });
 });

@@ -1,0 +1,68 @@
+/**
+ * Numbered run with Redis SIGKILLed and restarted from its AOF (appendfsync everysec): while it is
+ * down the gateway answers 503 and the broker withholds PUBACKs, devices send again, and every
+ * payload acknowledged before or after the crash is in history exactly once.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { startRedis } from '../../scripts/lib/local-services.ts';
+import { sendNumbered, verifyNumbered } from '../support/generator.ts';
+import { NUMBERED_COUNT, brokerFor, expectNoLoss, provisionNumbered } from '../support/fault-run.ts';
+import { eventually, queueIdle, startPipeline } from '../support/pipeline.ts';
+
+const DOWN_MS = 1500;
+
+describe('numbered run, Redis SIGKILLed and restarted from its AOF', () => {
+  it(
+    'refuses with 503 while Redis is down and loses no acknowledged payload',
+    { timeout: 240_000 },
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'vigil-numbered-redis-'));
+      onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+      const redis = await startRedis({ dataDir: dir, appendfsync: 'everysec' });
+      onTestFinished(() => redis.stop());
+      const p = await startPipeline({
+        roles: 'gateway,mqtt,worker',
+        mqttEnabled: true,
+        redisUrl: redis.url,
+        ingestWriteTimeoutMs: 500,
+        jobBackoffMaxMs: 1000,
+      });
+      const devices = Array.from({ length: 20 }, (_, i) => `dev-${i}`);
+      const { key } = await provisionNumbered(p, 'acme', devices);
+      const mqttUrl = await brokerFor(p);
+      let crash: Promise<void> | undefined;
+      const run = await sendNumbered({
+        http: { url: p.gatewayUrl, key },
+        mqtt: { url: mqttUrl, key },
+        devices,
+        count: NUMBERED_COUNT,
+        baseTimeMs: Date.now() - 3600_000,
+        onAck: (acked) => {
+          if (crash || acked < NUMBERED_COUNT / 3) return;
+          crash = (async () => {
+            await redis.kill();
+            await sleep(DOWN_MS);
+            await redis.restart();
+          })();
+        },
+      });
+      expect(crash).toBeDefined();
+      await crash;
+      expect(run.counts.refused + run.counts.unanswered).toBeGreaterThan(0);
+      await eventually(() => queueIdle(p), 120_000, 'the queue to drain');
+      const check = await eventually(
+        async () => {
+          const c = await verifyNumbered(p, 'acme', run);
+          return c.stored >= run.counts.acknowledged ? c : undefined;
+        },
+        60_000,
+        'every acknowledged payload in history',
+      );
+      expectNoLoss('Redis SIGKILL + AOF restart', run, check);
+    },
+  );
+});

@@ -20,6 +20,7 @@ import type { ErrorCode } from '../errors/catalogue.ts';
 import type { ApiKeyInfo } from '../ingest/api-keys.ts';
 import { createIngestService, type IngestDeps, type IngestService } from '../ingest/ingest-service.ts';
 import { listen } from '../ops/listen.ts';
+import { guardPacketSize, PACKET_OVERHEAD_BYTES } from './packet-size-guard.ts';
 import { parsePublishTopic, subscriptionKey } from './topics.ts';
 
 export interface MqttDeps extends IngestDeps {
@@ -135,7 +136,11 @@ export async function startMqttBroker(deps: MqttDeps): Promise<RunningMqttBroker
     return own === undefined || own.env === info.env;
   }
 
-  const server: Server = createServer((socket) => broker.handle(socket));
+  const maxPacketBytes = deps.config.bodyLimitBytes + PACKET_OVERHEAD_BYTES;
+  const server: Server = createServer((socket) => {
+    guardPacketSize(socket, maxPacketBytes);
+    broker.handle(socket);
+  });
   let port: number;
   try {
     // listen() only uses what net.Server and http.Server share (listen, address, events).

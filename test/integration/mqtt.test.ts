@@ -118,4 +118,12 @@ describe('MQTT broker', () => {
     client.publish('some/other/topic', 'x', { qos: 1 });
     await closed;
   });
+
+  it('closes the connection when a packet announces far more than the body limit, before buffering it', async () => {
+    const client = await connect();
+    const closed = new Promise<void>((resolve) => client.once('close', () => resolve()));
+    client.publish(`raw/${key}/huge`, Buffer.alloc(200_000, 0x61), { qos: 1 });
+    await closed;
+    expect((await h.queuedItems()).some((i) => i.deviceName === 'huge')).toBe(false);
+  });
 });

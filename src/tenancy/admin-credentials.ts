@@ -1,11 +1,10 @@
 /**
- * Administration of environments and their credentials: API keys, CLI bearer tokens, users and
+ * Administration of an environment's credentials: API keys, CLI bearer tokens, users and
  * their TOTP second factor. Secrets are returned once by the create operations and stored only as
  * hashes. The `put…` operations serve provisioning: they take the secret from the caller and
  * report whether anything changed, so applying the same files twice writes nothing.
  */
 import { AppError } from '../errors/app-error.ts';
-import type { Locale } from '../domain/types.ts';
 import { checkName, invalid, type AdminContext } from './admin-support.ts';
 import { decodeUser, encodeToken } from './records.ts';
 import {
@@ -123,32 +122,6 @@ export function createCredentialAdmin(ctx: AdminContext) {
   }
 
   return {
-    /** Creates an environment; ALREADY_EXISTS if it exists. */
-    async createEnvironment(env: string, locale: Locale) {
-      checkName('environment', env);
-      const createdUTC = ctx.nowUTC();
-      await ctx.atomically(
-        [keys.env(env)],
-        async () => {
-          if (await redis.exists(keys.env(env)))
-            throw new AppError('ALREADY_EXISTS', `environment ${env} exists already`);
-        },
-        (m) => m.sadd(keys.envs(), env).hset(keys.env(env), { name: env, locale, createdUTC }),
-      );
-      return { name: env, locale, createdUTC };
-    },
-    /** Creates the environment or updates its locale; true when something changed. */
-    async ensureEnvironment(env: string, locale: Locale): Promise<boolean> {
-      checkName('environment', env);
-      const current = await redis.hget(keys.env(env), 'locale');
-      if (current === locale) return false;
-      const m = redis.multi().sadd(keys.envs(), env);
-      if (current === null) m.hset(keys.env(env), { name: env, locale, createdUTC: ctx.nowUTC() });
-      else m.hset(keys.env(env), 'locale', locale);
-      await m.exec();
-      return true;
-    },
-
     async createApiKey(env: string, name?: string) {
       if (name !== undefined) checkName('key name', name);
       const key = generateApiKey();

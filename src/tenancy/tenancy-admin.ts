@@ -6,6 +6,7 @@
 import { createCredentialAdmin } from './admin-credentials.ts';
 import { createDefinitionAdmin } from './admin-definitions.ts';
 import { createDeviceAdmin } from './admin-devices.ts';
+import { createEnvironmentAdmin } from './admin-environments.ts';
 import { createAdminContext, type AdminDeps } from './admin-support.ts';
 
 export type { AdminDeps } from './admin-support.ts';
@@ -13,6 +14,7 @@ export type { AdminDeps } from './admin-support.ts';
 export function createTenancyAdmin(deps: AdminDeps) {
   const ctx = createAdminContext(deps);
   return {
+    ...createEnvironmentAdmin(ctx),
     ...createCredentialAdmin(ctx),
     ...createDefinitionAdmin(ctx),
     ...createDeviceAdmin(ctx),

@@ -180,3 +180,33 @@ describe('tenancy store: login', () => {
     expect(await store.verifyLogin('west', 'erin', 'erin-password', undefined, now)).toEqual({ ok: true });
   });
 });
+
+describe('tenancy admin: deleting an environment', () => {
+  it('refuses while devices exist, and with force removes everything of the environment only', async () => {
+    const before = await redis.keys(`${config.keyPrefix}:*`);
+    await admin.createEnvironment('temp', 'en');
+    await admin.applyDefinition({ kind: 'private', env: 'temp' }, spec('Room'), PARSER);
+    await admin.createDevice('temp', { name: 'dev', definitionName: 'Room', definitionIsPublic: false });
+    await admin.setThreshold('temp', 'dev', 'CO2', [{ status: 'WARNING', above: 1 }]);
+    const { key } = await admin.createApiKey('temp');
+    const { token } = await admin.createToken('temp', 'grafana', 0);
+    await admin.createUser('temp', 'frank', 'frank-password');
+    const login = await store.createLoginToken('temp', 'frank', 600);
+    await store.verifyLogin('temp', 'frank', 'wrong', undefined, Date.now());
+    await redis.hset(keys.deviceState('temp', 'dev'), 'CO2|v', '1');
+    await redis.zadd(keys.availabilityDeadlines(), 1, 'temp\ndev');
+
+    await expect(admin.deleteEnvironment('temp', false)).rejects.toMatchObject({ code: 'IN_USE' });
+    await admin.deleteEnvironment('temp', true);
+
+    const remaining = (await redis.keys(`${config.keyPrefix}:*`)).sort();
+    // Only the login token's own record outlives it (until it expires), and it no longer resolves.
+    expect(remaining.filter((k) => !before.includes(k))).toEqual([keys.token(sha256Hex(login.token))]);
+    expect(await store.resolveToken(login.token, Date.now())).toBeNull();
+    expect(await store.resolveApiKey(key)).toBeNull();
+    expect(await store.resolveToken(token, Date.now())).toBeNull();
+    expect(await store.getEnvironment('temp')).toBeNull();
+    expect(await redis.zscore(keys.availabilityDeadlines(), 'temp\ndev')).toBeNull();
+    expect(await store.getDefinition('east', 'Room', false)).not.toBeNull();
+  });
+});

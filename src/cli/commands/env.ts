@@ -25,4 +25,12 @@ export function addEnvCommands(program: Command, rt: Runtime): void {
       ),
     );
   });
+
+  leaf(env, 'delete <env>', 'delete an environment with its keys, tokens, users, definitions and devices')
+    .option('--force', 'also when it still has devices (their state and events go too)')
+    .action(async (name: string, opts: { force?: boolean; json?: boolean }) => {
+      const { admin } = await rt.services();
+      const r = await admin.deleteEnvironment(name, opts.force === true);
+      rt.print(opts.json, { ...r, deleted: true }, `deleted environment ${name} (${r.devices} device(s))`);
+    });
 }

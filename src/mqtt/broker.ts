@@ -104,7 +104,7 @@ export async function startMqttBroker(deps: MqttDeps): Promise<RunningMqttBroker
   /** Resolves undefined to acknowledge, or an Error to close the connection without PUBACK. */
   async function publish(client: Client, packet: PublishPacket): Promise<Error | undefined> {
     const topic = parsePublishTopic(packet.topic);
-    if (!topic) return new Error(`publishing to ${packet.topic.slice(0, 64)} is not allowed`);
+    if (!topic) return new Error('publishing to a topic that is not a gateway topic');
     try {
       const key = await keyFor(client, topic.key, topic.kind);
       const payload = typeof packet.payload === 'string' ? Buffer.from(packet.payload) : packet.payload;
@@ -135,6 +135,11 @@ export async function startMqttBroker(deps: MqttDeps): Promise<RunningMqttBroker
     const own = passwordKeys.get(client);
     return own === undefined || own.env === info.env;
   }
+
+  // Reasons only: topics and passwords can carry API keys, so they are never logged.
+  broker.on('clientError', (client, err) =>
+    log.debug({ clientId: client.id, reason: err.message }, 'client dropped'),
+  );
 
   const maxPacketBytes = deps.config.bodyLimitBytes + PACKET_OVERHEAD_BYTES;
   const server: Server = createServer((socket) => {

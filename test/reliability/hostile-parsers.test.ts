@@ -1,0 +1,162 @@
+/**
+ * A hostile parser in one environment is contained: its payloads fail with a logged code, the
+ * process and its readiness survive, and another environment's payloads keep flowing meanwhile —
+ * measured: all of env `good`'s payloads are processed within a bound while env `evil` misbehaves
+ * on every payload it is sent.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import { COMFORT_PARSER, COMFORT_SPEC } from '../fixtures/definitions/comfort.ts';
+import { eventually, provisionComfort, startPipeline, type Pipeline } from '../support/pipeline.ts';
+
+const GOOD_PAYLOADS = 200;
+/** Bound for env good's run while env evil misbehaves: a clean run takes ~0.5 s, beside a parser that loops on every payload ~6 s (the CPU limit is spent per hostile payload). */
+const GOOD_BOUND_MS = 20_000;
+
+const parser = (body: string) => `function parsePayload(s) { const j = JSON.parse(s); ${body} }`;
+
+const CASES: { name: string; source: string; codes: string[]; sandboxTimeoutMs?: number }[] = [
+  { name: 'a CPU loop', source: parser('for (;;) {}'), codes: ['PARSER_TIMEOUT'] },
+  {
+    name: 'a memory bomb',
+    source: parser('const h = []; for (;;) h.push(new Array(1e6).fill(h.length));'),
+    codes: ['PARSER_MEMORY'],
+    // At 50 ms the CPU limit stops it first (GC near the heap limit is slow); give the heap limit the chance.
+    sandboxTimeoutMs: 1000,
+  },
+  {
+    name: 'deep recursion',
+    source: parser('const f = (n) => f(n + 1) + 1; return { Temperature: f(0) };'),
+    codes: ['PARSER_ERROR'],
+  },
+  {
+    name: 'a giant result',
+    source: parser("return { Temperature: 20, Extra: 'x'.repeat(8 * 1024 * 1024) };"),
+    // Whichever limit it meets first: result size, heap, or the CPU time its copying costs.
+    codes: ['PARSER_BAD_RESULT', 'PARSER_MEMORY', 'PARSER_TIMEOUT'],
+  },
+  { name: 'reaching for process', source: parser('process.exit(1);'), codes: ['PARSER_ERROR'] },
+  { name: 'reaching for require', source: parser("require('fs');"), codes: ['PARSER_ERROR'] },
+  {
+    name: "reaching for the host's globalThis",
+    source: parser("(function () {}).constructor('return process')().exit(1);"),
+    codes: ['PARSER_ERROR'],
+  },
+  {
+    name: 'timers',
+    source: parser('setTimeout(function () { for (;;) {} }, 0); return { Temperature: 1 };'),
+    codes: ['PARSER_ERROR'],
+  },
+];
+
+async function sendAll(p: Pipeline, key: string, bodies: string[]): Promise<void> {
+  for (const body of bodies) {
+    const res = await p.post('gateway/submit', key, body);
+    await res.arrayBuffer();
+    expect(res.status).toBe(202);
+  }
+}
+
+async function logCodes(p: Pipeline, env: string): Promise<string[]> {
+  const lines = await p.redis.lrange(p.keys.ingestLog(env), 0, -1);
+  return lines.map((l) => (JSON.parse(l) as { code: string | null }).code ?? 'none');
+}
+
+describe('hostile parsers', () => {
+  it.each(CASES)(
+    'contains $name, logs it, and keeps another environment flowing',
+    { timeout: 90_000 },
+    async ({ source, codes, sandboxTimeoutMs }) => {
+      const p = await startPipeline({
+        roles: 'gateway,worker',
+        ...(sandboxTimeoutMs ? { sandboxTimeoutMs } : {}),
+      });
+      const { key: evilKey } = await provisionComfort(p, 'evil', ['e0', 'e1']);
+      await p.admin.applyDefinition(
+        { kind: 'private', env: 'evil' },
+        { ...COMFORT_SPEC, version: '6.6' },
+        source,
+      );
+      const goodDevices = ['g0', 'g1', 'g2', 'g3'];
+      const { key: goodKey } = await provisionComfort(p, 'good', goodDevices);
+
+      // env evil sends without pause until env good is done.
+      let goodDone = false;
+      let evilSent = 0;
+      const evil = (async () => {
+        while (!goodDone) {
+          await sendAll(p, evilKey, [JSON.stringify({ deviceName: `e${evilSent % 2}`, Temperature: 21 })]);
+          evilSent += 1;
+          await sleep(5);
+        }
+      })();
+      await eventually(
+        async () => ((await logCodes(p, 'evil')).length > 0 ? true : undefined),
+        30_000,
+        'evil',
+      );
+
+      const started = Date.now();
+      await Promise.all(
+        goodDevices.map((deviceName, d) =>
+          sendAll(
+            p,
+            goodKey,
+            Array.from({ length: GOOD_PAYLOADS / goodDevices.length }, (_, i) =>
+              JSON.stringify({ deviceName, Temperature: 20 + d, Illuminance: i }),
+            ),
+          ),
+        ),
+      );
+      await eventually(
+        async () => {
+          for (const device of goodDevices) {
+            const v = await p.redis.hget(p.keys.deviceState('good', device), 'Illuminance|v');
+            if (Number(v) !== GOOD_PAYLOADS / goodDevices.length - 1) return undefined;
+          }
+          return true;
+        },
+        GOOD_BOUND_MS,
+        "env good's payloads",
+      );
+      const elapsedMs = Date.now() - started;
+      goodDone = true;
+      await evil;
+      console.info(`good env: ${GOOD_PAYLOADS} payloads in ${elapsedMs} ms beside ${evilSent} hostile ones`);
+
+      expect(elapsedMs).toBeLessThan(GOOD_BOUND_MS);
+      const evilCodes = new Set(await logCodes(p, 'evil'));
+      expect([...evilCodes].filter((c) => !codes.includes(c))).toEqual([]);
+      expect(await p.redis.hget(p.keys.deviceState('evil', 'e0'), 'Temperature|v')).toBeNull();
+      const ready = await fetch(`http://127.0.0.1:${p.vigil.ports.api || p.vigil.ports.ops}/readyz`);
+      expect(ready.status).toBe(200);
+    },
+  );
+
+  it('keeps no state between environments that share a definition parser', { timeout: 60_000 }, async () => {
+    const p = await startPipeline({ roles: 'gateway,worker' });
+    const leaky = parser(
+      'if (j.set !== undefined) { globalThis.secret = j.set; Object.prototype.polluted = j.set; }' +
+        ' return { Temperature: globalThis.secret ?? {}.polluted ?? j.Temperature };',
+    );
+    const keys: string[] = [];
+    for (const env of ['alpha', 'beta']) {
+      keys.push((await provisionComfort(p, env, ['d'])).key);
+      await p.admin.applyDefinition({ kind: 'private', env }, { ...COMFORT_SPEC, version: '9' }, leaky);
+    }
+    await sendAll(p, keys[0]!, [JSON.stringify({ deviceName: 'd', set: 99 })]);
+    await eventually(
+      async () =>
+        (await p.redis.hget(p.keys.deviceState('alpha', 'd'), 'Temperature|v')) ? true : undefined,
+      15_000,
+      'alpha processed',
+    );
+    await sendAll(p, keys[1]!, [JSON.stringify({ deviceName: 'd', Temperature: 21 })]);
+    const beta = await eventually(
+      () => p.redis.hget(p.keys.deviceState('beta', 'd'), 'Temperature|v').then((v) => v ?? undefined),
+      15_000,
+      'beta processed',
+    );
+    expect(Number(beta)).toBe(21);
+  });
+});

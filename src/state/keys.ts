@@ -22,6 +22,8 @@ export interface Keys {
   users(env: string): string;
   /** Counter of failed logins for a username (expires after the lock window). */
   loginFailures(env: string, username: string): string;
+  /** String, set for a TOTP time step once a code of it has been used (RFC 6238 §5.2: no replay). */
+  totpUsed(env: string, username: string, step: number): string;
   /** Set of definition names in a scope (`public` or an environment). */
   definitions(scope: DefinitionScope): string;
   /** Hash for one definition: spec (JSON), parser (source), revision. */
@@ -101,6 +103,7 @@ export function createKeys(prefix: string): Keys {
     token: (h) => `${p}:token:${h}`,
     users: (env) => `${p}:env:${env}:users`,
     loginFailures: (env, u) => `${p}:env:${env}:login-failures:${u}`,
+    totpUsed: (env, u, step) => `${p}:env:${env}:totp-used:${u}:${step}`,
     definitions: (s) => `${p}:defs:${scope(s)}`,
     definition: (s, name) => `${p}:def:${scope(s)}:${name}`,
     preparser: (env) => `${p}:env:${env}:preparser`,

@@ -12,7 +12,7 @@ import {
   secretId,
   sha256Hex,
   verifyPassword,
-  verifyTotp,
+  totpStep,
 } from './secrets.ts';
 import type { TokenRecord } from './types.ts';
 
@@ -47,6 +47,14 @@ export function createLogin(deps: LoginDeps) {
     return Math.max(1, Math.ceil((ttlMs > 0 ? ttlMs : lockSeconds * 1000) / 1000));
   }
 
+  /** Accepts a valid code once: a second login with the same code (a replay) fails. */
+  async function useTotp(env: string, username: string, secret: string, code: string, nowMs: number) {
+    const step = totpStep(secret, code, nowMs);
+    if (step === null) return false;
+    // Kept for the ±1-step window (90 s) plus a margin.
+    return (await redis.set(keys.totpUsed(env, username, step), '1', 'PX', 120_000, 'NX')) === 'OK';
+  }
+
   async function verifyLogin(
     env: string,
     username: string,
@@ -64,7 +72,7 @@ export function createLogin(deps: LoginDeps) {
     }
     if (user.mfaEnabled && user.mfaSecret) {
       if (totp === undefined || totp === '') return { ok: false, code: 'MFA_REQUIRED' };
-      if (!verifyTotp(user.mfaSecret, totp, nowMs)) {
+      if (!(await useTotp(env, username, user.mfaSecret, totp, nowMs))) {
         await recordFailure(env, username);
         return { ok: false, code: 'INVALID_CREDENTIALS' };
       }

@@ -83,10 +83,18 @@ export function totpCode(secretBase32: string, nowMs: number): string {
   return new TOTP({ ...TOTP_PARAMS, secret: Secret.fromBase32(secretBase32) }).generate({ timestamp: nowMs });
 }
 
-/** True when `code` is valid at `nowMs` or one 30 s step before or after. */
-export function verifyTotp(secretBase32: string, code: string, nowMs: number): boolean {
-  if (!/^\d{6}$/.test(code)) return false;
+/**
+ * The 30 s time step `code` belongs to when it is valid at `nowMs` or one step before or after,
+ * else null. The step lets the caller refuse a second use of the same code.
+ */
+export function totpStep(secretBase32: string, code: string, nowMs: number): number | null {
+  if (!/^\d{6}$/.test(code)) return null;
   const totp = new TOTP({ ...TOTP_PARAMS, secret: Secret.fromBase32(secretBase32) });
   // otpauth compares with a constant-time equality of its own.
-  return totp.validate({ token: code, timestamp: nowMs, window: 1 }) !== null;
+  const delta = totp.validate({ token: code, timestamp: nowMs, window: 1 });
+  return delta === null ? null : Math.floor(nowMs / 1000 / TOTP_PARAMS.period) + delta;
 }
+
+/** True when `code` is valid at `nowMs` or one 30 s step before or after. */
+export const verifyTotp = (secretBase32: string, code: string, nowMs: number): boolean =>
+  totpStep(secretBase32, code, nowMs) !== null;

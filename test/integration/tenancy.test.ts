@@ -138,7 +138,7 @@ describe('tenancy store: credentials', () => {
 });
 
 describe('tenancy store: login', () => {
-  it('checks password and TOTP, asking for the code when MFA is on', async () => {
+  it('checks password and TOTP, asking for the code when MFA is on and refusing a reused code', async () => {
     await admin.createUser('west', 'dave', 'dave-password');
     const now = Date.now();
     expect(await store.verifyLogin('west', 'dave', 'dave-password', undefined, now)).toEqual({ ok: true });
@@ -153,6 +153,10 @@ describe('tenancy store: login', () => {
     expect(
       await store.verifyLogin('west', 'dave', 'dave-password', totpCode(secret, now - 30_000), now),
     ).toEqual({ ok: true });
+    // The same code again is a replay (RFC 6238 §5.2).
+    expect(
+      await store.verifyLogin('west', 'dave', 'dave-password', totpCode(secret, now - 30_000), now),
+    ).toMatchObject({ code: 'INVALID_CREDENTIALS' });
     expect(
       await store.verifyLogin('west', 'dave', 'dave-password', totpCode(secret, now - 90_000), now),
     ).toMatchObject({

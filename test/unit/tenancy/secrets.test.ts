@@ -8,6 +8,7 @@ import {
   safeEqual,
   sha256Hex,
   totpCode,
+  totpStep,
   totpUri,
   verifyPassword,
   verifyTotp,
@@ -87,5 +88,17 @@ describe('TOTP (RFC 6238, 6 digits, 30 s, ±1 step)', () => {
     expect(uri).toContain(`secret=${secret}`);
     expect(uri).toContain('digits=6');
     expect(uri).toContain('period=30');
+  });
+});
+
+describe('totpStep', () => {
+  it('names the 30 s step a valid code belongs to, so a second use can be refused', () => {
+    const secret = generateTotpSecret();
+    const now = 1_800_000_015_000;
+    const step = Math.floor(now / 30_000);
+    expect(totpStep(secret, totpCode(secret, now), now)).toBe(step);
+    expect(totpStep(secret, totpCode(secret, now - 30_000), now)).toBe(step - 1);
+    expect(totpStep(secret, totpCode(secret, now + 30_000), now)).toBe(step + 1);
+    expect(totpStep(secret, '000000x', now)).toBeNull();
   });
 });

@@ -6,7 +6,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { COMFORT_PARSER, COMFORT_SPEC } from '../fixtures/definitions/comfort.ts';
+import { COMFORT_SPEC } from '../fixtures/definitions/comfort.ts';
 import { eventually, provisionComfort, startPipeline, type Pipeline } from '../support/pipeline.ts';
 
 const GOOD_PAYLOADS = 200;

@@ -3,6 +3,8 @@ import { createIngestService, type IngestDeps, type IngestService } from '../ing
 import { closeServer, listen } from '../ops/listen.ts';
 import { createGatewayApp } from './gateway-app.ts';
 
+const REQUEST_TIMEOUT_MS = 30_000;
+
 export interface GatewayDeps extends IngestDeps {
   /** The process's shared ingestion core; created (and closed with the gateway) when absent. */
   ingest?: IngestService;
@@ -19,6 +21,8 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   const ownsIngest = deps.ingest === undefined;
   const ingest = deps.ingest ?? createIngestService(deps);
   const server = createServer(createGatewayApp({ config: deps.config, log: deps.log, ingest }));
+  // A device that takes longer than this to send a ≤ 256 KiB body is stalled, not slow.
+  server.requestTimeout = REQUEST_TIMEOUT_MS;
   let port: number;
   try {
     port = await listen(server, deps.config.gatewayPort, deps.config.host, 'VIGIL_GATEWAY_PORT');

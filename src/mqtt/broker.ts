@@ -17,7 +17,6 @@ import {
 } from 'aedes';
 import { AppError, isAppError } from '../errors/app-error.ts';
 import type { ErrorCode } from '../errors/catalogue.ts';
-import type { ApiKeyInfo } from '../ingest/api-keys.ts';
 import { createIngestService, type IngestDeps, type IngestService } from '../ingest/ingest-service.ts';
 import { listen } from '../ops/listen.ts';
 import { guardPacketSize, PACKET_OVERHEAD_BYTES } from './packet-size-guard.ts';
@@ -49,8 +48,11 @@ export async function startMqttBroker(deps: MqttDeps): Promise<RunningMqttBroker
   const ownsIngest = deps.ingest === undefined;
   const ingest = deps.ingest ?? createIngestService(deps);
   const log = deps.log.child({ component: 'mqtt' });
-  /** Environment of clients that gave an API key as their password. */
-  const passwordKeys = new WeakMap<Client, ApiKeyInfo>();
+  /**
+   * Clients that gave an API key as their password: the key (checked again on every publish, so a
+   * revocation reaches open connections within the cache time) and its environment at connect.
+   */
+  const passwordKeys = new WeakMap<Client, { apiKey: string; env: string }>();
 
   const keyFor = async (
     client: Client,
@@ -59,7 +61,7 @@ export async function startMqttBroker(deps: MqttDeps): Promise<RunningMqttBroker
   ) => {
     if (topicKey !== undefined) return ingest.authenticate(topicKey, 'mqtt', kind);
     const known = passwordKeys.get(client);
-    if (known) return known;
+    if (known) return ingest.authenticate(known.apiKey, 'mqtt', kind);
     ingest.countRejected('mqtt', kind, 'INVALID_API_KEY');
     throw new AppError('INVALID_API_KEY', 'No API key in the topic and none as the password.');
   };
@@ -71,9 +73,10 @@ export async function startMqttBroker(deps: MqttDeps): Promise<RunningMqttBroker
         done(null, true);
         return;
       }
-      ingest.authenticate(password.toString('utf8'), 'mqtt', 'unknown').then(
+      const apiKey = password.toString('utf8');
+      ingest.authenticate(apiKey, 'mqtt', 'unknown').then(
         (key) => {
-          passwordKeys.set(client, key);
+          passwordKeys.set(client, { apiKey, env: key.env });
           done(null, true);
         },
         (err: unknown) => {

@@ -72,6 +72,19 @@ describe('MQTT broker', () => {
     expect((await h.queuedItems()).find((i) => i.body === '{"deviceName":"pw","v":2}')?.env).toBe('acme');
   });
 
+  it('stops accepting publishes of a password-authenticated client once its key is revoked', async () => {
+    const revocable = await h.createApiKey('acme');
+    const client = await connect({ username: 'device', password: revocable });
+    await client.publishAsync('gateway/submit', '{"deviceName":"rv","n":1}', { qos: 1 });
+    expect((await h.queuedItems()).some((i) => i.body === '{"deviceName":"rv","n":1}')).toBe(true);
+    await h.revokeApiKey(revocable);
+    await new Promise((r) => setTimeout(r, h.config.credentialCacheMs + 20));
+    const closed = new Promise<void>((resolve) => client.once('close', () => resolve()));
+    client.publish('gateway/submit', '{"deviceName":"rv","n":2}', { qos: 1 });
+    await closed;
+    expect((await h.queuedItems()).some((i) => i.body === '{"deviceName":"rv","n":2}')).toBe(false);
+  });
+
   it('refuses a connection whose password is not a valid key', async () => {
     await expect(
       mqtt.connectAsync(url, { reconnectPeriod: 0, username: 'x', password: 'vk_wrong' }),

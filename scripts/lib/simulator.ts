@@ -47,14 +47,14 @@ const round = (n: number, decimals: number) => Math.round(n * 10 ** decimals) / 
 export function step(r: Room, tick: number): Record<string, unknown> {
   if (r.deviceName === 'device_2_rd_office') {
     // A meeting every 40 ticks for 15 ticks: people arrive, CO2 climbs past 800/1200 ppm.
-    r.targetOccupancy = tick % 40 < 15 ? 30 : 8;
+    r.targetOccupancy = tick % 40 < 15 ? 30 : 4;
   } else if (Math.random() < 0.05) {
     r.targetOccupancy = Math.floor(Math.random() * 6);
   }
   r.occupancy = Math.max(0, Math.round(drift(r.occupancy, r.targetOccupancy, 0.3, 1)));
   r.co2 = Math.max(400, drift(r.co2, 420 + r.occupancy * 45, 0.15, 20));
   // The hallway's sun-facing window: a warm spell every 60 ticks crosses 25 °C.
-  const sun = r.deviceName === 'device_1_hallway' && tick % 60 >= 45 ? 6 : 0;
+  const sun = r.deviceName === 'device_1_hallway' && tick % 60 >= 45 ? 7 : 0;
   r.temperature = drift(r.temperature, 21 + r.occupancy * 0.08 + sun, 0.1, 0.2);
   r.humidity = Math.min(100, Math.max(0, drift(r.humidity, 42 + r.occupancy * 0.4, 0.1, 1)));
   r.lux = Math.max(0, drift(r.lux, r.occupancy > 0 ? 350 : 120, 0.2, 15));

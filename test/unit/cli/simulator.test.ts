@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import { step } from '../../../scripts/lib/simulator.ts';
+
+type Room = Parameters<typeof step>[0];
+const room = (deviceName: string): Room => ({
+  deviceName,
+  temperature: 21,
+  humidity: 45,
+  lux: 300,
+  batteryMv: 3150,
+  co2: 480,
+  occupancy: 5,
+  targetOccupancy: 5,
+});
+
+describe('demo simulator', () => {
+  it('produces values inside each data type and crosses the demo thresholds now and then', () => {
+    const office = room('device_2_rd_office');
+    const hallway = room('device_1_hallway');
+    const readings = Array.from({ length: 200 }, (_, tick) => [
+      step(office, tick),
+      step(hallway, tick),
+    ]).flat();
+    for (const r of readings) {
+      expect(r.Humidity as number).toBeGreaterThanOrEqual(0);
+      expect(r.Humidity as number).toBeLessThanOrEqual(100);
+      expect(r.CO2 as number).toBeGreaterThanOrEqual(400);
+      expect(Number.isInteger(r.Occupancy)).toBe(true);
+    }
+    const officeCo2 = readings
+      .filter((r) => r.deviceName === 'device_2_rd_office')
+      .map((r) => r.CO2 as number);
+    expect(Math.max(...officeCo2)).toBeGreaterThan(1200);
+    expect(Math.min(...officeCo2.slice(50))).toBeLessThan(800);
+    const hallwayTemps = readings
+      .filter((r) => r.deviceName === 'device_1_hallway')
+      .map((r) => r.Temperature as number);
+    expect(Math.max(...hallwayTemps)).toBeGreaterThan(25);
+  });
+});

@@ -54,6 +54,8 @@ export interface IngestService {
    * environment's ingestion log.
    */
   submit(submission: Submission): Promise<string>;
+  /** The key's record or null, without counting anything (periodic re-checks of open connections). */
+  lookupKey(apiKey: string): Promise<ApiKeyInfo | null>;
   /** Counts a refusal decided outside `submit` (an unknown key, a request that could not be read). */
   countRejected(via: Entry, kind: GatewayKind | 'unknown', code: ErrorCode): void;
   /**
@@ -178,6 +180,7 @@ export function createIngestService(deps: IngestDeps): IngestService {
     producer,
     backlog,
     countRejected,
+    lookupKey: (apiKey) => apiKeys.resolve(apiKey),
     recordRefusal: (s, rejection) => recordRefusal(s, rejection),
     async authenticate(apiKey, via, kind) {
       const key = await apiKeys.resolve(apiKey).catch((err: unknown) => {

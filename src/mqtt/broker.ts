@@ -19,6 +19,7 @@ import { AppError, isAppError } from '../errors/app-error.ts';
 import type { ErrorCode } from '../errors/catalogue.ts';
 import { createIngestService, type IngestDeps, type IngestService } from '../ingest/ingest-service.ts';
 import { listen } from '../ops/listen.ts';
+import { createKeySweep } from './key-sweep.ts';
 import { guardPacketSize, PACKET_OVERHEAD_BYTES } from './packet-size-guard.ts';
 import { parsePublishTopic, subscriptionKey } from './topics.ts';
 
@@ -40,6 +41,9 @@ const PERMANENT = new Set<ErrorCode>([
   'NO_PREPARSER',
   'PAYLOAD_TOO_LARGE',
 ]);
+
+/** Shortest interval between re-checks of the keys of open connections, in ms. */
+const KEY_SWEEP_MIN_MS = 500;
 
 const CONNACK_BAD_CREDENTIALS = 4 as AuthErrorCode;
 const CONNACK_SERVER_UNAVAILABLE = 3 as AuthErrorCode;
@@ -66,6 +70,15 @@ export async function startMqttBroker(deps: MqttDeps): Promise<RunningMqttBroker
     throw new AppError('INVALID_API_KEY', 'No API key in the topic and none as the password.');
   };
 
+  const sweep = createKeySweep({
+    intervalMs: Math.max(KEY_SWEEP_MIN_MS, deps.config.credentialCacheMs),
+    isValid: (apiKey) =>
+      ingest.lookupKey(apiKey).then(
+        (info) => info !== null,
+        () => undefined,
+      ),
+  });
+
   const broker = await Aedes.createBroker({
     maxClientsIdLength: 128,
     authenticate(client, _username, password, done) {
@@ -77,6 +90,7 @@ export async function startMqttBroker(deps: MqttDeps): Promise<RunningMqttBroker
       ingest.authenticate(apiKey, 'mqtt', 'unknown').then(
         (key) => {
           passwordKeys.set(client, { apiKey, env: key.env });
+          sweep.track(client, apiKey);
           done(null, true);
         },
         (err: unknown) => {
@@ -136,9 +150,12 @@ export async function startMqttBroker(deps: MqttDeps): Promise<RunningMqttBroker
     if (key === undefined) return false;
     const info = await ingest.authenticate(key, 'mqtt', 'unknown');
     const own = passwordKeys.get(client);
-    return own === undefined || own.env === info.env;
+    if (own !== undefined && own.env !== info.env) return false;
+    sweep.track(client, key);
+    return true;
   }
 
+  broker.on('clientDisconnect', (client) => sweep.forget(client));
   // Reasons only: topics and passwords can carry API keys, so they are never logged.
   broker.on('clientError', (client, err) =>
     log.debug({ clientId: client.id, reason: err.message }, 'client dropped'),
@@ -165,6 +182,7 @@ export async function startMqttBroker(deps: MqttDeps): Promise<RunningMqttBroker
     port,
     close() {
       closing ??= (async () => {
+        sweep.close();
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
         await new Promise<void>((resolve) => broker.close(() => resolve()));
         await stopped;

@@ -85,6 +85,15 @@ describe('MQTT broker', () => {
     expect((await h.queuedItems()).some((i) => i.body === '{"deviceName":"rv","n":2}')).toBe(false);
   });
 
+  it('closes a subscriber’s connection once the key of its subscription is revoked', async () => {
+    const revocable = await h.createApiKey('acme');
+    const client = await connect();
+    await client.subscribeAsync(`raw/${revocable}/+`, { qos: 1 });
+    const closed = new Promise<void>((resolve) => client.once('close', () => resolve()));
+    await h.revokeApiKey(revocable);
+    await closed;
+  });
+
   it('refuses a connection whose password is not a valid key', async () => {
     await expect(
       mqtt.connectAsync(url, { reconnectPeriod: 0, username: 'x', password: 'vk_wrong' }),

@@ -1,0 +1,59 @@
+/**
+ * Revocation for long-lived MQTT connections: a client that connected with a key as password, or
+ * subscribed to a key's topics, keeps its connection after the key is revoked unless someone looks
+ * again. The sweep re-checks every such key each interval and closes the clients of keys that are
+ * no longer valid, so a revocation reaches them within interval + cache time.
+ */
+import type { Client } from 'aedes';
+
+export interface KeySweep {
+  track(client: Client, apiKey: string): void;
+  forget(client: Client): void;
+  /** One pass now (tests); resolves when done. */
+  sweep(): Promise<void>;
+  close(): void;
+}
+
+export function createKeySweep(opts: {
+  intervalMs: number;
+  /** True/false when known; undefined when it cannot be told now (Redis down): nothing is closed. */
+  isValid(apiKey: string): Promise<boolean | undefined>;
+}): KeySweep {
+  const tracked = new Map<Client, Set<string>>();
+  let running: Promise<void> | undefined;
+
+  const sweep = () => {
+    running ??= (async () => {
+      try {
+        for (const client of tracked.keys()) if (client.closed) tracked.delete(client);
+        const keys = new Set([...tracked.values()].flatMap((set) => [...set]));
+        const invalid = new Set<string>();
+        for (const key of keys) {
+          if ((await opts.isValid(key).catch(() => undefined)) === false) invalid.add(key);
+        }
+        for (const [client, set] of tracked) {
+          if ([...set].some((k) => invalid.has(k))) {
+            tracked.delete(client);
+            client.close();
+          }
+        }
+      } finally {
+        running = undefined;
+      }
+    })();
+    return running;
+  };
+  const timer = setInterval(() => void sweep(), opts.intervalMs);
+  timer.unref();
+
+  return {
+    track(client, apiKey) {
+      const set = tracked.get(client) ?? new Set<string>();
+      set.add(apiKey);
+      tracked.set(client, set);
+    },
+    forget: (client) => tracked.delete(client),
+    sweep,
+    close: () => clearInterval(timer),
+  };
+}

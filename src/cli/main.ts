@@ -66,7 +66,8 @@ function reportFailure(err: unknown): number {
 const oneLine = (s: string) => s.replace(/\s*\n\s*/g, ' ');
 
 if (import.meta.main) {
-  // Exit at once: an ioredis client that never connected keeps reconnect timers alive for seconds.
-  // (stdout and stderr are synchronous for files and pipes on Linux, so nothing is lost.)
-  process.exit(await runCli(process.argv.slice(2)));
+  const code = await runCli(process.argv.slice(2));
+  // Exit once stdout is flushed (pipes are asynchronous on some systems), without waiting for an
+  // ioredis client that never connected: its reconnect timers would keep the process for seconds.
+  process.stdout.write('', () => process.exit(code));
 }

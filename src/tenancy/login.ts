@@ -5,6 +5,7 @@
  */
 import type { Redis } from '../redis/connect.ts';
 import type { Keys } from '../state/keys.ts';
+import { isValidName } from './names.ts';
 import { decodeUser, encodeToken } from './records.ts';
 import {
   DUMMY_PASSWORD_HASH,
@@ -27,6 +28,9 @@ export interface LoginDeps {
   maxFailures: number;
   lockSeconds: number;
 }
+
+/** Longer passwords are refused unread (scrypt cost grows with the input). */
+const MAX_PASSWORD_LENGTH = 1024;
 
 // The window starts at the first failure; reaching the limit restarts it as the lock period.
 const RECORD_FAILURE = `
@@ -62,6 +66,12 @@ export function createLogin(deps: LoginDeps) {
     totp: string | undefined,
     nowMs: number,
   ): Promise<LoginResult> {
+    if (!isValidName('username', username) || password.length > MAX_PASSWORD_LENGTH) {
+      // Never a user: no failure counter is created for it (attackers cannot fill Redis with
+      // keys named by them), but the same scrypt work is done so the answer takes as long.
+      await verifyPassword(password.slice(0, MAX_PASSWORD_LENGTH), DUMMY_PASSWORD_HASH);
+      return { ok: false, code: 'INVALID_CREDENTIALS' };
+    }
     const retryAfterSeconds = await lockedFor(env, username);
     if (retryAfterSeconds !== undefined) return { ok: false, code: 'LOGIN_LOCKED', retryAfterSeconds };
     const user = decodeUser(await redis.hget(keys.users(env), username));

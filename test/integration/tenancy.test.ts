@@ -180,6 +180,11 @@ describe('tenancy store: login', () => {
     expect(await store.verifyLogin('east', 'erin', 'wrong', undefined, now)).toMatchObject({
       code: 'INVALID_CREDENTIALS',
     });
+    // A name that cannot be a user creates no failure counter.
+    expect(await store.verifyLogin('west', 'x'.repeat(500), 'wrong', undefined, now)).toMatchObject({
+      code: 'INVALID_CREDENTIALS',
+    });
+    expect(await redis.exists(keys.loginFailures('west', 'x'.repeat(500)))).toBe(0);
     await redis.del(keys.loginFailures('west', 'erin'));
     expect(await store.verifyLogin('west', 'erin', 'erin-password', undefined, now)).toEqual({ ok: true });
   });

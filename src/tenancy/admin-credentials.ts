@@ -33,6 +33,8 @@ export interface CredentialMeta {
 export const API_KEY_FORMAT = /^vk_[A-Za-z0-9_-]{20,}$/;
 export const TOKEN_FORMAT = /^vt_[A-Za-z0-9_-]{20,}$/;
 export const MIN_PASSWORD_LENGTH = 8;
+/** Login refuses longer passwords unread (scrypt's cost grows with the input). */
+export const MAX_PASSWORD_LENGTH = 1024;
 
 export function createCredentialAdmin(ctx: AdminContext) {
   const { redis, keys } = ctx;
@@ -119,6 +121,8 @@ export function createCredentialAdmin(ctx: AdminContext) {
   function checkPassword(password: string) {
     if (password.length < MIN_PASSWORD_LENGTH)
       throw invalid(`password too short: use at least ${MIN_PASSWORD_LENGTH} characters`);
+    if (password.length > MAX_PASSWORD_LENGTH)
+      throw invalid(`password too long: use at most ${MAX_PASSWORD_LENGTH} characters`);
   }
 
   return {

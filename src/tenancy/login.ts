@@ -5,6 +5,7 @@
  */
 import type { Redis } from '../redis/connect.ts';
 import type { Keys } from '../state/keys.ts';
+import { MAX_PASSWORD_LENGTH } from './admin-credentials.ts';
 import { isValidName } from './names.ts';
 import { decodeUser, encodeToken } from './records.ts';
 import {
@@ -28,9 +29,6 @@ export interface LoginDeps {
   maxFailures: number;
   lockSeconds: number;
 }
-
-/** Longer passwords are refused unread (scrypt cost grows with the input). */
-const MAX_PASSWORD_LENGTH = 1024;
 
 // The window starts at the first failure; reaching the limit restarts it as the lock period.
 const RECORD_FAILURE = `

@@ -12,7 +12,12 @@ import { AppError } from '../errors/app-error.ts';
 import type { DefinitionScope } from '../state/keys.ts';
 import { parseThresholdSet } from '../domain/thresholds.ts';
 import { toThresholdInput } from './admin-devices.ts';
-import { API_KEY_FORMAT, MIN_PASSWORD_LENGTH, TOKEN_FORMAT } from './admin-credentials.ts';
+import {
+  API_KEY_FORMAT,
+  MAX_PASSWORD_LENGTH,
+  MIN_PASSWORD_LENGTH,
+  TOKEN_FORMAT,
+} from './admin-credentials.ts';
 import { parseProvisioningFile, PROVISIONING_FILE, type ProvisioningPlan } from './provisioning-plan.ts';
 import type { TenancyAdmin } from './tenancy-admin.ts';
 import type { TenancyStore } from './tenancy-store.ts';
@@ -101,9 +106,9 @@ function checkSecrets(env: ProvisioningPlan['environments'][number]) {
       throw invalid(`${env.name}: token ${t.name}: expected vt_ and at least 20 base64url characters`);
   }
   for (const u of env.users) {
-    if (u.password.length < MIN_PASSWORD_LENGTH) {
+    if (u.password.length < MIN_PASSWORD_LENGTH || u.password.length > MAX_PASSWORD_LENGTH) {
       throw invalid(
-        `${env.name}: user ${u.username}: password shorter than ${MIN_PASSWORD_LENGTH} characters`,
+        `${env.name}: user ${u.username}: password must have ${MIN_PASSWORD_LENGTH}-${MAX_PASSWORD_LENGTH} characters`,
       );
     }
   }

@@ -6,20 +6,33 @@ import { SETTINGS } from '../../src/config/schema.ts';
 
 const root = new URL('../../', import.meta.url).pathname;
 
+/** A config value as its VIGIL_ variable carries it. */
+function settingText(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  return JSON.stringify(value);
+}
+
 export interface ChildVigil {
   process: ChildProcess;
   /** Resolves when the process has exited. */
   exited: Promise<number | null>;
   kill(signal?: NodeJS.Signals): Promise<void>;
+  /** Everything written to stdout and stderr so far (with `captureOutput`; else ''). */
+  output(): string;
 }
 
 /** Starts `node src/main.ts` with the given config (as VIGIL_ variables) and overrides. */
-export function spawnVigil(config: Config, overrides: Record<string, string> = {}): ChildVigil {
+export function spawnVigil(
+  config: Config,
+  overrides: Record<string, string> = {},
+  opts: { captureOutput?: boolean } = {},
+): ChildVigil {
   const env: Record<string, string> = { PATH: process.env.PATH ?? '' };
   for (const [key, s] of Object.entries(SETTINGS)) {
     const value = (config as unknown as Record<string, unknown>)[key];
     if (value === undefined) continue;
-    env[s.env] = Array.isArray(value) ? value.join(',') : String(value);
+    env[s.env] = Array.isArray(value) ? value.join(',') : settingText(value);
   }
   Object.assign(
     env,
@@ -29,8 +42,11 @@ export function spawnVigil(config: Config, overrides: Record<string, string> = {
   const child = spawn(`${root}node_modules/.bin/node`, ['--no-node-snapshot', 'src/main.ts'], {
     cwd: root,
     env,
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: opts.captureOutput ? ['ignore', 'pipe', 'pipe'] : ['ignore', 'ignore', 'inherit'],
   });
+  const chunks: Buffer[] = [];
+  child.stdout?.on('data', (d: Buffer) => chunks.push(d));
+  child.stderr?.on('data', (d: Buffer) => chunks.push(d));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const handle: ChildVigil = {
     process: child,
@@ -39,6 +55,7 @@ export function spawnVigil(config: Config, overrides: Record<string, string> = {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       await exited;
     },
+    output: () => Buffer.concat(chunks).toString('utf8'),
   };
   onTestFinished(() => handle.kill('SIGKILL'));
   return handle;

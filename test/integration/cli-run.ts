@@ -16,7 +16,7 @@ export interface CliResult {
 export interface CliHarness {
   prefix: string;
   redis: Redis;
-  run(args: string[], env?: Record<string, string>): Promise<CliResult>;
+  run(args: string[], env?: Record<string, string>, input?: string): Promise<CliResult>;
   /** Runs with --json and parses stdout; fails the test unless it exits 0. */
   json<T = unknown>(args: string[]): Promise<T>;
   /** Every key under the prefix with its content, for "nothing changed" comparisons. */
@@ -30,9 +30,9 @@ export function createCliHarness(): CliHarness {
   const redis = new Redis(redisUrl);
   const baseEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VIGIL_')));
 
-  const run = (args: string[], env: Record<string, string> = {}) =>
+  const run = (args: string[], env: Record<string, string> = {}, input?: string) =>
     new Promise<CliResult>((resolve) => {
-      execFile(
+      const child = execFile(
         'node_modules/.bin/node',
         ['--no-node-snapshot', 'src/cli/main.ts', ...args],
         { env: { ...baseEnv, VIGIL_REDIS_URL: redisUrl, VIGIL_KEY_PREFIX: prefix, ...env }, timeout: 30_000 },
@@ -41,6 +41,7 @@ export function createCliHarness(): CliHarness {
           resolve({ code, stdout, stderr });
         },
       );
+      child.stdin?.end(input ?? '');
     });
 
   return {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKeys } from '../../src/state/keys.ts';
-import { sha256Hex } from '../../src/tenancy/secrets.ts';
+import { sha256Hex, verifyPassword } from '../../src/tenancy/secrets.ts';
 import { createCliHarness, type CliHarness } from './cli-run.ts';
 
 let cli: CliHarness;
@@ -162,13 +162,30 @@ describe('vigil user', () => {
     const again = await cli.run(['user', 'mfa', 'enable', '--env', 'alpha', '--username', 'alice']);
     expectRefusal(again, 1, /already enabled/);
     expect(again.stdout).toBe('');
+    const [fromStdin, neither] = await Promise.all([
+      cli.run(
+        ['user', 'create', '--env', 'alpha', '--username', 'carl', '--password-stdin'],
+        {},
+        'from stdin 123\n',
+      ),
+      cli.run(['user', 'create', '--env', 'alpha', '--username', 'dora']),
+    ]);
+    expect(fromStdin.code, fromStdin.stderr).toBe(0);
+    const carl = JSON.parse((await cli.redis.hget(keys.users('alpha'), 'carl')) ?? '{}') as {
+      passwordHash: string;
+    };
+    expect(await verifyPassword('from stdin 123', carl.passwordHash)).toBe(true);
+    expectRefusal(neither, 2, /exactly one of --password/);
     const users = await cli.json<{ username: string; mfaEnabled: boolean }[]>([
       'user',
       'list',
       '--env',
       'alpha',
     ]);
-    expect(users).toEqual([expect.objectContaining({ username: 'alice', mfaEnabled: true })]);
+    expect(users.map((u) => [u.username, u.mfaEnabled])).toEqual([
+      ['alice', true],
+      ['carl', false],
+    ]);
   });
 });
 

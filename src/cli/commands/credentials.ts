@@ -1,6 +1,22 @@
-import type { Command } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
 import QRCode from 'qrcode';
 import { leaf, parseExpiry, table, withEnv, type Runtime } from '../runtime.ts';
+
+interface PasswordOpts {
+  password?: string;
+  passwordStdin?: boolean;
+}
+
+/** The password of --password or the first line of stdin (--password-stdin); exactly one. */
+async function passwordFrom(opts: PasswordOpts): Promise<string> {
+  if ((opts.password === undefined) === (opts.passwordStdin !== true)) {
+    throw new InvalidArgumentError('give exactly one of --password <password> or --password-stdin');
+  }
+  if (opts.password !== undefined) return opts.password;
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8').split(/\r?\n/)[0] ?? '';
+}
 
 interface EnvOpts {
   env: string;
@@ -99,10 +115,15 @@ function addUserCommands(program: Command, rt: Runtime) {
 
   withEnv(leaf(user, 'create', 'create a user'))
     .requiredOption('--username <username>', 'unique within the environment')
-    .requiredOption('--password <password>', 'at least 8 characters (stored as a scrypt hash)')
-    .action(async (opts: UserOpts & { password: string }) => {
+    .option('--password <password>', '8-1024 characters (stored as a scrypt hash)')
+    .option(
+      '--password-stdin',
+      'read the password from the first line of stdin (keeps it out of shell history)',
+    )
+    .action(async (opts: UserOpts & PasswordOpts) => {
+      const password = await passwordFrom(opts);
       const { admin } = await rt.services();
-      const created = await admin.createUser(opts.env, opts.username, opts.password);
+      const created = await admin.createUser(opts.env, opts.username, password);
       rt.print(opts.json, { env: opts.env, ...created }, `created user ${opts.username} in ${opts.env}`);
     });
 
@@ -133,10 +154,12 @@ function addUserCommands(program: Command, rt: Runtime) {
 
   withEnv(leaf(user, 'password', 'set a new password'))
     .requiredOption('--username <username>', 'the user')
-    .requiredOption('--password <password>', 'the new password')
-    .action(async (opts: UserOpts & { password: string }) => {
+    .option('--password <password>', 'the new password')
+    .option('--password-stdin', 'read the password from the first line of stdin')
+    .action(async (opts: UserOpts & PasswordOpts) => {
+      const password = await passwordFrom(opts);
       const { admin } = await rt.services();
-      await admin.setPassword(opts.env, opts.username, opts.password);
+      await admin.setPassword(opts.env, opts.username, password);
       rt.print(opts.json, { env: opts.env, username: opts.username }, `password of ${opts.username} changed`);
     });
 

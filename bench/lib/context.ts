@@ -1,0 +1,67 @@
+/** What every scenario gets: options, the private Redis/InfluxDB, the report, a progress logger. */
+import { Redis as IORedis } from 'ioredis';
+import type { BenchOptions } from './options.ts';
+import type { Report } from './report.ts';
+import { provisionBench, type Provisioned } from './provision.ts';
+import { startVigilProcess, type Settings, type VigilProcess } from './vigil-process.ts';
+
+export interface BenchContext {
+  opts: BenchOptions;
+  redisUrl: string;
+  influxUrl: string;
+  report: Report;
+  /** Process ids of the private Redis and InfluxDB (CPU accounting). */
+  pids: { redis: number; influx: number };
+  log(message: string): void;
+}
+
+/** MQTT load shape used by every MQTT scenario and the aedes ceiling. */
+export const MQTT_CONNECTIONS = 4;
+export const MQTT_WINDOW = 250;
+/** HTTP gateway load shape (the issue: 50 connections). */
+export const HTTP_CONNECTIONS = 50;
+
+let instance = 0;
+
+export interface BenchVigil {
+  vigil: VigilProcess;
+  settings: Settings & { keyPrefix: string; influxDatabase: string };
+  provisioned: Provisioned;
+}
+
+/**
+ * Empties Redis, provisions a fresh bench environment under a new key prefix and InfluxDB database,
+ * and starts a Vigil process with `roles`.
+ */
+export async function startBenchVigil(
+  ctx: BenchContext,
+  roles: string,
+  extra: Settings = {},
+  label = roles.replace(/,/g, '+'),
+): Promise<BenchVigil> {
+  const flush = new IORedis(ctx.redisUrl);
+  await flush.flushall();
+  flush.disconnect();
+  instance++;
+  const settings = {
+    redisUrl: ctx.redisUrl,
+    influxUrl: ctx.influxUrl,
+    host: '127.0.0.1',
+    apiPort: 0,
+    gatewayPort: 0,
+    mqttPort: 0,
+    opsPort: 0,
+    logLevel: 'warn',
+    roles,
+    backlogHighWater: 50_000_000,
+    ...ctx.opts.settings,
+    ...extra,
+    keyPrefix: `bench${instance}`,
+    influxDatabase: `bench${instance}`,
+  };
+  const provisioned = await provisionBench(ctx.redisUrl, settings.keyPrefix, ctx.opts.devices);
+  const vigil = await startVigilProcess(settings, { profile: ctx.opts.profile, label });
+  return { vigil, settings, provisioned };
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

@@ -1,0 +1,100 @@
+/**
+ * The bench environment: one definition with four data points (thresholds on each, so events
+ * happen), `devices` devices, an API key for ingestion and a bearer token for the read API.
+ */
+import { closeRedis, connectRedis } from '../../src/redis/connect.ts';
+import { createKeys } from '../../src/state/keys.ts';
+import { createTenancyAdmin } from '../../src/tenancy/tenancy-admin.ts';
+import type { DefinitionSpec } from '../../src/domain/types.ts';
+
+export const BENCH_ENV = 'bench';
+
+export const BENCH_SPEC: DefinitionSpec = {
+  name: 'BenchSensors',
+  manufacturer: 'Bench',
+  version: '1',
+  availability: { timeoutMinutes: 60, status: 'ERROR' },
+  dataPoints: [
+    {
+      name: 'Temperature',
+      displayName: 'Temperature',
+      dataType: 'temperature',
+      hysteresis: 0.5,
+      thresholds: [
+        { status: 'WARNING', above: 25 },
+        { status: 'CRITICAL', above: 30 },
+      ],
+    },
+    {
+      name: 'Humidity',
+      displayName: 'Humidity',
+      dataType: 'humidity',
+      hysteresis: 0,
+      thresholds: [{ status: 'WARNING', above: 70 }],
+    },
+    {
+      name: 'CO2',
+      displayName: 'CO2',
+      dataType: 'co2',
+      hysteresis: 0,
+      thresholds: [{ status: 'WARNING', above: 1000 }],
+    },
+    {
+      name: 'Battery',
+      displayName: 'Battery',
+      dataType: 'millivolts',
+      hysteresis: 0,
+      thresholds: [{ status: 'ERROR', below: 2800 }],
+    },
+  ],
+};
+
+/** A typical user parser: parse the JSON, pick the data points. */
+export const BENCH_PARSER = `function parsePayload(payloadStr) {
+  const j = JSON.parse(payloadStr);
+  return { Temperature: j.t, Humidity: j.h, CO2: j.c, Battery: j.b };
+}`;
+
+export const DATA_POINTS_PER_PAYLOAD = BENCH_SPEC.dataPoints.length;
+
+export const deviceName = (i: number): string => `dev-${i}`;
+
+/**
+ * The body of the n-th payload of a device: 4 data points. Temperature walks 20 → 29.9 and back
+ * to 20 every 100 payloads of a device, so each device crosses the WARNING threshold twice per
+ * cycle (about 2 % of payloads create an event).
+ */
+export function payloadBody(device: number, n: number): string {
+  const t = 20 + (n % 100) / 10;
+  return `{"deviceName":"dev-${device}","t":${t},"h":${40 + (n % 20)},"c":${600 + (n % 50)},"b":3000}`;
+}
+
+export interface Provisioned {
+  apiKey: string;
+  token: string;
+}
+
+export async function provisionBench(
+  redisUrl: string,
+  keyPrefix: string,
+  devices: number,
+): Promise<Provisioned> {
+  const redis = connectRedis(redisUrl, 'command', 'bench-provision');
+  try {
+    const admin = createTenancyAdmin({ redis, keys: createKeys(keyPrefix) });
+    await admin.createEnvironment(BENCH_ENV, 'en');
+    await admin.applyDefinition({ kind: 'private', env: BENCH_ENV }, BENCH_SPEC, BENCH_PARSER);
+    for (let i = 0; i < devices; i++) {
+      await admin.createDevice(BENCH_ENV, {
+        name: deviceName(i),
+        definitionName: BENCH_SPEC.name,
+        definitionIsPublic: false,
+      });
+    }
+    const { key } = await admin.createApiKey(BENCH_ENV, 'bench');
+    const { token } = await admin.createToken(BENCH_ENV, 'bench', 0);
+    return { apiKey: key, token };
+  } finally {
+    await closeRedis(redis);
+  }
+}

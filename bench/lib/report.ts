@@ -1,0 +1,134 @@
+/**
+ * The benchmark's figures: each with its unit, the runs it is the median of, the ceiling it is
+ * compared with and the target it must meet; printed as a table and written as JSON.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { dirname } from 'node:path';
+import { median, round } from './stats.ts';
+
+export interface Target {
+  /** The figure must be at least this (or, with `ratioOf`, this times that figure). */
+  min?: number;
+  /** The figure must be at most this. */
+  max?: number;
+  /** The minimum is a ratio of this figure (e.g. 0.8 × the express ceiling). */
+  ratioOf?: string;
+}
+
+export interface Figure {
+  id: string;
+  label: string;
+  unit: string;
+  /** Median of `runs`. */
+  value: number;
+  runs: number[];
+  /** Id of the ceiling this figure is compared with. */
+  ceiling?: string;
+  target?: Target;
+  note?: string;
+}
+
+export class Report {
+  readonly figures = new Map<string, Figure>();
+  readonly notes: string[] = [];
+  /** Figures of the previous run, for ratios and targets of a partial run (`--only`). */
+  private baseline = new Map<string, Figure>();
+
+  /** Reads the previous run's figures from `path` (none when it does not exist). */
+  loadBaseline(path: string): void {
+    try {
+      const old = JSON.parse(readFileSync(path, 'utf8')) as { figures?: Record<string, Figure> };
+      this.baseline = new Map(Object.entries(old.figures ?? {}));
+    } catch {
+      this.baseline = new Map();
+    }
+  }
+
+  /** A figure of this run, else of the previous one. */
+  get(id: string): Figure | undefined {
+    return this.figures.get(id) ?? this.baseline.get(id);
+  }
+
+  add(f: Omit<Figure, 'value' | 'runs'> & { runs: number[] }): Figure {
+    const figure: Figure = { ...f, value: median(f.runs) };
+    this.figures.set(f.id, figure);
+    return figure;
+  }
+
+  ratio(f: Figure): number | undefined {
+    const c = f.ceiling === undefined ? undefined : this.get(f.ceiling);
+    return c && c.value > 0 ? f.value / c.value : undefined;
+  }
+
+  /** 'met', 'MISSED' or '' (no target, or what it is relative to was not measured). */
+  verdict(f: Figure): string {
+    const t = f.target;
+    if (!t) return '';
+    if (t.max !== undefined && f.value > t.max) return 'MISSED';
+    if (t.min !== undefined) {
+      const base = t.ratioOf === undefined ? 1 : this.get(t.ratioOf)?.value;
+      if (base === undefined) return '';
+      if (f.value < t.min * base) return 'MISSED';
+    }
+    return 'met';
+  }
+
+  targetText(f: Figure): string {
+    const t = f.target;
+    if (!t) return '';
+    const parts: string[] = [];
+    if (t.min !== undefined) parts.push(t.ratioOf ? `≥ ${t.min} × ${t.ratioOf}` : `≥ ${fmt(t.min)}`);
+    if (t.max !== undefined) parts.push(`≤ ${fmt(t.max)}`);
+    return parts.join(', ');
+  }
+
+  table(): string {
+    const rows = [['figure', 'value', 'unit', 'runs', 'ratio to ceiling', 'target', '']];
+    for (const f of this.figures.values()) {
+      const r = this.ratio(f);
+      rows.push([
+        f.label,
+        fmt(f.value),
+        f.unit,
+        f.runs.map(fmt).join(' / '),
+        r === undefined ? '' : `${round(r, 2)} × ${f.ceiling}`,
+        this.targetText(f),
+        this.verdict(f),
+      ]);
+    }
+    const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
+    const line = (row: string[]) => `| ${row.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
+    return [
+      line(rows[0]!),
+      `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`,
+      ...rows.slice(1).map(line),
+    ].join('\n');
+  }
+
+  /** Writes the figures and the machine to `path`; `merge` keeps the baseline's other figures. */
+  write(path: string, meta: Record<string, unknown>, merge: boolean): void {
+    const figures: Record<string, unknown> = merge ? Object.fromEntries(this.baseline) : {};
+    for (const f of this.figures.values()) {
+      figures[f.id] = { ...f, ratioToCeiling: this.ratio(f) ?? null, verdict: this.verdict(f) || null };
+    }
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, `${JSON.stringify({ ...meta, notes: this.notes, figures }, null, 2)}\n`);
+  }
+}
+
+export function machine(): Record<string, unknown> {
+  const cpu = cpus();
+  return {
+    cores: cpu.length,
+    cpu: cpu[0]?.model ?? 'unknown',
+    node: process.version,
+    platform: process.platform,
+  };
+}
+
+export function fmt(n: number): string {
+  if (!Number.isFinite(n)) return String(n);
+  if (Math.abs(n) >= 100) return Math.round(n).toLocaleString('en-US');
+  return String(round(n, 1));
+}

@@ -1,0 +1,125 @@
+/**
+ * Starts bench/vigil-host.ts (Vigil with chosen roles) as a child process, so that the load
+ * generators in the bench process do not share its event loop, and talks to it over IPC.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { SETTINGS } from '../../src/config/schema.ts';
+import type { HostMessage, HostPorts } from '../vigil-host.ts';
+
+const root = new URL('../../', import.meta.url).pathname;
+export const PROFILE_DIR = `${root}bench/results/profiles`;
+
+export type Settings = Partial<Record<keyof typeof SETTINGS, string | number | boolean>>;
+
+export interface VigilProcess {
+  ports: HostPorts;
+  pid: number;
+  rssBytes(): Promise<number>;
+  /** Prometheus counters and gauges of the process, by name (labels summed). */
+  metrics(): Promise<Map<string, number>>;
+  stop(): Promise<void>;
+}
+
+function envFor(settings: Settings): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH ?? '' };
+  for (const [key, value] of Object.entries(settings)) {
+    const s = (SETTINGS as Record<string, { env: string } | undefined>)[key];
+    if (!s) throw new Error(`unknown Vigil setting ${key} (see src/config/schema.ts)`);
+    if (value !== undefined) env[s.env] = String(value);
+  }
+  return env;
+}
+
+function nextMessage<T extends HostMessage['type']>(
+  child: ChildProcess,
+  type: T,
+  timeoutMs: number,
+): Promise<Extract<HostMessage, { type: T }>> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      cleanup();
+      reject(new Error(`Vigil host: no '${type}' within ${timeoutMs} ms`));
+    }, timeoutMs);
+    const onMessage = (m: HostMessage) => {
+      if (m.type !== type) return;
+      cleanup();
+      resolve(m as Extract<HostMessage, { type: T }>);
+    };
+    const onExit = (code: number | null) => {
+      cleanup();
+      reject(new Error(`Vigil host exited (code ${code}) while waiting for '${type}'`));
+    };
+    const cleanup = () => {
+      clearTimeout(timer);
+      child.off('message', onMessage);
+      child.off('exit', onExit);
+    };
+    child.on('message', onMessage);
+    child.once('exit', onExit);
+  });
+}
+
+/** Parses Prometheus text format into name → value (series of one name summed over labels). */
+export function parseMetrics(text: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (line === '' || line.startsWith('#')) continue;
+    const match = /^([a-zA-Z_:][\w:]*)(\{[^}]*\})?\s+(\S+)/.exec(line);
+    if (!match) continue;
+    const value = Number(match[3]);
+    if (Number.isFinite(value)) out.set(match[1]!, (out.get(match[1]!) ?? 0) + value);
+  }
+  return out;
+}
+
+export async function startVigilProcess(
+  settings: Settings,
+  opts: { profile?: boolean; label?: string } = {},
+): Promise<VigilProcess> {
+  const execArgv = ['--no-node-snapshot'];
+  if (opts.profile) {
+    mkdirSync(PROFILE_DIR, { recursive: true });
+    execArgv.push(
+      '--cpu-prof',
+      `--cpu-prof-dir=${PROFILE_DIR}`,
+      `--cpu-prof-name=${opts.label ?? 'vigil'}-${Date.now()}.cpuprofile`,
+    );
+  }
+  const child = fork(`${root}bench/vigil-host.ts`, [], {
+    cwd: root,
+    env: envFor(settings),
+    execArgv,
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let ready: Extract<HostMessage, { type: 'ready' }>;
+  try {
+    ready = await nextMessage(child, 'ready', 60_000);
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw err;
+  }
+  let stopping: Promise<void> | undefined;
+  return {
+    ports: ready.ports,
+    pid: child.pid ?? 0,
+    async rssBytes() {
+      const reply = nextMessage(child, 'stats', 10_000);
+      child.send({ type: 'stats' });
+      return (await reply).rssBytes;
+    },
+    async metrics() {
+      const res = await fetch(`http://127.0.0.1:${ready.ports.metrics}/metrics`);
+      return parseMetrics(await res.text());
+    },
+    stop: () =>
+      (stopping ??= (async () => {
+        if (child.exitCode !== null || child.signalCode !== null) return;
+        const killer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+        child.send({ type: 'stop' });
+        await exited;
+        clearTimeout(killer);
+      })()),
+  };
+}

@@ -1,0 +1,87 @@
+/**
+ * `npm run bench`: starts its own Redis and InfluxDB (temporary directory, loopback, free ports),
+ * measures the ceilings of this machine and Vigil's figures in one run, prints the table with
+ * ratios to the ceilings and targets, and writes bench/results/latest.json.
+ * Options: see bench/lib/options.ts (`--quick`, `--soak`, `--only`, `--runs`, `--profile`, …).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startInflux, startRedis, type LocalService } from '../scripts/lib/local-services.ts';
+import type { BenchContext } from './lib/context.ts';
+import { parseOptions, type Scenario } from './lib/options.ts';
+import { machine, Report } from './lib/report.ts';
+import { runGatewayAccept, runMqttAccept } from './scenarios/accept.ts';
+import { runCeilings } from './scenarios/ceilings.ts';
+import { runDrain } from './scenarios/drain.ts';
+import { runEndToEnd } from './scenarios/end-to-end.ts';
+import { runReadApi } from './scenarios/read-api.ts';
+import { runSoak } from './scenarios/soak.ts';
+
+const RESULTS = new URL('results/latest.json', import.meta.url).pathname;
+
+async function main(): Promise<void> {
+  const opts = parseOptions(process.argv.slice(2));
+  const started = Date.now();
+  const log = (message: string) =>
+    process.stderr.write(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${message}\n`);
+  const dir = mkdtempSync(join(tmpdir(), 'vigil-bench-'));
+  const services: LocalService[] = [];
+  const report = new Report();
+  report.loadBaseline(RESULTS);
+  const load = loadavg()[0] ?? 0;
+  if (load > 0.5)
+    report.notes.push(
+      `1-minute load average was ${load.toFixed(2)} when the run started: other work on the machine makes figures noisy.`,
+    );
+  try {
+    log(`starting Redis and InfluxDB in ${dir}`);
+    const [redis, influx] = await Promise.all([
+      startRedis({ dataDir: join(dir, 'redis') }),
+      startInflux({ dataDir: join(dir, 'influx') }),
+    ]);
+    services.push(redis, influx);
+    const pids = { redis: redis.process?.pid ?? 0, influx: influx.process?.pid ?? 0 };
+    const ctx: BenchContext = { opts, redisUrl: redis.url, influxUrl: influx.url, report, pids, log };
+    const runners: Record<Scenario, () => Promise<void>> = {
+      ceilings: () => runCeilings(ctx),
+      gateway: () => runGatewayAccept(ctx),
+      mqtt: () => runMqttAccept(ctx),
+      e2e: () => runEndToEnd(ctx),
+      drain: () => runDrain(ctx),
+      read: () => runReadApi(ctx),
+    };
+    for (const scenario of opts.scenarios) {
+      try {
+        await runners[scenario]();
+      } catch (err) {
+        const message = err instanceof Error ? err.message : String(err);
+        log(`${scenario} FAILED: ${message}`);
+        report.notes.push(`${scenario} failed: ${message}`);
+      }
+    }
+    if (opts.soak) await runSoak(ctx);
+  } finally {
+    await Promise.all(services.map((s) => s.stop()));
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const meta = {
+    machine: machine(),
+    command: `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`,
+    finishedUTC: new Date().toISOString(),
+    durationS: Math.round((Date.now() - started) / 1000),
+    options: opts,
+  };
+  process.stdout.write(`\n${report.table()}\n\n`);
+  for (const f of report.figures.values()) if (f.note) process.stdout.write(`- ${f.label}: ${f.note}\n`);
+  for (const n of report.notes) process.stdout.write(`- ${n}\n`);
+  const m = meta.machine;
+  process.stdout.write(
+    `\n${String(m.cores)} cores (${String(m.cpu)}), node ${String(m.node)}; ${meta.durationS} s\n`,
+  );
+  // A partial run (--only, --soak) keeps the other figures of the previous run in latest.json.
+  report.write(RESULTS, meta, opts.soak || opts.scenarios.length < 6);
+  process.stdout.write(`written ${RESULTS}\n`);
+}
+
+await main();

@@ -1,0 +1,87 @@
+/**
+ * Backlog drain: a Vigil with the mqtt role alone fills the queue with `drainPayloads` payloads
+ * (through the broker, as devices would); it stops; a Vigil with the worker role alone starts on
+ * the same Redis prefix and the figure is payloads / (time from its start until all are processed).
+ */
+import type { BenchContext } from '../lib/context.ts';
+import { MQTT_CONNECTIONS, MQTT_WINDOW, sleep, startBenchVigil } from '../lib/context.ts';
+import { startMqttLoad } from '../lib/mqtt-load.ts';
+import { payloadBody } from '../lib/provision.ts';
+import { startVigilProcess } from '../lib/vigil-process.ts';
+import { describePerUnit, snapshot } from '../lib/cpu.ts';
+import { commandStats, describeTopCommands } from '../lib/redis-stats.ts';
+import { GATEWAY_PATHS } from '../../src/queue/jobs.ts';
+import { processedCount } from './end-to-end.ts';
+
+async function drainOnce(ctx: BenchContext, run: number): Promise<{ rate: number; perJob: number }> {
+  const { opts } = ctx;
+  const filler = await startBenchVigil(ctx, 'mqtt');
+  let filled: number;
+  try {
+    const load = await startMqttLoad({
+      url: `mqtt://127.0.0.1:${filler.vigil.ports.mqtt}`,
+      topic: `${GATEWAY_PATHS.submit}/${filler.provisioned.apiKey}`,
+      body: (n) => payloadBody(n % opts.devices, Math.floor(n / opts.devices)),
+      connections: MQTT_CONNECTIONS,
+      window: MQTT_WINDOW,
+      maxSeconds: 300,
+      maxPayloads: opts.drainPayloads,
+    });
+    await load.finished;
+    filled = (await load.stop()).acked;
+  } finally {
+    await filler.vigil.stop();
+  }
+  ctx.log(`drain run ${run + 1}: ${filled} payloads queued; starting the worker`);
+  const started = Date.now();
+  const pids = { ...ctx.pids };
+  const worker = await startVigilProcess(
+    { ...filler.settings, roles: 'worker' },
+    { profile: opts.profile, label: 'drain-worker' },
+  );
+  const cpuPids = { worker: worker.pid, ...pids };
+  const cpuBefore = snapshot(cpuPids);
+  const redisBefore = await commandStats(ctx.redisUrl);
+  try {
+    const until = started + 600_000;
+    let done = 0;
+    while (Date.now() < until) {
+      done = await processedCount(worker);
+      if (done >= filled) break;
+      await sleep(200);
+    }
+    const seconds = (Date.now() - started) / 1000;
+    if (done < filled) throw new Error(`drain: only ${done} of ${filled} processed within 600 s`);
+    const cpu = describePerUnit(cpuBefore, snapshot(cpuPids), filled, 'payload');
+    const redisTop = describeTopCommands(redisBefore, await commandStats(ctx.redisUrl), filled, 'payload');
+    ctx.report.notes.push(`drain run ${run + 1}: ${cpu}; ${redisTop}`);
+    const jobs = (await worker.metrics()).get('vigil_worker_jobs_total') ?? 0;
+    return { rate: filled / seconds, perJob: jobs > 0 ? done / jobs : 0 };
+  } finally {
+    await worker.stop();
+  }
+}
+
+export async function runDrain(ctx: BenchContext): Promise<void> {
+  const runs: number[] = [];
+  const perJob: number[] = [];
+  for (let r = 0; r < ctx.opts.runs; r++) {
+    const { rate, perJob: n } = await drainOnce(ctx, r);
+    runs.push(rate);
+    perJob.push(n);
+  }
+  ctx.report.add({
+    id: 'drain',
+    label: 'backlog drain (worker started on a full queue)',
+    unit: 'payloads/s',
+    runs,
+    target: { min: 25_000 },
+    note: `${ctx.opts.drainPayloads} payloads queued first; time counted from the worker process's start`,
+  });
+  ctx.report.add({
+    id: 'drain.payloadsPerJob',
+    label: 'drain: payloads per queued job',
+    unit: 'payloads',
+    runs: perJob,
+  });
+}

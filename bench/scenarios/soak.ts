@@ -1,0 +1,82 @@
+/**
+ * Soak (`npm run bench -- --soak`): all roles, MQTT ingestion at half the maximum sustained rate
+ * for `soakS` seconds. RSS of the Vigil process at start, after the first 30 s and at the end;
+ * then every accepted payload must be processed (counts compared).
+ */
+import type { BenchContext } from '../lib/context.ts';
+import { sleep, startBenchVigil } from '../lib/context.ts';
+import { Ingestion, processedCount, waitProcessed } from './end-to-end.ts';
+import { halfMaxRate } from './read-api.ts';
+
+const MB = 1024 * 1024;
+
+export async function runSoak(ctx: BenchContext): Promise<void> {
+  const { opts, report } = ctx;
+  const rate = opts.soakRate ?? halfMaxRate(ctx);
+  const bv = await startBenchVigil(ctx, 'gateway,mqtt,worker,scheduler,api');
+  const ingestion = new Ingestion(bv);
+  try {
+    const rssStart = (await bv.vigil.rssBytes()) / MB;
+    ctx.log(`soak: ${opts.soakS} s at ${rate} payloads/s; RSS at start ${Math.round(rssStart)} MB`);
+    await ingestion.start(rate, opts.soakS + 10, opts.devices);
+    const warmS = Math.min(30, opts.soakS / 4);
+    await sleep(warmS * 1000);
+    const rssWarm = (await bv.vigil.rssBytes()) / MB;
+    const samples: number[] = [rssWarm];
+    const until = Date.now() + (opts.soakS - warmS) * 1000;
+    while (Date.now() < until) {
+      await sleep(Math.min(30_000, until - Date.now()));
+      samples.push((await bv.vigil.rssBytes()) / MB);
+      ctx.log(`soak: RSS ${Math.round(samples.at(-1)!)} MB, ${ingestion.accepted()} accepted`);
+    }
+    const rssEnd = samples.at(-1)!;
+    await ingestion.stop();
+    const accepted = ingestion.accepted();
+    const caughtUp = await waitProcessed(bv.vigil, accepted, 300_000);
+    const processed = await processedCount(bv.vigil);
+    report.add({ id: 'soak.rss.start', label: 'soak: Vigil RSS at start', unit: 'MB', runs: [rssStart] });
+    report.add({
+      id: 'soak.rss.warm',
+      label: `soak: Vigil RSS after ${warmS} s`,
+      unit: 'MB',
+      runs: [rssWarm],
+    });
+    report.add({
+      id: 'soak.rss.end',
+      label: `soak: Vigil RSS after ${opts.soakS} s at ${rate}/s`,
+      unit: 'MB',
+      runs: [rssEnd],
+    });
+    report.add({
+      id: 'soak.rss.growth',
+      label: 'soak: RSS growth (end − start)',
+      unit: 'MB',
+      runs: [rssEnd - rssStart],
+      target: { max: 50 },
+    });
+    report.add({
+      id: 'soak.accepted',
+      label: 'soak: payloads accepted (PUBACK)',
+      unit: 'payloads',
+      runs: [accepted],
+    });
+    report.add({
+      id: 'soak.processed',
+      label: 'soak: payloads processed',
+      unit: 'payloads',
+      runs: [processed],
+    });
+    report.add({
+      id: 'soak.unprocessed',
+      label: 'soak: accepted but not processed',
+      unit: 'payloads',
+      runs: [Math.max(0, accepted - processed)],
+      target: { max: 0 },
+      note: caughtUp ? 'worker caught up' : 'worker had not caught up after 300 s',
+    });
+    report.notes.push(`soak RSS samples (MB): ${samples.map((s) => Math.round(s)).join(', ')}`);
+  } finally {
+    await ingestion.stop();
+    await bv.vigil.stop();
+  }
+}

@@ -1,0 +1,41 @@
+/**
+ * The Vigil process of a benchmark scenario: `startVigil` with the roles of VIGIL_ROLES (config
+ * from VIGIL_ variables), driven by the bench over IPC: `ready` with the ports, `stats` (memory),
+ * `stop` (graceful close). It exits by itself when the bench goes away.
+ */
+import { loadConfig } from '../src/config/load-config.ts';
+import { createLogger } from '../src/log/logger.ts';
+import { startVigil } from '../src/main.ts';
+
+export interface HostPorts {
+  gateway: number;
+  mqtt: number;
+  api: number;
+  /** Where /metrics answers (the API port, or the ops port without the api role). */
+  metrics: number;
+}
+
+export type HostMessage =
+  | { type: 'ready'; ports: HostPorts }
+  | { type: 'stats'; rssBytes: number; heapUsedBytes: number }
+  | { type: 'stopped' };
+
+const config = loadConfig();
+const log = createLogger(config.logLevel);
+const vigil = await startVigil(config, log);
+const send = (m: HostMessage) => process.send?.(m);
+process.on('message', (m: { type?: string }) => {
+  if (m.type === 'stats') {
+    const mem = process.memoryUsage();
+    send({ type: 'stats', rssBytes: mem.rss, heapUsedBytes: mem.heapUsed });
+  } else if (m.type === 'stop') {
+    void vigil.close().then(() => {
+      send({ type: 'stopped' });
+      process.disconnect();
+    });
+  }
+});
+// The bench going away (even killed) must not leave this process behind.
+process.on('disconnect', () => setTimeout(() => process.exit(0), 2000).unref());
+const { api, gateway, mqtt, ops } = vigil.ports;
+send({ type: 'ready', ports: { gateway, mqtt, api, metrics: api || ops } });

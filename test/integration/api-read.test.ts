@@ -4,6 +4,8 @@
  */
 /* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-call, @typescript-eslint/no-unsafe-argument --
    response bodies are untyped on purpose: these tests check their shape at run time, field by field. */
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startApiHarness, type ApiHarness } from './api-harness.ts';
@@ -447,6 +449,43 @@ describe('parameter forms', () => {
     expect(res.status).toBe(404);
     expect(res.json.error.code).toBe('DEFINITION_NOT_FOUND');
   });
+});
+
+const hasCurl = (() => {
+  try {
+    execFileSync('curl', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+describe('curl, as the published examples use it', () => {
+  // The server runs in this process: curl must run asynchronously, or it would wait on a blocked loop.
+  const curl = async (...args: string[]): Promise<{ data: unknown }> => {
+    const { stdout } = await promisify(execFile)('curl', [
+      '-s',
+      '-H',
+      `Authorization: Bearer ${token}`,
+      ...args,
+    ]);
+    return JSON.parse(stdout) as { data: unknown };
+  };
+
+  it.skipIf(!hasCurl)(
+    'answers curl -G -d with a JSON object, and curl -d with a form Content-Type',
+    async () => {
+      const expected: unknown = (
+        await post('/sensors/details', { deviceName: 'device_1_hallway', sensorName: 'Temperature' })
+      ).json.data;
+      const json = '{"deviceName":"device_1_hallway","sensorName":"Temperature"}';
+      expect((await curl('-G', `${h.baseUrl}/sensors/details`, '-d', json)).data).toEqual(expected);
+      expect((await curl('-G', `${h.baseUrl}/sensors/details`, '--data-urlencode', json)).data).toEqual(
+        expected,
+      );
+      expect((await curl(`${h.baseUrl}/sensors/details`, '-d', json)).data).toEqual(expected);
+    },
+  );
 });
 
 describe('event paging', () => {

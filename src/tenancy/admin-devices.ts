@@ -84,13 +84,28 @@ export function createDeviceAdmin(ctx: AdminContext) {
     };
   }
 
-  const writeDevice = (record: DeviceRecord) =>
-    redis
+  /**
+   * Writes a device record; overrides and suppressions of data points its definition does not have
+   * (after a change of definition) are dropped in the same transaction.
+   */
+  async function writeDevice(record: DeviceRecord, def: DefinitionRecord) {
+    const { env, deviceName } = record;
+    const names = new Set(def.spec.dataPoints.map((p) => p.name));
+    const [overridden, suppressed] = await Promise.all([
+      redis.hkeys(keys.deviceThresholds(env, deviceName)),
+      redis.hkeys(keys.deviceSuppressed(env, deviceName)),
+    ]);
+    const m = redis
       .multi()
-      .zadd(keys.devices(record.env), 0, record.deviceName)
-      .del(keys.device(record.env, record.deviceName))
-      .hset(keys.device(record.env, record.deviceName), encodeDevice(record))
-      .exec();
+      .zadd(keys.devices(env), 0, deviceName)
+      .del(keys.device(env, deviceName))
+      .hset(keys.device(env, deviceName), encodeDevice(record));
+    const staleOverrides = overridden.filter((s) => !names.has(s));
+    const staleSuppressed = suppressed.filter((s) => !names.has(s));
+    if (staleOverrides.length > 0) m.hdel(keys.deviceThresholds(env, deviceName), ...staleOverrides);
+    if (staleSuppressed.length > 0) m.hdel(keys.deviceSuppressed(env, deviceName), ...staleSuppressed);
+    await m.exec();
+  }
 
   return {
     /** Creates a device; ALREADY_EXISTS for a duplicate name. */
@@ -114,7 +129,8 @@ export function createDeviceAdmin(ctx: AdminContext) {
       const { createdUTC: _a, ...a } = wanted;
       const { createdUTC, ...b } = current ?? { createdUTC: wanted.createdUTC };
       if (current && JSON.stringify(a) === JSON.stringify(b)) return false;
-      await writeDevice({ ...wanted, createdUTC });
+      const def = await requireDefinition(env, wanted.definitionName, wanted.definitionIsPublic);
+      await writeDevice({ ...wanted, createdUTC }, def);
       return true;
     },
     async updateDevice(env: string, name: string, changes: DeviceChanges): Promise<DeviceRecord> {
@@ -132,8 +148,7 @@ export function createDeviceAdmin(ctx: AdminContext) {
         definitionIsPublic: changes.definitionIsPublic ?? device.definitionIsPublic,
         ...(minutes === undefined ? {} : { availabilityMinutes: minutes }),
       };
-      await requireDefinition(env, next.definitionName, next.definitionIsPublic);
-      await writeDevice(next);
+      await writeDevice(next, await requireDefinition(env, next.definitionName, next.definitionIsPublic));
       return next;
     },
     /** Deletes a device with its state, events, overrides and availability deadline. */

@@ -104,6 +104,21 @@ describe('tenancy store: environments, definitions and devices', () => {
   });
 });
 
+describe('tenancy admin: changing a device definition', () => {
+  it('drops overrides and suppressions of data points the new definition does not have', async () => {
+    const tempOnly: DefinitionSpec = { ...spec('TempOnly'), dataPoints: spec('x').dataPoints.slice(0, 1) };
+    await admin.applyDefinition({ kind: 'private', env: 'east' }, tempOnly, PARSER);
+    await admin.createDevice('east', { name: 'mover', definitionName: 'Room', definitionIsPublic: false });
+    await admin.setThreshold('east', 'mover', 'CO2', [{ status: 'WARNING', above: 900 }]);
+    await admin.setThreshold('east', 'mover', 'Temperature', [{ status: 'WARNING', above: 30 }]);
+    await admin.suppress('east', 'mover', 'CO2', 0);
+    await admin.updateDevice('east', 'mover', { definitionName: 'TempOnly' });
+    expect(Object.keys(await store.getThresholdOverrides('east', 'mover'))).toEqual(['Temperature']);
+    expect(await store.getSuppressed('east', 'mover')).toEqual({});
+    expect(await store.getDevice('east', 'mover')).toMatchObject({ definitionName: 'TempOnly' });
+  });
+});
+
 describe('tenancy store: credentials', () => {
   it('resolves API keys until they are revoked', async () => {
     const { key, id } = await admin.createApiKey('east', 'gw');

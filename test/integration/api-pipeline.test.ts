@@ -1,16 +1,17 @@
 /**
  * The read API over the real pipeline: payloads posted to the real gateway, processed by the real
  * worker (sandboxed parser, Lua state step, history writer), then read back through every kind of
- * endpoint. Uses the API of `startVigil` once main.ts mounts it, else an API app on the same
- * Redis and InfluxDB.
+ * endpoint of the API that `startVigil` serves, each answer checked against the published field
+ * tables.
  */
-/* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-call --
+/* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-call, @typescript-eslint/no-unsafe-argument --
    response bodies are untyped on purpose: these tests check them at run time. */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { createLogger } from '../../src/log/logger.ts';
 import { startVigil } from '../../src/main.ts';
 import { call, COMFORT_SENSORS, startApiHarness } from './api-harness.ts';
+import { BUCKET, DETAILS, DEVICE, EVENT, expectShape, LISTED, UTC } from './api-shapes.ts';
 
 const PARSER = 'function parsePayload(s) { const j = JSON.parse(s); delete j.deviceName; return j; }';
 
@@ -37,8 +38,8 @@ describe('read API over the real gateway and worker', () => {
 
     const vigil = await startVigil(h.config, createLogger('silent'));
     onTestFinished(() => vigil.close());
-    const served = await call(`http://127.0.0.1:${vigil.ports.api}`, '/openapi.json');
-    const api = served.status === 200 ? `http://127.0.0.1:${vigil.ports.api}` : h.baseUrl;
+    const api = `http://127.0.0.1:${vigil.ports.api}`;
+    expect((await call(api, '/openapi.json')).status).toBe(200);
     const gateway = `http://127.0.0.1:${vigil.ports.gateway}`;
 
     const submit = (body: unknown) => call(gateway, `/gateway/submit/${apiKey}`, { body });
@@ -108,6 +109,44 @@ describe('read API over the real gateway and worker', () => {
       deviceName: 'device_1_hallway',
       outcome: 'accepted',
     });
+
+    for (const d of devices.json.data) expectShape(d, DEVICE);
+    for (const sensor of list.json.data) expectShape(sensor, LISTED);
+    for (const e of events.json.data) expectShape(e, EVENT);
+    expectShape(details.json.data, DETAILS);
+    for (const b of details.json.data.last24Hours) expectShape(b, BUCKET);
+    const byDefinition = await call(api, '/devices/listByDefinitionNames', {
+      token,
+      body: { definitionName: 'ComfortSensors', definitionIsPublic: false },
+    });
+    for (const d of byDefinition.json.data) expectShape(d, DEVICE);
+    const batchList = await call(api, '/sensors/batchList', {
+      token,
+      body: { devices: ['device_1_hallway'] },
+    });
+    for (const s of batchList.json.data[0].sensors) expectShape(s, UTC);
+    const batchDetails = await call(api, '/sensors/batchDetails', {
+      token,
+      body: { sensors: [{ deviceName: 'device_1_hallway', sensorName: 'Temperature' }] },
+    });
+    expectShape(batchDetails.json.data[0].sensors[0], DETAILS);
+    expect(batchDetails.json.data[0].sensors[0].last24Hours).toEqual(details.json.data.last24Hours);
+    const deviceEvents = await call(api, '/devices/events', {
+      token,
+      body: { deviceName: 'device_1_hallway' },
+    });
+    expect(deviceEvents.json.data).toEqual(events.json.data);
+    const exported = await call(api, '/sensors/export', {
+      token,
+      body: { deviceName: 'device_1_hallway', sensorName: 'Temperature', format: 'csv' },
+    });
+    expect(
+      exported.text
+        .trimEnd()
+        .split('\n')
+        .map((l) => l.split(',')[1]),
+    ).toEqual(['value', '26.5', '20']);
+    expect((await call(api, '/metrics')).status).toBe(200);
 
     expect((await submit({ deviceName: 'nobody', Temperature: 1 })).status).toBe(202);
     const unknown = await eventually(

@@ -1,0 +1,66 @@
+/**
+ * The `vigil` administration command (PRODUCT.md §3), started by ./main.ts. Exit codes: 0 done,
+ * 1 refused or failed (one line on stderr: `vigil: <reason>`), 2 usage error.
+ */
+import { Command, CommanderError } from 'commander';
+import { ConfigError } from '../config/load-config.ts';
+import { isAppError } from '../errors/app-error.ts';
+import { addCredentialCommands } from './commands/credentials.ts';
+import { addDefinitionCommands } from './commands/definitions.ts';
+import { addDeviceCommands } from './commands/devices.ts';
+import { addEnvCommands } from './commands/env.ts';
+import { addIngestCommands } from './commands/ingest.ts';
+import { addProvisionCommands } from './commands/provision.ts';
+import { createRuntime, type Runtime } from './runtime.ts';
+
+export function buildProgram(rt: Runtime): Command {
+  const program = new Command('vigil')
+    .description('Administration of Vigil: environments, credentials, definitions, devices, provisioning.')
+    .showSuggestionAfterError()
+    .exitOverride()
+    .configureOutput({
+      outputError: (str, write) => write(`vigil: ${str.replace(/^error: /, '').trimEnd()}\n`),
+    });
+  addEnvCommands(program, rt);
+  addCredentialCommands(program, rt);
+  addDefinitionCommands(program, rt);
+  addDeviceCommands(program, rt);
+  addProvisionCommands(program, rt);
+  addIngestCommands(program, rt);
+  return program;
+}
+
+/** Runs the command line; resolves with the exit code. */
+export async function runCli(argv: string[], rt: Runtime = createRuntime()): Promise<number> {
+  const program = buildProgram(rt);
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    // A command that printed its result but failed its purpose (definition test) sets exitCode.
+    return typeof process.exitCode === 'number' ? process.exitCode : 0;
+  } catch (err) {
+    return reportFailure(err);
+  } finally {
+    await rt.close();
+  }
+}
+
+function reportFailure(err: unknown): number {
+  if (err instanceof CommanderError) {
+    // Help and version are "errors" only to commander; its own message is already printed.
+    if (err.exitCode === 0) return 0;
+    if (err.code === 'commander.invalidArgument' && !err.message.startsWith('error:')) {
+      process.stderr.write(`vigil: ${err.message}\n`);
+    }
+    return 2;
+  }
+  if (isAppError(err) || err instanceof ConfigError) {
+    process.stderr.write(`vigil: ${oneLine(err.message)}\n`);
+    return err instanceof ConfigError ? 2 : 1;
+  }
+  process.stderr.write(
+    `vigil: unexpected failure: ${oneLine(err instanceof Error ? err.message : String(err))}\n`,
+  );
+  return 1;
+}
+
+const oneLine = (s: string) => s.replace(/\s*\n\s*/g, ' ');

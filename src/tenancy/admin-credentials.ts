@@ -63,6 +63,7 @@ export function createCredentialAdmin(ctx: AdminContext) {
     const hash = sha256Hex(key);
     const existing = (await listMeta(keys.envApiKeys(env))).find((m) => m.name === name);
     if (existing?.hash === hash) return { meta: existing, changed: false };
+    await refuseReuse(keys.apiKey(hash), 'API key');
     const meta: CredentialMeta = { id: secretId(hash), name, createdUTC: ctx.nowUTC(), hash };
     const m = redis.multi();
     if (existing) m.del(keys.apiKey(existing.hash)).hdel(keys.envApiKeys(env), existing.id);
@@ -84,6 +85,7 @@ export function createCredentialAdmin(ctx: AdminContext) {
     const existing = (await listMeta(keys.envTokens(env))).find((m) => m.name === name);
     if (existing?.hash === hash && existing.expiresUTC === expiresUTC)
       return { meta: existing, changed: false };
+    if (existing?.hash !== hash) await refuseReuse(keys.token(hash), 'token');
     const meta: CredentialMeta = { id: secretId(hash), name, createdUTC: ctx.nowUTC(), hash, expiresUTC };
     const record: TokenRecord = {
       env,
@@ -100,6 +102,16 @@ export function createCredentialAdmin(ctx: AdminContext) {
     m.hset(keys.envTokens(env), meta.id, JSON.stringify(meta));
     await m.exec();
     return { meta, changed: true };
+  }
+
+  /** One secret, one record: a key or token already registered elsewhere is refused. */
+  async function refuseReuse(recordKey: string, what: string) {
+    if (await redis.exists(recordKey)) {
+      throw new AppError(
+        'ALREADY_EXISTS',
+        `this ${what} is already registered under another name or environment`,
+      );
+    }
   }
 
   async function revoke(metaKey: string, recordKey: (hash: string) => string, idOrName: string) {
@@ -180,14 +192,21 @@ export function createCredentialAdmin(ctx: AdminContext) {
         throw invalid(`token ${name}: expected vt_ followed by at least 20 base64url characters`);
       return (await storeToken(env, name, token, expiresMs)).changed;
     },
+    /** CLI tokens; the metadata of expired ones (whose records Redis already dropped) is pruned. */
     async listTokens(env: string) {
       await ctx.requireEnv(env);
-      return (await listMeta(keys.envTokens(env))).map(({ id, name, createdUTC, expiresUTC }) => ({
-        id,
-        name,
-        createdUTC,
-        expiresUTC: expiresUTC ?? null,
-      }));
+      const now = ctx.clock();
+      const all = await listMeta(keys.envTokens(env));
+      const expired = all.filter((t) => t.expiresUTC && Date.parse(t.expiresUTC) <= now);
+      if (expired.length > 0) await redis.hdel(keys.envTokens(env), ...expired.map((t) => t.id));
+      return all
+        .filter((t) => !expired.includes(t))
+        .map(({ id, name, createdUTC, expiresUTC }) => ({
+          id,
+          name,
+          createdUTC,
+          expiresUTC: expiresUTC ?? null,
+        }));
     },
     async revokeToken(env: string, idOrName: string) {
       await ctx.requireEnv(env);

@@ -53,6 +53,8 @@ export interface TenancyStore {
   getThresholdOverrides(env: string, device: string): Promise<ThresholdOverrides>;
   /** Suppressed data points: sensor → until epoch ms (0 = no expiry). */
   getSuppressed(env: string, device: string): Promise<Record<string, number>>;
+  /** Threshold overrides and suppressions of several devices in one pipelined read, in the order asked. */
+  getDeviceSettings(env: string, devices: string[]): Promise<DeviceSettings[]>;
   resolveApiKey(key: string): Promise<ApiKeyRecord | null>;
   /** The token's record, or null when unknown, revoked, expired or its user was deleted. */
   resolveToken(token: string, nowMs: number): Promise<TokenRecord | null>;
@@ -71,6 +73,14 @@ export interface TenancyStore {
     nowMs: number,
   ): Promise<LoginResult>;
 }
+
+export interface DeviceSettings {
+  overrides: ThresholdOverrides;
+  suppressed: Record<string, number>;
+}
+
+const decodeSuppressed = (h: Record<string, string>): Record<string, number> =>
+  Object.fromEntries(Object.entries(h).map(([s, until]) => [s, Number(until) || 0]));
 
 export const scopeOf = (env: string, isPublic: boolean): DefinitionScope =>
   isPublic ? { kind: 'public' } : { kind: 'private', env };
@@ -144,8 +154,18 @@ export function createTenancyStore(deps: TenancyDeps): TenancyStore {
       return decodeThresholds(await redis.hgetall(keys.deviceThresholds(env, device)));
     },
     async getSuppressed(env, device) {
-      const h = await redis.hgetall(keys.deviceSuppressed(env, device));
-      return Object.fromEntries(Object.entries(h).map(([s, until]) => [s, Number(until) || 0]));
+      return decodeSuppressed(await redis.hgetall(keys.deviceSuppressed(env, device)));
+    },
+    async getDeviceSettings(env, devices) {
+      if (devices.length === 0) return [];
+      const pipe = redis.pipeline();
+      for (const d of devices)
+        pipe.hgetall(keys.deviceThresholds(env, d)).hgetall(keys.deviceSuppressed(env, d));
+      const hashes = pipelineValues<Record<string, string>>(await pipe.exec());
+      return devices.map((_, i) => ({
+        overrides: decodeThresholds(hashes[2 * i]),
+        suppressed: decodeSuppressed(hashes[2 * i + 1] ?? {}),
+      }));
     },
     async resolveApiKey(key) {
       return decodeApiKey(await redis.hgetall(keys.apiKey(sha256Hex(key))));

@@ -128,6 +128,18 @@ describe('tenancy store: credentials', () => {
     expect(await store.resolveApiKey(key)).toBeNull();
   });
 
+  it('refuses to register one secret twice, and prunes expired tokens from the list', async () => {
+    const key = 'vk_the_same_secret_in_two_places_0123';
+    expect(await admin.putApiKey('east', 'first', key)).toBe(true);
+    expect(await admin.putApiKey('east', 'first', key)).toBe(false);
+    await expect(admin.putApiKey('west', 'second', key)).rejects.toMatchObject({ code: 'ALREADY_EXISTS' });
+    expect(await store.resolveApiKey(key)).toMatchObject({ env: 'east', name: 'first' });
+    await admin.createToken('west', 'brief', Date.now() + 50);
+    await new Promise((r) => setTimeout(r, 80));
+    expect((await admin.listTokens('west')).map((t) => t.name)).not.toContain('brief');
+    expect(await redis.hlen(keys.envTokens('west'))).toBe(0);
+  });
+
   it('resolves tokens until they expire or are revoked', async () => {
     const now = Date.now();
     const { token } = await admin.createToken('east', 'short', now + 60_000);

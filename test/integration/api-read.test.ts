@@ -392,6 +392,8 @@ describe('curl, as the published examples use it', () => {
   const curl = async (...args: string[]): Promise<{ data: unknown }> => {
     const { stdout } = await promisify(execFile)('curl', [
       '-s',
+      '--max-time',
+      '20',
       '-H',
       `Authorization: Bearer ${token}`,
       ...args,

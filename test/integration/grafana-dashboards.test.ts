@@ -96,8 +96,11 @@ beforeAll(async () => {
   const writer = createHistoryWriter({ influx, log: createLogger('silent') });
   nowMs = Date.now();
   const statuses: Status[] = ['SUCCESS', 'SUCCESS', 'WARNING', 'CRITICAL', 'SUCCESS', 'WARNING'];
+  // From the start of the previous clock hour to now: inside the rollup query's FOR 2h window at
+  // any time of day (its first interval is the first hour boundary after now − 2h).
+  const from = Math.floor(nowMs / (60 * MIN)) * 60 * MIN - 60 * MIN;
   for (const [i, status] of statuses.entries()) {
-    const timeMs = nowMs - 90 * MIN + i * 15 * MIN;
+    const timeMs = from + Math.floor((i * (nowMs - from)) / statuses.length);
     hallValues.push(valuePoint({ env: ENV, device: HALL, timeMs, value: 20 + i * 2.5, status }));
     contacts.push({ env: ENV, device: HALL, timeMs, offsetNs: 0 });
   }

@@ -49,14 +49,17 @@ describe('hourly rollups', () => {
       { device: 'd1', sensor: 'Temperature' },
       { device: 'd2', sensor: 'Humidity' },
     ];
-    // Values over the last 90 minutes: the previous and the current clock hour, inside the CQ's FOR 2h.
+    // 90 values spread from the start of the previous clock hour to now: whatever the time of day,
+    // that is inside the CQ's FOR 2h window, whose first interval is the first hour boundary after now − 2h.
+    const from = Math.floor(now / (60 * MIN)) * 60 * MIN - 60 * MIN;
+    const at = (i: number) => from + Math.floor((i * (now - from)) / 90);
     await writer.write({
       values: Array.from({ length: 90 }, (_, i) => [
-        valuePoint({ timeMs: now - 90 * MIN + i * MIN, value: i * 1.5 }),
+        valuePoint({ timeMs: at(i), value: i * 1.5 }),
         valuePoint({
           ...items[1],
           sensorType: 'relativeHumidity',
-          timeMs: now - 90 * MIN + i * MIN,
+          timeMs: at(i),
           value: 90 - i,
         }),
       ]).flat(),

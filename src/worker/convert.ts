@@ -43,6 +43,14 @@ export async function convertReadings(
     list.push(p);
     byDevice.set(key, list);
   }
+  const namesByEnv = new Map<string, string[]>();
+  for (const group of byDevice.values()) {
+    const first = group[0]!;
+    const names = namesByEnv.get(first.item.env) ?? [];
+    names.push(first.device.deviceName);
+    namesByEnv.set(first.item.env, names);
+  }
+  await Promise.all([...namesByEnv].map(([env, names]) => catalog.prefetchDeviceSettings(env, names)));
   const devices: DeviceReadings[] = [];
   const pending: PendingValue[][] = [];
   for (const group of byDevice.values()) {

@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { createCatalog } from '../../../src/worker/catalog.ts';
+import type { DeviceSettings, TenancyStore } from '../../../src/tenancy/tenancy-store.ts';
+
+/** A tenancy store that answers only device settings and counts the reads. */
+function fakeTenancy() {
+  const calls = { batch: [] as string[][], single: 0 };
+  const settingsOf = (device: string): DeviceSettings => ({
+    overrides: { CO2: { rules: [{ status: 'WARNING', above: device.length }], hysteresis: 0 } },
+    suppressed: { Temperature: 0 },
+  });
+  const store = {
+    getDeviceSettings(_env: string, devices: string[]) {
+      calls.batch.push(devices);
+      return Promise.resolve(devices.map(settingsOf));
+    },
+    getThresholdOverrides(_env: string, device: string) {
+      calls.single++;
+      return Promise.resolve(settingsOf(device).overrides);
+    },
+    getSuppressed(_env: string, device: string) {
+      calls.single++;
+      return Promise.resolve(settingsOf(device).suppressed);
+    },
+  } as unknown as TenancyStore;
+  return { store, calls, settingsOf };
+}
+
+describe('catalog: device settings prefetch', () => {
+  it('reads the settings of a whole job in one call, then serves each device from the cache', async () => {
+    const { store, calls, settingsOf } = fakeTenancy();
+    const catalog = createCatalog({ tenancy: store, clock: () => 1000 });
+    await catalog.prefetchDeviceSettings('east', ['a', 'bb', 'a', 'ccc']);
+    expect(calls.batch).toEqual([['a', 'bb', 'ccc']]);
+    expect(await catalog.thresholdOverrides('east', 'bb')).toEqual(settingsOf('bb').overrides);
+    expect(await catalog.suppressed('east', 'ccc')).toEqual({ Temperature: 0 });
+    expect(calls.single).toBe(0);
+  });
+
+  it('reads only the devices not cached, and all of them again once the entries expire', async () => {
+    const { store, calls } = fakeTenancy();
+    let now = 1000;
+    const catalog = createCatalog({ tenancy: store, ttlMs: 500, clock: () => now });
+    await catalog.prefetchDeviceSettings('east', ['a']);
+    await catalog.prefetchDeviceSettings('east', ['a', 'b']);
+    await catalog.prefetchDeviceSettings('east', ['a', 'b']);
+    expect(calls.batch).toEqual([['a'], ['b']]);
+    now += 500;
+    await catalog.prefetchDeviceSettings('east', ['a', 'b']);
+    expect(calls.batch.at(-1)).toEqual(['a', 'b']);
+  });
+
+  it('keeps environments apart', async () => {
+    const { store, calls } = fakeTenancy();
+    const catalog = createCatalog({ tenancy: store, clock: () => 1000 });
+    await catalog.prefetchDeviceSettings('east', ['a']);
+    await catalog.prefetchDeviceSettings('west', ['a']);
+    expect(calls.batch).toEqual([['a'], ['a']]);
+  });
+});

@@ -91,9 +91,50 @@ async function loadAndValidate(
     if (env.preparser)
       loaded.preparsers.set(env.name, await deps.loadPreparser(join(dir, env.preparser.file)));
     checkSecrets(env);
+    await checkSecretOwners(env, deps);
     for (const device of env.devices) await checkDevice(env.name, device, loaded, deps);
   }
+  checkUnique(plan);
   return loaded;
+}
+
+/** Names unique within their environment, and no secret listed twice anywhere. */
+function checkUnique(plan: ProvisioningPlan) {
+  const firstDuplicate = (values: string[]) => values.find((v, i) => values.indexOf(v) !== i);
+  for (const env of plan.environments) {
+    const lists: [string, string[]][] = [
+      ['device', env.devices.map((d) => d.name)],
+      ['API key', env.apiKeys.map((k) => k.name)],
+      ['token', env.tokens.map((t) => t.name)],
+      ['user', env.users.map((u) => u.username)],
+    ];
+    for (const [what, names] of lists) {
+      const dup = firstDuplicate(names);
+      if (dup !== undefined) throw invalid(`${env.name}: ${what} ${dup} is listed twice`);
+    }
+  }
+  const secrets = plan.environments.flatMap((e) => [
+    ...e.apiKeys.map((k) => k.key),
+    ...e.tokens.map((t) => t.token),
+  ]);
+  if (firstDuplicate(secrets) !== undefined)
+    throw invalid('the same API key or token secret is listed twice');
+}
+
+/** A secret already registered under another name or environment would be refused half-way. */
+async function checkSecretOwners(env: ProvisioningPlan['environments'][number], deps: ProvisioningDeps) {
+  for (const k of env.apiKeys) {
+    const owner = await deps.store.resolveApiKey(k.key);
+    if (owner && (owner.env !== env.name || owner.name !== k.name)) {
+      throw invalid(`${env.name}: API key ${k.name} is already registered under another name or environment`);
+    }
+  }
+  for (const t of env.tokens) {
+    const owner = await deps.store.resolveToken(t.token, Date.now());
+    if (owner && (owner.env !== env.name || owner.subject !== t.name)) {
+      throw invalid(`${env.name}: token ${t.name} is already registered under another name or environment`);
+    }
+  }
 }
 
 function checkSecrets(env: ProvisioningPlan['environments'][number]) {

@@ -282,7 +282,19 @@ describe('vigil provision apply', () => {
       ].join('\n'),
     );
     const before = await cli.snapshot();
-    expectRefusal(await cli.run(['provision', 'apply', bad]), /fresh: device wrong: CO2: .*must be a number/);
+    const dup = join(dir, 'dup');
+    cpSync(bad, dup, { recursive: true });
+    writeFileSync(
+      join(dup, 'environments.yaml'),
+      'environments:\n  - name: fresh\n    definitions: [definitions/comfort-sensors.yaml]\n' +
+        '    devices:\n      - { name: twin, definition: ComfortSensors }\n      - { name: twin, definition: ComfortSensors }\n',
+    );
+    const [wrongThreshold, twins] = await Promise.all([
+      cli.run(['provision', 'apply', bad]),
+      cli.run(['provision', 'apply', dup]),
+    ]);
+    expectRefusal(wrongThreshold, /fresh: device wrong: CO2: .*must be a number/);
+    expectRefusal(twins, /fresh: device twin is listed twice/);
     expect(await cli.snapshot()).toEqual(before);
   });
 });

@@ -186,7 +186,9 @@ describe('sandbox with broken or hostile parsers', () => {
   });
 
   it('turns deep recursion into PARSER_ERROR RangeError', () => {
-    const sandbox = testSandbox();
+    // Overflowing the stack takes tens of ms on a loaded machine: give it time, so that the
+    // stack overflow, not the CPU limit, is what stops it.
+    const sandbox = testSandbox({ timeoutMs: 3000 });
     const [outcome] = sandbox.run(fixture('recursion'), [input('{}')]);
     expect(outcome).toMatchObject({ ok: false, code: 'PARSER_ERROR' });
     expect(outcome?.ok === false && outcome.message).toMatch(/^RangeError: .*recursion\.js:3:3/);

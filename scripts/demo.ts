@@ -34,20 +34,32 @@ const keys = createKeys(config.keyPrefix);
 const admin = createTenancyAdmin({ redis, keys });
 const store = createTenancyStore({ redis, keys });
 
-const changes = await applyProvisioning(
-  demoDir,
-  { admin, store, loadDefinition: loadDefinitionFiles, loadPreparser: loadParserFile },
-  process.env,
-);
-say(`provisioned ${demoDir}: ${changes.length} change(s)`);
+/** Applies the demo provisioning and issues a fresh session token; stops everything on failure. */
+async function prepareDemo(): Promise<{ apiKey: string; token: string }> {
+  try {
+    const changes = await applyProvisioning(
+      demoDir,
+      { admin, store, loadDefinition: loadDefinitionFiles, loadPreparser: loadParserFile },
+      process.env,
+    );
+    say(`provisioned ${demoDir}: ${changes.length} change(s)`);
+    const plan = parseProvisioningFile(readFileSync(join(demoDir, PROVISIONING_FILE), 'utf8'), process.env);
+    const apiKey = plan.environments.find((e) => e.name === DEMO_ENV)?.apiKeys[0]?.key ?? '';
+    // One demo session token at a time: the previous run's token is revoked, a new one is shown.
+    if ((await admin.listTokens(DEMO_ENV)).some((t) => t.name === TOKEN_NAME)) {
+      await admin.revokeToken(DEMO_ENV, TOKEN_NAME);
+    }
+    const { token } = await admin.createToken(DEMO_ENV, TOKEN_NAME, Date.now() + 7 * 86400_000);
+    return { apiKey, token };
+  } catch (err) {
+    process.stderr.write(`vigil: demo provisioning failed: ${(err as Error).message}\n`);
+    await closeRedis(redis);
+    await running.stop();
+    process.exit(1);
+  }
+}
 
-const plan = parseProvisioningFile(readFileSync(join(demoDir, PROVISIONING_FILE), 'utf8'), process.env);
-const apiKey = plan.environments.find((e) => e.name === DEMO_ENV)?.apiKeys[0]?.key ?? '';
-// One demo session token at a time: the previous run's token is revoked, a new one is shown.
-if ((await admin.listTokens(DEMO_ENV)).some((t) => t.name === TOKEN_NAME))
-  await admin.revokeToken(DEMO_ENV, TOKEN_NAME);
-const { token } = await admin.createToken(DEMO_ENV, TOKEN_NAME, Date.now() + 7 * 86400_000);
-
+const { apiKey, token } = await prepareDemo();
 const gateway = `http://127.0.0.1:${running.gatewayPort || config.gatewayPort}`;
 const api = `http://127.0.0.1:${running.apiPort || config.apiPort}`;
 process.stdout.write(

@@ -88,7 +88,9 @@ describe('processing', () => {
     );
     await processed(p, 'acme', 2);
     const log = await ingestLog(p, 'acme');
-    const byDevice = Object.fromEntries(log.map((e) => [e.deviceName, e]));
+    const byDevice: Record<string, Record<string, unknown>> = Object.fromEntries(
+      log.map((e) => [String(e.deviceName), e]),
+    );
     expect(byDevice.nope).toMatchObject({ outcome: 'rejected', code: 'UNKNOWN_DEVICE' });
     expect(byDevice.d1).toMatchObject({ outcome: 'partial', code: 'VALUE_CONVERSION_FAILED' });
     expect(String(byDevice.d1!.message)).toContain('UNKNOWN_DATA_POINT');

@@ -2,6 +2,7 @@ import ivm from 'isolated-vm';
 import { AppError } from '../errors/app-error.ts';
 import type { Logger } from '../log/logger.ts';
 import { callParser, chunksBySize } from './batch.ts';
+import { createParserBreaker } from './breaker.ts';
 import { HARNESS_FILENAME, HARNESS_SOURCE } from './harness.ts';
 import { describeUserError, isMemoryLimit, isTimeout } from './host-errors.ts';
 import {
@@ -48,6 +49,10 @@ export interface SandboxOptions {
   maxBatchTimeoutMs?: number;
   /** Contexts kept compiled (~175 KB of isolate heap each); the least recently used is dropped. Default 50. */
   maxContexts?: number;
+  /** Consecutive PARSER_TIMEOUT / PARSER_MEMORY failures that suspend a parser. Default 5. */
+  suspendAfter?: number;
+  /** How long a suspended parser's payloads fail without running, in ms (0: never suspend). Default 10,000. */
+  suspendMs?: number;
   /** Called once if V8 loses control of the isolate; the process should then finish its work and exit. */
   onCatastrophicError?: (message: string) => void;
 }
@@ -84,6 +89,8 @@ export interface Sandbox {
 const DEFAULT_MAX_RESULT_BYTES = 1024 * 1024;
 const DEFAULT_MAX_BATCH_TIMEOUT_MS = 1000;
 const DEFAULT_MAX_CONTEXTS = 50;
+const DEFAULT_SUSPEND_AFTER = 5;
+const DEFAULT_SUSPEND_MS = 10_000;
 // A batch's input JSON, parsed copies included, must leave the isolate most of its heap.
 const INPUT_SHARE_OF_HEAP = 1 / 8;
 
@@ -102,6 +109,11 @@ export function createSandbox(options: SandboxOptions): Sandbox {
   const maxContexts = Math.max(1, options.maxContexts ?? DEFAULT_MAX_CONTEXTS);
   const maxBatchInputChars = options.memoryLimitMb * 1024 * 1024 * INPUT_SHARE_OF_HEAP;
   const counters = newStats();
+  const suspendMs = options.suspendMs ?? DEFAULT_SUSPEND_MS;
+  const breaker = createParserBreaker({
+    tripAfter: suspendMs > 0 ? Math.max(1, options.suspendAfter ?? DEFAULT_SUSPEND_AFTER) : Infinity,
+    suspendMs,
+  });
   // Map order is recency order: a hit moves its entry to the end, eviction takes the first.
   const parsers = new Map<string, ParserEntry>();
   let runtime: { isolate: ivm.Isolate; harness: ivm.Script } | undefined;
@@ -176,6 +188,9 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     inputs: readonly ParserInput[],
     expectObject: boolean,
   ): ParseOutcome[] {
+    // A parser that keeps hitting its limits would take the worker's time from every environment.
+    const suspended = breaker.suspended(code.id, code.revision);
+    if (suspended !== undefined) return inputs.map(() => suspended);
     const entry = entryFor(code);
     if (entry.kind === 'broken') return inputs.map(() => entry.failure);
     const timeoutMs = Math.max(
@@ -184,10 +199,13 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     );
     try {
       counters.isolateCalls += 1;
-      return decodeBatchResult(callParser(entry, inputs, expectObject, timeoutMs), inputs.length);
+      return counted(
+        code,
+        decodeBatchResult(callParser(entry, inputs, expectObject, timeoutMs), inputs.length),
+      );
     } catch (err) {
       const failure = callFailure(err, code, timeoutMs);
-      if (inputs.length === 1) return [failure];
+      if (inputs.length === 1) return counted(code, [failure]);
       counters.batchFallbacks += 1;
       log.warn(
         { parser: code.id, revision: code.revision, inputs: inputs.length, code: failure.code },
@@ -195,6 +213,17 @@ export function createSandbox(options: SandboxOptions): Sandbox {
       );
       return inputs.map((input) => runGuarded(code, [input], expectObject)[0] ?? failure);
     }
+  }
+
+  /** Feeds a call's outcomes to the breaker (a batch that failed as a whole is re-run, not counted). */
+  function counted(code: ParserCode, outcomes: ParseOutcome[]): ParseOutcome[] {
+    if (breaker.record(code.id, code.revision, outcomes)) {
+      log.warn(
+        { parser: code.id, revision: code.revision, suspendMs },
+        'parser keeps hitting its limits; suspended',
+      );
+    }
+    return outcomes;
   }
 
   function callFailure(err: unknown, code: ParserCode, timeoutMs: number): ParseFailure {

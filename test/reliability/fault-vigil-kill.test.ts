@@ -6,9 +6,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { freePort, isListening } from '../../scripts/lib/local-services.ts';
-import { sendNumbered, verifyNumbered } from '../support/generator.ts';
-import { NUMBERED_COUNT, expectNoLoss, provisionNumbered } from '../support/fault-run.ts';
-import { eventually, queueIdle, startPipeline } from '../support/pipeline.ts';
+import { sendNumbered } from '../support/generator.ts';
+import { settle, NUMBERED_COUNT, expectNoLoss, provisionNumbered } from '../support/fault-run.ts';
+import { eventually, startPipeline } from '../support/pipeline.ts';
 import { spawnVigil, type ChildVigil } from '../support/workers.ts';
 
 describe('numbered run, whole Vigil process SIGKILLed', () => {
@@ -52,15 +52,7 @@ describe('numbered run, whole Vigil process SIGKILLed', () => {
     expect(restarted).toBeDefined();
     await restarted;
     expect(run.counts.unanswered).toBeGreaterThan(0);
-    await eventually(() => queueIdle(p), 120_000, 'the queue to drain');
-    const check = await eventually(
-      async () => {
-        const c = await verifyNumbered(p, 'acme', run);
-        return c.stored >= run.counts.acknowledged ? c : undefined;
-      },
-      30_000,
-      'every acknowledged payload in history',
-    );
+    const check = await settle(p, 'acme', run);
     expectNoLoss(`whole-process SIGKILL${withMqtt ? '' : ' (HTTP only)'}`, run, check);
     await vigil.kill('SIGTERM');
   });

@@ -3,14 +3,17 @@
  * for the pipeline (main's own when it runs one, else one started here on the same ingestion
  * core's dependencies), the run sizes, and the checks every scenario ends with.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Queue } from 'bullmq';
 import { expect, onTestFinished } from 'vitest';
+import { ingestQueueNames, type IngestJobData } from '../../src/queue/jobs.ts';
 import { Registry } from 'prom-client';
 import { createLogger } from '../../src/log/logger.ts';
 import { startMqttBroker } from '../../src/mqtt/broker.ts';
 import { closeRedis, connectRedis } from '../../src/redis/connect.ts';
 import type { GeneratorResult, StoredCheck } from './generator.ts';
-import { NUMBERED_PREPARSER, reportLine } from './generator.ts';
-import { provisionComfort, type Pipeline } from './pipeline.ts';
+import { NUMBERED_PREPARSER, reportLine, verifyNumbered } from './generator.ts';
+import { eventually, provisionComfort, queueIdle, type Pipeline } from './pipeline.ts';
 
 /** Payloads per scenario: a few thousand by default, ten times that with VIGIL_TEST_LONG=1. */
 export const NUMBERED_COUNT = process.env.VIGIL_TEST_LONG ? 30_000 : 3_000;
@@ -44,6 +47,49 @@ export async function brokerFor(p: Pipeline): Promise<string> {
 }
 
 /**
+ * Waits until the queue is idle and history holds as many numbered values as were acknowledged,
+ * or until `timeoutMs`; then returns what history and state hold (a shortfall shows in the check).
+ */
+export async function settle(
+  p: Pipeline,
+  env: string,
+  run: GeneratorResult,
+  timeoutMs = 120_000,
+): Promise<StoredCheck> {
+  const deadline = Date.now() + timeoutMs;
+  await eventually(() => queueIdle(p), timeoutMs, 'the queue to drain');
+  for (;;) {
+    const check = await verifyNumbered(p, env, run);
+    if (check.stored >= run.counts.acknowledged || Date.now() > deadline) {
+      const failed = await failedJobs(p);
+      if (failed.length > 0) console.info(`failed jobs: ${JSON.stringify(failed)}`);
+      return check;
+    }
+    await sleep(250);
+  }
+}
+
+/** Jobs BullMQ gave up on (their payloads would be lost): id, reason, payload count. */
+async function failedJobs(p: Pipeline): Promise<{ id?: string; reason: string; items: number }[]> {
+  const out: { id?: string; reason: string; items: number }[] = [];
+  for (const name of ingestQueueNames(p.config)) {
+    const queue = new Queue<IngestJobData>(name, { connection: p.redis, prefix: p.keys.queuePrefix() });
+    try {
+      for (const job of await queue.getFailed()) {
+        out.push({
+          ...(job.id ? { id: job.id } : {}),
+          reason: job.failedReason,
+          items: job.data.items.length,
+        });
+      }
+    } finally {
+      await queue.close();
+    }
+  }
+  return out;
+}
+
+/**
  * The promise of every scenario: each acknowledged payload is in history exactly once, nothing
  * unsent or mistimed appears there, the current state is the newest stored value, and every
  * payload the service refused was reported to its sender (and sent again).
@@ -53,9 +99,9 @@ export function expectNoLoss(scenario: string, run: GeneratorResult, check: Stor
   expect(run.counts.otherStatus).toBe(0);
   expect(run.counts.gaveUp).toBe(0);
   expect(run.counts.acknowledged).toBe(run.counts.sent);
-  expect(check.missing).toEqual([]);
-  expect(check.duplicated).toEqual([]);
-  expect(check.phantom).toEqual([]);
+  expect(check.missing.slice(0, 50)).toEqual([]);
+  expect(check.duplicated.slice(0, 50)).toEqual([]);
+  expect(check.phantom.slice(0, 50)).toEqual([]);
   expect(check.stored).toBe(run.counts.sent);
   expect(check.stateMismatches).toEqual([]);
 }

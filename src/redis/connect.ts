@@ -30,13 +30,23 @@ export function connectRedis(url: string, purpose: 'command' | 'blocking', name 
 /** Quits gracefully, or disconnects if Redis is unreachable. Safe to call twice. */
 export async function closeRedis(redis: Redis): Promise<void> {
   if (redis.status === 'end') return;
+  if (redis.status !== 'ready') {
+    // Never connected or reconnecting: QUIT would wait for a connection that may never come.
+    redis.disconnect();
+    return;
+  }
+  let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([
       redis.quit(),
-      new Promise((_, reject) => setTimeout(() => reject(new Error('quit timeout')), 1000)),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error('quit timeout')), 1000);
+      }),
     ]);
   } catch {
     redis.disconnect();
+  } finally {
+    clearTimeout(timer);
   }
 }
 

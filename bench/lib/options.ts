@@ -2,7 +2,8 @@
  * Command-line options of `npm run bench`: which scenarios run, for how long, how often.
  * `--quick` is a ~2-minute smoke run; the default full run stays well under 30 minutes.
  */
-export const SCENARIOS = ['ceilings', 'gateway', 'mqtt', 'e2e', 'drain', 'read'] as const;
+/** In running order: the drain rate is where the end-to-end search starts. */
+export const SCENARIOS = ['ceilings', 'gateway', 'mqtt', 'drain', 'e2e', 'read'] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
 export interface BenchOptions {
@@ -25,6 +26,8 @@ export interface BenchOptions {
   soakRate: number | undefined;
   /** Devices that send; the read API's batchList asks for 100 of them. */
   devices: number;
+  /** Payloads/s of the sustained end-to-end window; given, the saturation and search are skipped. */
+  e2eRate: number | undefined;
   /** Write V8 CPU profiles of the Vigil process to bench/results/profiles. */
   profile: boolean;
   /** Vigil settings for every Vigil process (`--set queuePartitions=2`), for experiments. */
@@ -32,7 +35,7 @@ export interface BenchOptions {
 }
 
 const usage = `usage: npm run bench -- [--quick] [--soak] [--only ${SCENARIOS.join(',')}] [--runs N]
-       [--measure S] [--sustain S] [--soak-seconds S] [--soak-rate N] [--drain-payloads N] [--profile]
+       [--measure S] [--sustain S] [--soak-seconds S] [--soak-rate N] [--drain-payloads N] [--e2e-rate N] [--profile]
        [--set <config key>=<value>[,<key>=<value>…]]`;
 
 export function parseOptions(argv: readonly string[]): BenchOptions {
@@ -50,7 +53,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
   }
   const known = ['quick', 'soak', 'only', 'runs', 'measure', 'sustain', 'soak-seconds', 'soak-rate'];
   for (const name of flags.keys()) {
-    if (![...known, 'drain-payloads', 'profile', 'set', 'help'].includes(name))
+    if (![...known, 'drain-payloads', 'e2e-rate', 'profile', 'set', 'help'].includes(name))
       throw new Error(`unknown option --${name}\n${usage}`);
   }
   if (flags.has('help')) throw new Error(usage);
@@ -93,9 +96,10 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     warmupS: quick ? 2 : 5,
     measureS: num('measure', quick ? 5 : 10),
     sustainS: num('sustain', quick ? 15 : 60),
-    drainPayloads: num('drain-payloads', quick ? 60_000 : 300_000),
+    drainPayloads: num('drain-payloads', quick ? 40_000 : 150_000),
     soakS: num('soak-seconds', quick ? 60 : 300),
     soakRate: rate === undefined ? undefined : num('soak-rate', 1),
+    e2eRate: flags.has('e2e-rate') ? num('e2e-rate', 1) : undefined,
     devices: 1000,
     profile: flags.has('profile'),
     settings,

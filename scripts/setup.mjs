@@ -23,8 +23,10 @@ function depsAreCurrent() {
 
 function installDeps() {
   say('installing npm dependencies (includes Node 24 from the npm registry)…');
-  const cmd = existsSync(join(root, 'package-lock.json')) ? 'ci' : 'install';
-  execFileSync('npm', [cmd, '--no-audit', '--no-fund', '--loglevel=error'], { cwd: root, stdio: 'inherit' });
+  // `npm install`, not `npm ci`: it installs what package-lock.json pins, but tolerates optional
+  // platform packages the registry does not serve in the locked version (msgpackr-extract's
+  // darwin/win32 builds), which make `npm ci` refuse the whole lock file.
+  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: root, stdio: 'inherit' });
 }
 
 function has(binary) {

@@ -22,26 +22,29 @@ export function createKeySweep(opts: {
   const tracked = new Map<Client, Set<string>>();
   let running: Promise<void> | undefined;
 
-  const sweep = () => {
-    running ??= (async () => {
-      try {
-        for (const client of tracked.keys()) if (client.closed) tracked.delete(client);
-        const keys = new Set([...tracked.values()].flatMap((set) => [...set]));
-        const invalid = new Set<string>();
-        for (const key of keys) {
-          if ((await opts.isValid(key).catch(() => undefined)) === false) invalid.add(key);
+  const sweep = (): Promise<void> => {
+    if (running) return running;
+    const pass = (async () => {
+      for (const client of tracked.keys()) if (client.closed) tracked.delete(client);
+      const keys = new Set([...tracked.values()].flatMap((set) => [...set]));
+      const invalid = new Set<string>();
+      for (const key of keys) {
+        if ((await opts.isValid(key).catch(() => undefined)) === false) invalid.add(key);
+      }
+      for (const [client, set] of tracked) {
+        if ([...set].some((k) => invalid.has(k))) {
+          tracked.delete(client);
+          client.close();
         }
-        for (const [client, set] of tracked) {
-          if ([...set].some((k) => invalid.has(k))) {
-            tracked.delete(client);
-            client.close();
-          }
-        }
-      } finally {
-        running = undefined;
       }
     })();
-    return running;
+    // Cleared after the assignment: a pass with nothing to await finishes synchronously, and a
+    // `finally` inside it would run before `running` is set, leaving it set for good.
+    running = pass;
+    void pass.finally(() => {
+      if (running === pass) running = undefined;
+    });
+    return pass;
   };
   const timer = setInterval(() => void sweep(), opts.intervalMs);
   timer.unref();

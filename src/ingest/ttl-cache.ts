@@ -6,6 +6,10 @@
 export interface TtlCache<V> {
   /** The cached value, or the result of `load` (cached unless it throws). */
   get(key: string, load: () => Promise<V>): Promise<V>;
+  /** The cached value if fresh, else undefined (no load). */
+  peek(key: string): V | undefined;
+  /** Stores a value loaded elsewhere (e.g. in a batch). */
+  set(key: string, value: V): void;
   clear(): void;
   readonly size: number;
 }
@@ -51,6 +55,11 @@ export function createTtlCache<V>(opts: {
       loading.set(key, p);
       return p;
     },
+    peek(key) {
+      const hit = entries.get(key);
+      return hit && hit.expiresMs > now() ? hit.value : undefined;
+    },
+    set: store,
     clear() {
       entries.clear();
     },

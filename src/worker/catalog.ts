@@ -4,6 +4,7 @@
  * definition version, a device override or a suppression reaches every worker within a second,
  * without a restart, while a busy worker reads each record about once a second, not per payload.
  */
+import { createTtlCache } from '../ingest/ttl-cache.ts';
 import type { TenancyStore } from '../tenancy/tenancy-store.ts';
 import type {
   DefinitionRecord,
@@ -28,41 +29,6 @@ export interface Catalog {
   prefetchDeviceSettings(env: string, devices: string[]): Promise<void>;
 }
 
-interface Entry<T> {
-  value: T;
-  expiresMs: number;
-}
-
-class TtlCache<T> {
-  private readonly entries = new Map<string, Entry<T>>();
-  private readonly ttlMs: number;
-  private readonly maxEntries: number;
-  constructor(ttlMs: number, maxEntries = 100_000) {
-    this.ttlMs = ttlMs;
-    this.maxEntries = maxEntries;
-  }
-  get(key: string, nowMs: number): T | undefined {
-    const e = this.entries.get(key);
-    if (!e) return undefined;
-    if (e.expiresMs <= nowMs) {
-      this.entries.delete(key);
-      return undefined;
-    }
-    return e.value;
-  }
-  set(key: string, value: T, nowMs: number): void {
-    if (this.entries.size >= this.maxEntries) this.entries.clear();
-    this.entries.set(key, { value, expiresMs: nowMs + this.ttlMs });
-  }
-  async through(key: string, load: () => Promise<T>, nowMs: number): Promise<T> {
-    const hit = this.get(key, nowMs);
-    if (hit !== undefined) return hit;
-    const value = await load();
-    this.set(key, value, nowMs);
-    return value;
-  }
-}
-
 export function createCatalog(deps: {
   tenancy: TenancyStore;
   ttlMs?: number;
@@ -70,59 +36,57 @@ export function createCatalog(deps: {
 }): Catalog {
   const { tenancy } = deps;
   const ttlMs = deps.ttlMs ?? 1000;
-  const now = deps.clock ?? Date.now;
-  const envs = new TtlCache<Environment | null>(ttlMs);
-  const preparsers = new TtlCache<PreparserRecord | null>(ttlMs);
-  const devices = new TtlCache<DeviceRecord | null>(ttlMs);
-  const definitions = new TtlCache<DefinitionRecord | null>(ttlMs);
-  const overrides = new TtlCache<ThresholdOverrides>(ttlMs);
-  const suppressions = new TtlCache<Record<string, number>>(ttlMs);
+  const cache = <V>() =>
+    createTtlCache<V>({ ttlMs, maxEntries: 100_000, ...(deps.clock ? { now: deps.clock } : {}) });
+  const envs = cache<Environment | null>();
+  const preparsers = cache<PreparserRecord | null>();
+  const devices = cache<DeviceRecord | null>();
+  const definitions = cache<DefinitionRecord | null>();
+  const overrides = cache<ThresholdOverrides>();
+  const suppressions = cache<Record<string, number>>();
   return {
-    environment: (env) => envs.through(env, () => tenancy.getEnvironment(env), now()),
-    preparser: (env) => preparsers.through(env, () => tenancy.getPreparser(env), now()),
+    environment: (env) => envs.get(env, () => tenancy.getEnvironment(env)),
+    preparser: (env) => preparsers.get(env, () => tenancy.getPreparser(env)),
     async devices(env, names) {
-      const t = now();
       const found = new Map<string, DeviceRecord>();
       const missing: string[] = [];
       for (const name of new Set(names)) {
-        const hit = devices.get(`${env}\n${name}`, t);
+        const hit = devices.peek(`${env}\n${name}`);
         if (hit === undefined) missing.push(name);
         else if (hit) found.set(name, hit);
       }
       if (missing.length > 0) {
+        // One pipelined read for every device of the job that is not cached.
         const loaded = await tenancy.getDevices(env, missing);
         missing.forEach((name, i) => {
           const record = loaded[i] ?? null;
-          devices.set(`${env}\n${name}`, record, t);
+          devices.set(`${env}\n${name}`, record);
           if (record) found.set(name, record);
         });
       }
       return found;
     },
     definition: (env, name, isPublic) =>
-      definitions.through(
-        isPublic ? `public\n${name}` : `${env}\n${name}`,
-        () => tenancy.getDefinition(env, name, isPublic),
-        now(),
+      definitions.get(isPublic ? `public\n${name}` : `${env}\n${name}`, () =>
+        tenancy.getDefinition(env, name, isPublic),
       ),
     thresholdOverrides: (env, device) =>
-      overrides.through(`${env}\n${device}`, () => tenancy.getThresholdOverrides(env, device), now()),
+      overrides.get(`${env}\n${device}`, () => tenancy.getThresholdOverrides(env, device)),
     suppressed: (env, device) =>
-      suppressions.through(`${env}\n${device}`, () => tenancy.getSuppressed(env, device), now()),
+      suppressions.get(`${env}\n${device}`, () => tenancy.getSuppressed(env, device)),
     async prefetchDeviceSettings(env, names) {
-      const t = now();
       const missing = [...new Set(names)].filter(
         (name) =>
-          overrides.get(`${env}\n${name}`, t) === undefined ||
-          suppressions.get(`${env}\n${name}`, t) === undefined,
+          overrides.peek(`${env}\n${name}`) === undefined ||
+          suppressions.peek(`${env}\n${name}`) === undefined,
       );
       if (missing.length === 0) return;
       const loaded = await tenancy.getDeviceSettings(env, missing);
       missing.forEach((name, i) => {
         const settings = loaded[i];
         if (!settings) return;
-        overrides.set(`${env}\n${name}`, settings.overrides, t);
-        suppressions.set(`${env}\n${name}`, settings.suppressed, t);
+        overrides.set(`${env}\n${name}`, settings.overrides);
+        suppressions.set(`${env}\n${name}`, settings.suppressed);
       });
     },
   };

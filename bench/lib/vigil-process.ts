@@ -90,7 +90,8 @@ export async function startVigilProcess(
     cwd: root,
     env: envFor(settings),
     execArgv,
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    // Vigil's log (pino, stdout) goes to the bench's stderr, beside its progress lines.
+    stdio: ['ignore', 2, 2, 'ipc'],
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let ready: Extract<HostMessage, { type: 'ready' }>;

@@ -16,7 +16,7 @@ import { startMqttLoad, type MqttLoad } from '../lib/mqtt-load.ts';
 import { DATA_POINTS_PER_PAYLOAD, payloadBody } from '../lib/provision.ts';
 import { percentile } from '../lib/stats.ts';
 import { describePerUnit, snapshot } from '../lib/cpu.ts';
-import type { VigilProcess } from '../lib/vigil-process.ts';
+import { startVigilProcess, type VigilProcess } from '../lib/vigil-process.ts';
 
 /** Payloads the worker has finished (vigil_worker_payloads_total). */
 export async function processedCount(vigil: VigilProcess): Promise<number> {
@@ -101,12 +101,12 @@ async function measureWindow(vigil: VigilProcess, ingestion: Ingestion, seconds:
 }
 
 /** Publishes at full speed for one window: what is processed while the entry takes all it can. */
-async function saturate(ctx: BenchContext, bv: BenchVigil, ingestion: Ingestion): Promise<Window> {
+async function saturate(ctx: BenchContext, worker: VigilProcess, ingestion: Ingestion): Promise<Window> {
   const { opts } = ctx;
   ctx.log('end-to-end: saturation (publish at full speed)');
   await ingestion.start(undefined, opts.warmupS + opts.measureS + 5, opts.devices);
   await sleep(opts.warmupS * 1000);
-  const w = await measureWindow(bv.vigil, ingestion, opts.measureS);
+  const w = await measureWindow(worker, ingestion, opts.measureS);
   await ingestion.stop();
   ctx.report.add({
     id: 'e2e.saturated',
@@ -116,7 +116,7 @@ async function saturate(ctx: BenchContext, bv: BenchVigil, ingestion: Ingestion)
     note: `accepted ${Math.round(w.acceptedPerSecond)}/s meanwhile: the backlog grows and the entry takes CPU from the worker`,
   });
   ctx.log('end-to-end: waiting for the saturation backlog to drain');
-  await waitProcessed(bv.vigil, ingestion.accepted(), 600_000);
+  await waitProcessed(worker, ingestion.accepted(), 600_000);
   return w;
 }
 
@@ -124,7 +124,12 @@ async function saturate(ctx: BenchContext, bv: BenchVigil, ingestion: Ingestion)
  * Short paced windows, lowering the rate until the backlog stays flat (growth under 1 s worth):
  * the start is 80 % of the drain rate of this run (or the saturation accept rate).
  */
-async function findSustainableRate(ctx: BenchContext, bv: BenchVigil, ingestion: Ingestion, start: number) {
+async function findSustainableRate(
+  ctx: BenchContext,
+  worker: VigilProcess,
+  ingestion: Ingestion,
+  start: number,
+) {
   const { opts } = ctx;
   const probeS = opts.quick ? 8 : 15;
   let rate = Math.max(100, Math.round(start));
@@ -132,9 +137,9 @@ async function findSustainableRate(ctx: BenchContext, bv: BenchVigil, ingestion:
     ctx.log(`end-to-end: probing ${rate} payloads/s for ${probeS} s`);
     await ingestion.start(rate, probeS + 10, opts.devices);
     await sleep(2000);
-    const w = await measureWindow(bv.vigil, ingestion, probeS);
+    const w = await measureWindow(worker, ingestion, probeS);
     await ingestion.stop();
-    await waitProcessed(bv.vigil, ingestion.accepted(), 600_000);
+    await waitProcessed(worker, ingestion.accepted(), 600_000);
     if (w.backlogGrowth <= rate) return rate;
     rate = Math.max(100, Math.round(Math.min(0.85 * rate, 0.95 * w.processedPerSecond)));
   }
@@ -143,16 +148,26 @@ async function findSustainableRate(ctx: BenchContext, bv: BenchVigil, ingestion:
 
 export async function runEndToEnd(ctx: BenchContext): Promise<void> {
   const { opts, report } = ctx;
-  const bv = await startBenchVigil(ctx, 'gateway,mqtt,worker,scheduler,api');
+  const bv = await startBenchVigil(
+    ctx,
+    opts.split ? 'gateway,mqtt,scheduler,api' : 'gateway,mqtt,worker,scheduler,api',
+  );
   const { vigil } = bv;
+  // --split: the worker in a second process, so the entry and the worker do not share an event loop.
+  const worker = opts.split
+    ? await startVigilProcess(
+        { ...bv.settings, roles: 'worker' },
+        { profile: opts.profile, label: 'e2e-worker' },
+      )
+    : vigil;
   const ingestion = new Ingestion(bv);
   try {
     let rate = opts.e2eRate;
     if (rate === undefined) {
-      const saturated = await saturate(ctx, bv, ingestion);
+      const saturated = await saturate(ctx, worker, ingestion);
       const drain = report.figures.get('drain')?.value;
       const start = drain !== undefined && drain > 0 ? 0.8 * drain : saturated.acceptedPerSecond / 2;
-      rate = await findSustainableRate(ctx, bv, ingestion, start);
+      rate = await findSustainableRate(ctx, worker, ingestion, start);
     }
 
     ctx.log(`end-to-end: sustained at ${rate} payloads/s for ${opts.sustainS} s`);
@@ -164,11 +179,16 @@ export async function runEndToEnd(ctx: BenchContext): Promise<void> {
     await ingestion.start(rate, opts.warmupS + opts.sustainS + 10, opts.devices);
     await sleep(opts.warmupS * 1000);
     probe.reset();
-    const cpuPids = { vigil: vigil.pid, ...ctx.pids, bench: process.pid };
+    const cpuPids = {
+      vigil: vigil.pid,
+      ...(opts.split ? { worker: worker.pid } : {}),
+      ...ctx.pids,
+      bench: process.pid,
+    };
     const cpuBefore = snapshot(cpuPids);
-    const p0 = await processedCount(vigil);
-    const w = await measureWindow(vigil, ingestion, opts.sustainS);
-    const cpu = describePerUnit(cpuBefore, snapshot(cpuPids), (await processedCount(vigil)) - p0, 'payload');
+    const p0 = await processedCount(worker);
+    const w = await measureWindow(worker, ingestion, opts.sustainS);
+    const cpu = describePerUnit(cpuBefore, snapshot(cpuPids), (await processedCount(worker)) - p0, 'payload');
     const lags = [...probe.samples()];
     await probe.stop();
     await ingestion.stop();
@@ -176,7 +196,7 @@ export async function runEndToEnd(ctx: BenchContext): Promise<void> {
     const note = `offered ${rate}/s; backlog ${grew ? 'GREW' : 'stayed flat, changed'} by ${Math.round(w.backlogGrowth)} payloads over ${opts.sustainS} s; ${lags.length} lag samples; ${cpu}`;
     report.add({
       id: 'e2e.sustained',
-      label: 'end-to-end sustained, every feature on',
+      label: `end-to-end sustained, every feature on${opts.split ? ' (worker in its own process)' : ''}`,
       unit: 'payloads/s',
       runs: [w.processedPerSecond],
       target: { min: 15_000 },
@@ -202,13 +222,14 @@ export async function runEndToEnd(ctx: BenchContext): Promise<void> {
       runs: [percentile(lags, 99)],
       target: { max: 1000 },
     });
-    const caughtUp = await waitProcessed(vigil, ingestion.accepted(), 600_000);
-    const processed = await processedCount(vigil);
+    const caughtUp = await waitProcessed(worker, ingestion.accepted(), 600_000);
+    const processed = await processedCount(worker);
     report.notes.push(
       `end-to-end: ${ingestion.accepted()} payloads accepted, ${processed} processed at the end${caughtUp ? '' : ' (worker had NOT caught up)'}.`,
     );
   } finally {
     await ingestion.stop();
     await vigil.stop();
+    await worker.stop();
   }
 }

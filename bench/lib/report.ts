@@ -27,6 +27,8 @@ export interface Figure {
   ceiling?: string;
   target?: Target;
   note?: string;
+  /** When it was measured (a partial run keeps older figures in latest.json). */
+  measuredUTC?: string;
 }
 
 export class Report {
@@ -51,7 +53,7 @@ export class Report {
   }
 
   add(f: Omit<Figure, 'value' | 'runs'> & { runs: number[] }): Figure {
-    const figure: Figure = { ...f, value: median(f.runs) };
+    const figure: Figure = { ...f, value: median(f.runs), measuredUTC: new Date().toISOString() };
     this.figures.set(f.id, figure);
     return figure;
   }

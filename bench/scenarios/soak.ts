@@ -54,6 +54,14 @@ export async function runSoak(ctx: BenchContext): Promise<void> {
       runs: [rssEnd - rssStart],
       target: { max: 50 },
     });
+    // Heap sizing in the first seconds is not a leak; what follows the warm-up is the trend.
+    report.add({
+      id: 'soak.rss.growthAfterWarmup',
+      label: `soak: RSS growth after the first ${warmS} s`,
+      unit: 'MB',
+      runs: [rssEnd - rssWarm],
+      target: { max: 50 },
+    });
     report.add({
       id: 'soak.accepted',
       label: 'soak: payloads accepted (PUBACK)',

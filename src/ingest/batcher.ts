@@ -1,6 +1,10 @@
 /**
  * The micro-batching producer: payloads from every entry are collected and written as one job per
  * batch, when `maxItems` are waiting or after `maxDelayMs` (0 = on the next turn of the event loop).
+ * Group commit: while a batch is being written, new payloads wait for that write to finish and then
+ * go together (up to `maxItems` per batch). At low load every payload is written at once; under load
+ * batches grow by themselves, so the number of jobs — whose fixed cost dominates processing — stays
+ * small without a fixed delay that would cap the gateway's rate.
  * Each submitter awaits its batch's write; if the write fails or takes longer than `timeoutMs`, every
  * submitter of that batch gets the error (AppError UNAVAILABLE), so no one hears "accepted" for a
  * payload that is not stored, and no one waits forever.
@@ -46,8 +50,8 @@ export function createBatcher<T>(opts: {
   const flush = () => {
     cancelTimer();
     if (pending.length === 0) return;
-    const batch = pending;
-    pending = [];
+    const batch = pending.slice(0, opts.maxItems);
+    pending = pending.slice(batch.length);
     const written = writeWithTimeout(batch.map((p) => p.item)).then(
       () => {
         batches += 1;
@@ -60,7 +64,11 @@ export function createBatcher<T>(opts: {
       },
     );
     inFlight.add(written);
-    void written.finally(() => inFlight.delete(written));
+    void written.finally(() => {
+      inFlight.delete(written);
+      // Group commit: what arrived during the write goes now, as one batch.
+      if (inFlight.size === 0 && pending.length > 0) flush();
+    });
   };
 
   const writeWithTimeout = async (items: T[]): Promise<void> => {
@@ -92,6 +100,8 @@ export function createBatcher<T>(opts: {
       return new Promise<void>((resolve, reject) => {
         pending.push({ item, resolve, reject });
         if (pending.length >= opts.maxItems) flush();
+        else if (inFlight.size > 0)
+          return; // flushed when the write in flight finishes
         else if (timer === undefined) {
           timer = opts.maxDelayMs > 0 ? setTimeout(flush, opts.maxDelayMs) : setImmediate(flush);
         }
@@ -100,8 +110,11 @@ export function createBatcher<T>(opts: {
     averageBatchSize: () => average,
     close() {
       closing ??= (async () => {
-        flush();
-        await Promise.allSettled([...inFlight]);
+        // Group commit may leave payloads waiting for a write in flight: drain until none is left.
+        while (pending.length > 0 || inFlight.size > 0) {
+          flush();
+          await Promise.allSettled([...inFlight]);
+        }
       })();
       return closing;
     },

@@ -107,13 +107,23 @@ export function createIngestService(deps: IngestDeps): IngestService {
   });
   const limiter = createRateLimiter({ perSecond: config.rateLimitPerSecond });
   const ingestLog = createIngestLog({ redis: deps.redis, keys: deps.keys, size: config.ingestLogSize });
-  const batcher = createBatcher<IngestItem>({
-    write: (items) => producer.add(items),
-    maxItems: config.batchMaxPayloads,
-    maxDelayMs: config.batchMaxDelayMs,
-    timeoutMs: config.ingestWriteTimeoutMs,
-    onBatchWritten: (size) => metrics.batchSize.observe(size),
-  });
+  // One batcher per queue partition: each groups its own payloads into jobs (group commit), so a
+  // job holds one partition's payloads and its size follows that partition's load.
+  const partitionBatchers = producer.queues.map((_, partition) =>
+    createBatcher<IngestItem>({
+      write: (items) => producer.addToPartition(partition, items),
+      maxItems: config.batchMaxPayloads,
+      maxDelayMs: config.batchMaxDelayMs,
+      timeoutMs: config.ingestWriteTimeoutMs,
+      onBatchWritten: (size) => metrics.batchSize.observe(size),
+    }),
+  );
+  const batcher = {
+    submit: (item: IngestItem) => partitionBatchers[producer.partitionOf(item)]!.submit(item),
+    averageBatchSize: () =>
+      partitionBatchers.reduce((sum, b) => sum + b.averageBatchSize(), 0) / partitionBatchers.length,
+    close: () => Promise.all(partitionBatchers.map((b) => b.close())).then(() => undefined),
+  };
   const logBatcher = createBatcher<IngestLogRecord>({
     write: (entries) => ingestLog.record(entries),
     maxItems: 500,

@@ -16,6 +16,10 @@ export const INGEST_JOB_NAME = 'batch';
 export interface IngestProducer {
   /** One queue per partition (see `ingestQueueName`). */
   readonly queues: Queue<IngestJobData>[];
+  /** The partition of an item (by its routing key). */
+  partitionOf(item: IngestItem): number;
+  /** Adds one job holding `items`, all of partition `partition`; resolves once Redis has it. */
+  addToPartition(partition: number, items: IngestItem[]): Promise<void>;
   /** Adds one job per partition present in `items`; resolves once Redis has them all. */
   add(items: IngestItem[]): Promise<void>;
   /** Jobs not yet finished (waiting, delayed, prioritized, active). */
@@ -68,6 +72,11 @@ export function createIngestProducer(deps: {
   let closing: Promise<void> | undefined;
   return {
     queues,
+    partitionOf: (item) => partitionOf(routingKey(item), queues.length),
+    async addToPartition(partition, items) {
+      ensureReady();
+      await queues[partition]!.add(INGEST_JOB_NAME, { items }, options);
+    },
     async add(items) {
       ensureReady();
       const byPartition = new Map<number, IngestItem[]>();

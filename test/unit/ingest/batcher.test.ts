@@ -25,6 +25,36 @@ describe('micro-batcher', () => {
     expect(b.averageBatchSize()).toBe(3);
   });
 
+  it('groups what arrives during a write into the next batch (group commit)', async () => {
+    const batches: number[][] = [];
+    const writes: ReturnType<typeof deferred>[] = [];
+    const b = createBatcher<number>({
+      write: (items) => {
+        batches.push(items);
+        const d = deferred();
+        writes.push(d);
+        return d.promise;
+      },
+      maxItems: 3,
+      maxDelayMs: 0,
+      timeoutMs: 1000,
+    });
+    const first = b.submit(1);
+    await new Promise((r) => setImmediate(r));
+    expect(batches).toEqual([[1]]); // idle: written at once
+    const rest = [2, 3, 4, 5, 6].map((i) => b.submit(i));
+    await new Promise((r) => setImmediate(r));
+    // 2, 3, 4 filled a batch; 5 and 6 wait for the write in flight
+    expect(batches).toEqual([[1], [2, 3, 4]]);
+    writes[0]!.resolve();
+    writes[1]!.resolve();
+    await first;
+    await new Promise((r) => setImmediate(r));
+    expect(batches).toEqual([[1], [2, 3, 4], [5, 6]]);
+    writes[2]!.resolve();
+    await Promise.all(rest);
+  });
+
   it('flushes as soon as maxItems are waiting', async () => {
     const batches: number[][] = [];
     const b = createBatcher<number>({

@@ -113,7 +113,7 @@ export function expectNoLoss(scenario: string, run: GeneratorResult, check: Stor
   expect(run.counts.otherStatus).toBe(0);
   // A payload never acknowledged is known to its sender (no 202, no PUBACK): counted and reported,
   // not lost silently. On a machine loaded far beyond its cores a few MQTT publishes have gone
-  // unacknowledged for the generator's whole deadline after a Redis restart (see docs/guarantees.md).
+  // unacknowledged for the generator's whole deadline after a Redis restart (see the README, section Guarantees).
   expect(run.counts.gaveUp).toBeLessThanOrEqual(Math.ceil(run.counts.sent / 500));
   expect(run.counts.acknowledged + run.counts.gaveUp).toBe(run.counts.sent);
   expect(check.missing.slice(0, 50)).toEqual([]);

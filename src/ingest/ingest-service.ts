@@ -5,7 +5,7 @@
  */
 import type { Config } from '../config/schema.ts';
 import { AppError } from '../errors/app-error.ts';
-import type { ErrorCode } from '../errors/catalogue.ts';
+import { ERROR_CODES, type ErrorCode } from '../errors/catalogue.ts';
 import type { Logger } from '../log/logger.ts';
 import type { GatewayKind, IngestItem } from '../queue/jobs.ts';
 import { createIngestProducer, type IngestProducer } from '../queue/ingest-producer.ts';
@@ -81,14 +81,6 @@ export interface IngestDeps {
   metrics: Registry;
 }
 
-/** Codes whose payload can never succeed as sent: recorded in the ingestion log. */
-const LOGGED_CODES = new Set<ErrorCode>([
-  'INVALID_JSON',
-  'MISSING_DEVICE_NAME',
-  'NO_PREPARSER',
-  'PAYLOAD_TOO_LARGE',
-]);
-
 const BACKLOG_RETRY_AFTER_SECONDS = 5;
 
 export function createIngestService(deps: IngestDeps): IngestService {
@@ -149,7 +141,8 @@ export function createIngestService(deps: IngestDeps): IngestService {
     receivedMs = Date.now(),
   ): void => {
     countRejected(s.via, s.kind, rejection.code);
-    if (LOGGED_CODES.has(rejection.code)) {
+    // A payload that can never succeed as sent (retryable: false in the catalogue) is logged.
+    if (!ERROR_CODES[rejection.code].retryable) {
       logBatcher
         .submit({
           env: s.key.env,

@@ -9,7 +9,6 @@
 import { hostname } from 'node:os';
 import mqtt, { type IPublishPacket, type MqttClient } from 'mqtt';
 import { isAppError } from '../errors/app-error.ts';
-import type { ErrorCode } from '../errors/catalogue.ts';
 import { createIngestService, type IngestDeps, type IngestService } from '../ingest/ingest-service.ts';
 import { GATEWAY_KINDS, GATEWAY_PATHS, isJsonGateway } from '../queue/jobs.ts';
 import { parsePublishTopic } from './topics.ts';
@@ -24,15 +23,6 @@ export interface RunningBridge {
   /** Disconnects (unacknowledged messages stay with the external broker), then closes what it created. */
   close(): Promise<void>;
 }
-
-/** Refusals that no retry can fix: acknowledged and, where the environment is known, logged. */
-const PERMANENT = new Set<ErrorCode>([
-  'INVALID_JSON',
-  'MISSING_DEVICE_NAME',
-  'NO_PREPARSER',
-  'PAYLOAD_TOO_LARGE',
-  'INVALID_API_KEY',
-]);
 
 const SUBSCRIBE_WAIT_MS = 5000;
 const RETRY_MIN_MS = 200;
@@ -77,7 +67,8 @@ export async function startMqttBridge(deps: BridgeDeps): Promise<RunningBridge> 
         });
         return true;
       } catch (err) {
-        if (isAppError(err) && PERMANENT.has(err.code)) return true;
+        // A refusal no retry can fix (the catalogue's retryable: false) is acknowledged, not redelivered.
+        if (isAppError(err) && !err.retryable) return true;
         log.warn(
           { code: isAppError(err) ? err.code : 'INTERNAL', retryInMs: delayMs },
           'bridge cannot queue yet',

@@ -16,7 +16,6 @@ import {
   type Subscription,
 } from 'aedes';
 import { AppError, isAppError } from '../errors/app-error.ts';
-import type { ErrorCode } from '../errors/catalogue.ts';
 import { createIngestService, type IngestDeps, type IngestService } from '../ingest/ingest-service.ts';
 import { listen } from '../ops/listen.ts';
 import { createKeySweep } from './key-sweep.ts';
@@ -33,14 +32,6 @@ export interface RunningMqttBroker {
   /** Stops listening, disconnects clients, then closes what it created. Safe to call twice. */
   close(): Promise<void>;
 }
-
-/** Refusals that no retry can fix: the payload is acknowledged (and logged), not redelivered. */
-const PERMANENT = new Set<ErrorCode>([
-  'INVALID_JSON',
-  'MISSING_DEVICE_NAME',
-  'NO_PREPARSER',
-  'PAYLOAD_TOO_LARGE',
-]);
 
 /** Shortest interval between re-checks of the keys of open connections, in ms. */
 const KEY_SWEEP_MIN_MS = 500;
@@ -136,7 +127,9 @@ export async function startMqttBroker(deps: MqttDeps): Promise<RunningMqttBroker
       packet.retain = false;
       return undefined;
     } catch (err) {
-      if (isAppError(err) && PERMANENT.has(err.code)) {
+      // A refusal no retry can fix is acknowledged (and logged), not redelivered; an invalid key
+      // instead closes the connection (PRODUCT.md §7).
+      if (isAppError(err) && !err.retryable && err.code !== 'INVALID_API_KEY') {
         packet.retain = false;
         return undefined;
       }

@@ -55,7 +55,7 @@ async function drainOnce(ctx: BenchContext, run: number): Promise<{ rate: number
     const cpu = describePerUnit(cpuBefore, snapshot(cpuPids), filled, 'payload');
     const redisTop = describeTopCommands(redisBefore, await commandStats(ctx.redisUrl), filled, 'payload');
     ctx.report.notes.push(`drain run ${run + 1}: ${cpu}; ${redisTop}`);
-    const jobs = (await worker.metrics()).get('vigil_worker_jobs_total') ?? 0;
+    const jobs = (await worker.metrics()).get('vigil_worker_steps_total') ?? 0;
     return { rate: filled / seconds, perJob: jobs > 0 ? done / jobs : 0 };
   } finally {
     await worker.stop();
@@ -80,7 +80,7 @@ export async function runDrain(ctx: BenchContext): Promise<void> {
   });
   ctx.report.add({
     id: 'drain.payloadsPerJob',
-    label: 'drain: payloads per queued job',
+    label: 'drain: payloads per worker step',
     unit: 'payloads',
     runs: perJob,
   });

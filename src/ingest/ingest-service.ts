@@ -99,23 +99,15 @@ export function createIngestService(deps: IngestDeps): IngestService {
   });
   const limiter = createRateLimiter({ perSecond: config.rateLimitPerSecond });
   const ingestLog = createIngestLog({ redis: deps.redis, keys: deps.keys, size: config.ingestLogSize });
-  // One batcher per queue partition: each groups its own payloads into jobs (group commit), so a
-  // job holds one partition's payloads and its size follows that partition's load.
-  const partitionBatchers = producer.queues.map((_, partition) =>
-    createBatcher<IngestItem>({
-      write: (items) => producer.addToPartition(partition, items),
-      maxItems: config.batchMaxPayloads,
-      maxDelayMs: config.batchMaxDelayMs,
-      timeoutMs: config.ingestWriteTimeoutMs,
-      onBatchWritten: (size) => metrics.batchSize.observe(size),
-    }),
-  );
-  const batcher = {
-    submit: (item: IngestItem) => partitionBatchers[producer.partitionOf(item)]!.submit(item),
-    averageBatchSize: () =>
-      partitionBatchers.reduce((sum, b) => sum + b.averageBatchSize(), 0) / partitionBatchers.length,
-    close: () => Promise.all(partitionBatchers.map((b) => b.close())).then(() => undefined),
-  };
+  // One batcher for every partition (group commit): what arrives while a write is in flight goes
+  // in the next one, split into one queue entry per partition in a single round trip.
+  const batcher = createBatcher<IngestItem>({
+    write: (items) => producer.add(items),
+    maxItems: config.batchMaxPayloads,
+    maxDelayMs: config.batchMaxDelayMs,
+    timeoutMs: config.ingestWriteTimeoutMs,
+    onBatchWritten: (size) => metrics.batchSize.observe(size),
+  });
   const logBatcher = createBatcher<IngestLogRecord>({
     write: (entries) => ingestLog.record(entries),
     maxItems: 500,
@@ -124,7 +116,7 @@ export function createIngestService(deps: IngestDeps): IngestService {
   });
   const backlog = createBacklogMonitor({
     countUnfinishedJobs: () => producer.countUnfinishedJobs(),
-    averageBatchSize: () => batcher.averageBatchSize(),
+    averageBatchSize: () => producer.averagePayloadsPerEntry(),
     highWater: config.backlogHighWater,
     intervalMs: config.backlogCheckMs,
     metrics,
@@ -241,7 +233,6 @@ export function createIngestService(deps: IngestDeps): IngestService {
       closing ??= (async () => {
         backlog.close();
         await Promise.allSettled([batcher.close(), logBatcher.close()]);
-        await producer.close();
       })();
       return closing;
     },

@@ -39,7 +39,7 @@ export function createIngestMetrics(registry: Registry): IngestMetrics {
     }),
     queueDepthJobs: new Gauge({
       name: 'vigil_ingest_queue_depth_jobs',
-      help: 'Jobs waiting, delayed or active in the ingest queue (sampled).',
+      help: 'Ingest queue entries (micro-batches) waiting or being processed (sampled).',
       registers,
     }),
     backlogPayloads: new Gauge({

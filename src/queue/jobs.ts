@@ -1,4 +1,4 @@
-/** Queue names and job shapes shared by the gateway, the MQTT entry and the worker. */
+/** Gateway kinds, the queued item shape and partitioning, shared by the entries and the worker. */
 
 /** The six gateway variants (HTTP paths and MQTT topics). */
 export const GATEWAY_KINDS = [
@@ -43,25 +43,13 @@ export interface IngestItem {
   client: string;
 }
 
-/** A queued job: a micro-batch of submissions. */
-export interface IngestJobData {
-  items: IngestItem[];
-}
-
-export const INGEST_QUEUE = 'ingest';
-
 /**
  * The ingest queue is partitioned: a payload goes to the partition of its routing key (the device
- * when the gateway knows it, else the API key), and each partition is processed one job at a time
- * in acceptance order. So a device's payloads reach the state step in the order they were
- * accepted, whatever the number of workers — the events equal those of an in-order run.
+ * when the gateway knows it, else the API key), and each partition is read by one worker step at a
+ * time in acceptance order (ingest-queue.ts). So a device's payloads reach the state step in the
+ * order they were accepted, whatever the number of workers — the events equal those of an
+ * in-order run.
  */
-export const ingestQueueName = (partition: number): string => `${INGEST_QUEUE}-${partition}`;
-
-export function ingestQueueNames(config: { queuePartitions: number }): string[] {
-  return Array.from({ length: config.queuePartitions }, (_, p) => ingestQueueName(p));
-}
-
 /** Partition of a routing key (FNV-1a, stable across processes and restarts). */
 export function partitionOf(routingKey: string, partitions: number): number {
   let h = 0x811c9dc5;

@@ -52,8 +52,14 @@ export interface Keys {
   exports(env: string, month: string): string;
   /** Stream of created events waiting to be written to InfluxDB (field `e` = event JSON). */
   eventOutbox(): string;
-  /** BullMQ prefix (queues live under `<prefix>:q:<name>:…`). */
-  queuePrefix(): string;
+  /** Stream of one ingest queue partition (entries: `n` = payload count, `d` = JSON of the items). */
+  ingestStream(partition: number): string;
+  /** Lease of an ingest partition: the token of the worker that owns it, with a TTL. */
+  partitionLease(partition: number): string;
+  /** Sorted set of live worker tokens by last heartbeat (epoch ms): sizes each worker's share. */
+  queueWorkers(): string;
+  /** Stream of queue entries that failed VIGIL_JOB_ATTEMPTS times (kept, not dropped). */
+  deadLetters(): string;
 }
 
 export type DefinitionScope = { kind: 'public' } | { kind: 'private'; env: string };
@@ -118,6 +124,10 @@ export function createKeys(prefix: string): Keys {
     ingestLog: (env) => `${p}:env:${env}:ingest-log`,
     exports: (env, month) => `${p}:env:${env}:exports:${month}`,
     eventOutbox: () => `${p}:event-outbox`,
-    queuePrefix: () => `${p}:q`,
+    // One hash tag for the whole queue: a worker reads all its partitions in one XREADGROUP.
+    ingestStream: (n) => `${p}:{q}:ingest-${n}`,
+    partitionLease: (n) => `${p}:{q}:lease-${n}`,
+    queueWorkers: () => `${p}:{q}:workers`,
+    deadLetters: () => `${p}:{q}:dead`,
   };
 }

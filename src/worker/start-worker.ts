@@ -1,18 +1,35 @@
 /**
- * The worker role: one BullMQ worker per ingest queue partition, each partition limited to one
- * active job across ALL worker processes (global concurrency 1), so a partition's jobs are applied
- * in acceptance order while different partitions run in parallel. A job whose worker died stalls
- * and is put back at the head of its partition after `stalledIntervalMs`, so order survives a
- * crash; infrastructure failures retry with exponential backoff.
+ * The worker role: takes the ingest queue partitions it holds a lease on (partition-leases.ts) and
+ * processes everything waiting in them, as one step, up to VIGIL_WORKER_BATCH_MAX_PAYLOADS
+ * payloads. So a step grows with the load by itself — one payload when traffic is light, thousands
+ * during a backlog — and its fixed cost (one state pipeline, one history write, the queue round
+ * trips) is shared by all of them. VIGIL_WORKER_CONCURRENCY steps run at once, each on its own
+ * partitions, so one step's waiting on InfluxDB overlaps another's parsing.
+ *
+ * Order: a partition is read by one step at a time, in queue order, and a step's payloads keep that
+ * order; so each device's payloads reach the state step in acceptance order.
+ *
+ * Failures: processing is idempotent, so a failed step leaves its entries pending and retries them
+ * after a doubling delay (VIGIL_JOB_BACKOFF_MS … _MAX_MS), per partition. A partition that failed
+ * three times in a row is retried one entry at a time, so a bad entry holds up its own partition
+ * only; an entry that failed VIGIL_JOB_ATTEMPTS times moves to the dead-letter stream (kept). A
+ * worker that dies leaves its entries pending; whoever takes its partitions over reads them first.
  */
-import { Queue, Worker, type Job } from 'bullmq';
 import type { Registry } from 'prom-client';
-import { Counter, Histogram } from 'prom-client';
+import { Counter, Gauge, Histogram } from 'prom-client';
 import type { Config } from '../config/schema.ts';
 import type { Logger } from '../log/logger.ts';
-import { ingestQueueNames, type IngestJobData } from '../queue/jobs.ts';
 import { cappedBackoff } from '../queue/ingest-producer.ts';
-import { connectRedis, closeRedis } from '../redis/connect.ts';
+import {
+  ackEntries,
+  deadLetter,
+  ensureGroups,
+  readEntries,
+  type QueueEntry,
+} from '../queue/ingest-queue.ts';
+import type { IngestItem } from '../queue/jobs.ts';
+import { createPartitionLeases } from '../queue/partition-leases.ts';
+import { connectRedis, closeRedis, type Redis } from '../redis/connect.ts';
 import type { Keys } from '../state/keys.ts';
 import type { ProcessResult } from './ingest-processor.ts';
 
@@ -20,87 +37,251 @@ export interface RunningWorker {
   close(): Promise<void>;
 }
 
+/** Consecutive failed steps after which a partition is retried one entry at a time. */
+const ISOLATE_AFTER = 3;
+/** Longest a read waits for new entries before the step loop looks at its partitions again. */
+const BLOCK_MS = 250;
+
+interface PartitionFailure {
+  count: number;
+  retryAtMs: number;
+}
+
 export async function startWorker(deps: {
   config: Config;
   keys: Keys;
   log: Logger;
   metrics: Registry;
-  process: (items: IngestJobData['items']) => Promise<ProcessResult>;
+  process: (items: IngestItem[]) => Promise<ProcessResult>;
 }): Promise<RunningWorker> {
-  const { config, log } = deps;
-  const connection = connectRedis(config.redisUrl, 'blocking', 'vigil-worker');
-  const jobs = new Counter({
-    name: 'vigil_worker_jobs_total',
-    help: 'Jobs processed, by result.',
-    labelNames: ['result'],
-    registers: [deps.metrics],
+  const { config, keys, log } = deps;
+  const partitions = config.queuePartitions;
+  const metrics = workerMetrics(deps.metrics);
+  const control = connectRedis(config.redisUrl, 'blocking', 'vigil-worker');
+  await ensureGroups(control, keys, partitions);
+  const leases = createPartitionLeases({
+    redis: control,
+    keys,
+    partitions,
+    leaseMs: config.partitionLeaseMs,
+    log,
   });
-  const payloads = new Counter({
-    name: 'vigil_worker_payloads_total',
-    help: 'Payloads processed.',
-    registers: [deps.metrics],
-  });
-  const values = new Counter({
-    name: 'vigil_worker_values_total',
-    help: 'Data point values stored.',
-    registers: [deps.metrics],
-  });
-  const duration = new Histogram({
-    name: 'vigil_worker_job_seconds',
-    help: 'Processing time per job.',
-    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-    registers: [deps.metrics],
-  });
-  const processor = async (job: Job<IngestJobData>) => {
-    const end = duration.startTimer();
-    const result = await deps.process(job.data.items);
-    end();
-    payloads.inc(result.payloads);
-    values.inc(result.values);
-    return result;
+  await leases.tick();
+
+  // Each owned partition belongs to one step loop until it is handed back or lost.
+  const loopOf = new Map<number, number>();
+  const assigned = Array.from({ length: config.workerConcurrency }, () => new Set<number>());
+  const syncAssignments = () => {
+    const owned = new Set(leases.owned());
+    for (const [p, loop] of loopOf) {
+      if (!owned.has(p)) {
+        loopOf.delete(p);
+        assigned[loop]!.delete(p);
+      }
+    }
+    for (const p of owned) {
+      if (loopOf.has(p)) continue;
+      let best = 0;
+      assigned.forEach((set, i) => {
+        if (set.size < assigned[best]!.size) best = i;
+      });
+      loopOf.set(p, best);
+      assigned[best]!.add(p);
+      newlyAssigned[best]!.push(p);
+    }
+    metrics.partitions.set(owned.size);
   };
-  const names = ingestQueueNames(config);
-  // Global concurrency is a property of the queue in Redis; setting it again is harmless.
-  await Promise.all(
-    names.map(async (name) => {
-      const queue = new Queue(name, { connection, prefix: deps.keys.queuePrefix() });
-      await queue.setGlobalConcurrency(1);
-      await queue.close();
+  const newlyAssigned = assigned.map(() => [] as number[]);
+
+  let closing = false;
+  const wake = new Set<() => void>();
+  const pause = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const t = setTimeout(done, ms);
+      function done() {
+        clearTimeout(t);
+        wake.delete(done);
+        resolve();
+      }
+      wake.add(done);
+    });
+
+  const runLoop = async (index: number, reader: Redis): Promise<void> => {
+    const recovering = new Set<number>();
+    const failures = new Map<number, PartitionFailure>();
+    const attempts = new Map<string, number>();
+    // Payloads per entry, assumed the largest possible until measured (a step stays within its cap).
+    let averageEntry = config.batchMaxPayloads;
+
+    const failed = (entries: readonly QueueEntry[], err: unknown) => {
+      const message = err instanceof Error ? err.message : String(err);
+      const now = Date.now();
+      for (const p of new Set(entries.map((e) => e.partition))) {
+        const count = (failures.get(p)?.count ?? 0) + 1;
+        failures.set(p, {
+          count,
+          retryAtMs: now + cappedBackoff(count, config.jobBackoffMs, config.jobBackoffMaxMs),
+        });
+        recovering.add(p);
+      }
+      for (const e of entries) attempts.set(e.id, (attempts.get(e.id) ?? 0) + 1);
+      metrics.steps.inc({ result: 'failed' });
+      log.warn(
+        { partitions: [...new Set(entries.map((e) => e.partition))], entries: entries.length, err: message },
+        'processing step failed; its entries stay queued and are retried',
+      );
+    };
+
+    const processEntries = async (entries: QueueEntry[]): Promise<void> => {
+      const items = entries.flatMap((e) => e.items);
+      const end = metrics.duration.startTimer();
+      const result = items.length > 0 ? await deps.process(items) : undefined;
+      await ackEntries(control, keys, entries);
+      end();
+      metrics.steps.inc({ result: 'completed' });
+      if (result) {
+        metrics.payloads.inc(result.payloads);
+        metrics.values.inc(result.values);
+      }
+      for (const e of entries) {
+        attempts.delete(e.id);
+        failures.delete(e.partition);
+      }
+    };
+
+    while (!closing) {
+      await leases.releasePending([...assigned[index]!]).catch(() => undefined);
+      syncAssignments();
+      // A partition new to this loop may hold entries its previous owner read: those go first.
+      for (const p of newlyAssigned[index]!.splice(0)) recovering.add(p);
+      const now = Date.now();
+      const ready = [...assigned[index]!].filter((p) => (failures.get(p)?.retryAtMs ?? 0) <= now);
+      if (ready.length === 0) {
+        const waits = [...assigned[index]!].map((p) => (failures.get(p)?.retryAtMs ?? now) - now);
+        await Promise.race([leases.changed(1000), pause(Math.max(10, Math.min(1000, ...waits)))]);
+        continue;
+      }
+      const perPartition = Math.max(
+        1,
+        Math.floor(config.workerBatchMaxPayloads / (averageEntry * ready.length)),
+      );
+      let entries: QueueEntry[];
+      try {
+        const pending = ready.filter((p) => recovering.has(p));
+        if (pending.length > 0) {
+          // What was read before and not acknowledged goes first, in queue order.
+          const isolated = pending.filter((p) => (failures.get(p)?.count ?? 0) >= ISOLATE_AFTER);
+          const batched = pending.filter((p) => !isolated.includes(p));
+          entries = [
+            ...(await readEntries(reader, keys, batched, { pending: true, count: perPartition })),
+            ...(await readEntries(reader, keys, isolated, { pending: true, count: 1 })),
+          ];
+          const seen = new Set(entries.map((e) => e.partition));
+          for (const p of pending) if (!seen.has(p)) recovering.delete(p);
+          if (entries.length === 0) continue;
+        } else {
+          entries = await readEntries(reader, keys, ready, {
+            pending: false,
+            count: perPartition,
+            blockMs: BLOCK_MS,
+          });
+          if (entries.length === 0) continue;
+        }
+      } catch (err) {
+        const message = err instanceof Error ? err.message : String(err);
+        if (message.includes('NOGROUP')) await ensureGroups(control, keys, partitions).catch(() => undefined);
+        log.warn({ err: message }, 'reading the ingest queue failed; retrying');
+        for (const p of ready) recovering.add(p);
+        await pause(config.jobBackoffMs);
+        continue;
+      }
+      const itemCount = entries.reduce((n, e) => n + e.items.length, 0);
+      averageEntry = averageEntry * 0.8 + (itemCount / entries.length) * 0.2;
+
+      const isolated = entries.filter((e) => (failures.get(e.partition)?.count ?? 0) >= ISOLATE_AFTER);
+      const batch = entries.filter((e) => !isolated.includes(e));
+      if (batch.length > 0) {
+        try {
+          await processEntries(batch);
+        } catch (err) {
+          failed(batch, err);
+        }
+      }
+      for (const entry of isolated) {
+        try {
+          await processEntries([entry]);
+        } catch (err) {
+          failed([entry], err);
+          if ((attempts.get(entry.id) ?? 0) >= config.jobAttempts) {
+            await moveToDeadLetters(entry, err);
+          }
+        }
+      }
+    }
+
+    async function moveToDeadLetters(entry: QueueEntry, err: unknown): Promise<void> {
+      const reason = err instanceof Error ? err.message : String(err);
+      try {
+        await deadLetter(control, keys, entry, reason);
+        attempts.delete(entry.id);
+        failures.delete(entry.partition);
+        metrics.deadLetters.inc(entry.items.length);
+        log.error(
+          { partition: entry.partition, entry: entry.id, payloads: entry.items.length, err: reason },
+          `queue entry failed ${config.jobAttempts} times; moved to the dead-letter stream`,
+        );
+      } catch {
+        // Redis unreachable: the entry stays pending and is tried again.
+      }
+    }
+  };
+
+  const readers = assigned.map((_, i) => connectRedis(config.redisUrl, 'blocking', `vigil-worker-${i}`));
+  syncAssignments();
+  const loops = readers.map((reader, i) =>
+    runLoop(i, reader).catch((err: unknown) => {
+      log.error({ err: err instanceof Error ? err.message : String(err) }, 'worker step loop crashed');
     }),
   );
-  const workers = names.map((name) => {
-    const worker = new Worker<IngestJobData>(name, processor, {
-      connection,
-      prefix: deps.keys.queuePrefix(),
-      concurrency: 1,
-      stalledInterval: config.stalledIntervalMs,
-      lockDuration: Math.max(config.stalledIntervalMs, 5000),
-      // A job is lost to a crash loop only if it stalls this often; infrastructure faults are
-      // retried through attempts/backoff instead.
-      maxStalledCount: 100,
-      settings: {
-        backoffStrategy: (attemptsMade: number) =>
-          cappedBackoff(attemptsMade, config.jobBackoffMs, config.jobBackoffMaxMs),
-      },
-    });
-    worker.on('completed', () => jobs.inc({ result: 'completed' }));
-    worker.on('failed', (job, err) => {
-      jobs.inc({ result: 'failed' });
-      log.warn(
-        { queue: name, jobId: job?.id, attempt: job?.attemptsMade, err: err.message },
-        'job failed; it will be retried',
-      );
-    });
-    worker.on('error', (err) => log.error({ queue: name, err: err.message }, 'worker error'));
-    return worker;
-  });
-  await Promise.all(workers.map((w) => w.waitUntilReady()));
-  let closing: Promise<void> | undefined;
+  let closed: Promise<void> | undefined;
   return {
     close: () =>
-      (closing ??= (async () => {
-        await Promise.allSettled(workers.map((w) => w.close()));
-        await closeRedis(connection);
+      (closed ??= (async () => {
+        closing = true;
+        for (const w of [...wake]) w();
+        await Promise.allSettled(loops);
+        await leases.close();
+        await Promise.all([...readers, control].map((r) => closeRedis(r)));
       })()),
+  };
+}
+
+function workerMetrics(registry: Registry) {
+  const registers = [registry];
+  return {
+    steps: new Counter({
+      name: 'vigil_worker_steps_total',
+      help: 'Processing steps (queue entries taken together), by result.',
+      labelNames: ['result'],
+      registers,
+    }),
+    payloads: new Counter({ name: 'vigil_worker_payloads_total', help: 'Payloads processed.', registers }),
+    values: new Counter({ name: 'vigil_worker_values_total', help: 'Data point values stored.', registers }),
+    deadLetters: new Counter({
+      name: 'vigil_worker_dead_letter_payloads_total',
+      help: 'Payloads moved to the dead-letter stream after VIGIL_JOB_ATTEMPTS failed attempts.',
+      registers,
+    }),
+    partitions: new Gauge({
+      name: 'vigil_worker_partitions',
+      help: 'Ingest queue partitions this worker holds.',
+      registers,
+    }),
+    duration: new Histogram({
+      name: 'vigil_worker_step_seconds',
+      help: 'Time per processing step.',
+      buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers,
+    }),
   };
 }

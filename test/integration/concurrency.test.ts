@@ -42,7 +42,7 @@ describe('concurrent workers', () => {
     'gives the state and events of an in-order run with 4 worker processes and one SIGKILLed',
     { timeout: 240_000 },
     async () => {
-      const p = await startPipeline({ roles: 'gateway', stalledIntervalMs: 1000 });
+      const p = await startPipeline({ roles: 'gateway', partitionLeaseMs: 1000 });
       const names = Array.from({ length: DEVICES }, (_, d) => `dev-${d}`);
       const { key } = await provisionComfort(p, 'acme', names);
       await p.admin.setPreparser(

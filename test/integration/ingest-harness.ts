@@ -4,11 +4,11 @@
  * reached the queue.
  */
 import { randomBytes, createHash } from 'node:crypto';
-import { Queue } from 'bullmq';
 import { Registry } from 'prom-client';
 import type { Config } from '../../src/config/schema.ts';
 import { createLogger } from '../../src/log/logger.ts';
-import { ingestQueueNames, type IngestItem, type IngestJobData } from '../../src/queue/jobs.ts';
+import { queuedItems } from '../../src/queue/ingest-queue.ts';
+import type { IngestItem } from '../../src/queue/jobs.ts';
 import { closeRedis, connectRedis, type Redis } from '../../src/redis/connect.ts';
 import { createKeys, type Keys } from '../../src/state/keys.ts';
 import { testConfig } from '../support/context.ts';
@@ -25,7 +25,7 @@ export interface IngestHarness {
   revokeApiKey(key: string): Promise<void>;
   /** Sets (or with `null` removes) the environment's pre-parser. */
   setPreparser(env: string, state: 'enabled' | 'disabled' | null): Promise<void>;
-  /** Every item of every job in the ingest queue, in job order. */
+  /** Every item queued (not yet processed), in acceptance order. */
   queuedItems(): Promise<IngestItem[]>;
   close(): Promise<void>;
 }
@@ -38,11 +38,6 @@ export function createIngestHarness(overrides: Parameters<typeof testConfig>[0] 
   const redis = connectRedis(config.redisUrl, 'command', 'test-ingest');
   const queueConnection = connectRedis(config.redisUrl, 'blocking', 'test-ingest-queue');
   const reader = connectRedis(config.redisUrl, 'blocking', 'test-reader');
-  const queues = ingestQueueNames(config).map((name) => {
-    const queue = new Queue<IngestJobData>(name, { connection: reader, prefix: keys.queuePrefix() });
-    queue.on('error', () => undefined);
-    return queue;
-  });
   return {
     config,
     keys,
@@ -74,18 +69,12 @@ export function createIngestHarness(overrides: Parameters<typeof testConfig>[0] 
       }
     },
     async queuedItems() {
-      // Jobs of all partitions, in acceptance order (items carry their receive time and time-sortable id).
-      const jobs = (
-        await Promise.all(
-          queues.map((q) => q.getJobs(['wait', 'delayed', 'prioritized', 'active', 'completed', 'failed'])),
-        )
-      ).flat();
-      return jobs
-        .flatMap((j) => j.data.items)
-        .sort((a, b) => a.receivedMs - b.receivedMs || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      // Entries of all partitions, in acceptance order (items carry their receive time and time-sortable id).
+      return (await queuedItems(reader, keys, config.queuePartitions)).sort(
+        (a, b) => a.receivedMs - b.receivedMs || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
+      );
     },
     async close() {
-      await Promise.all(queues.map((q) => q.close().catch(() => undefined)));
       await Promise.all([closeRedis(redis), closeRedis(queueConnection), closeRedis(reader)]);
     },
   };

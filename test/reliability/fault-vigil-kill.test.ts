@@ -14,7 +14,7 @@ import { spawnVigil, type ChildVigil } from '../support/workers.ts';
 describe('numbered run, whole Vigil process SIGKILLed', () => {
   it('stores every acknowledged payload exactly once after a restart', { timeout: 240_000 }, async () => {
     // The in-process pipeline only provides the admin handle and the config (scheduler role).
-    const p = await startPipeline({ roles: 'scheduler', stalledIntervalMs: 1000 });
+    const p = await startPipeline({ roles: 'scheduler', partitionLeaseMs: 1000 });
     const devices = Array.from({ length: 20 }, (_, i) => `dev-${i}`);
     const { key } = await provisionNumbered(p, 'acme', devices);
     const gatewayPort = await freePort();

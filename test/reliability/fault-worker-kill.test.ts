@@ -13,7 +13,7 @@ describe('numbered run, worker process SIGKILLed', () => {
     'stores every acknowledged payload exactly once and keeps the newest value as state',
     { timeout: 240_000 },
     async () => {
-      const p = await startPipeline({ roles: 'gateway', stalledIntervalMs: 1000 });
+      const p = await startPipeline({ roles: 'gateway', partitionLeaseMs: 1000 });
       const devices = Array.from({ length: 20 }, (_, i) => `dev-${i}`);
       const { key } = await provisionNumbered(p, 'acme', devices);
       const mqttUrl = await brokerFor(p);

@@ -4,9 +4,8 @@
  * core's dependencies), the run sizes, and the checks every scenario ends with.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Queue } from 'bullmq';
 import { expect, onTestFinished } from 'vitest';
-import { ingestQueueNames, type IngestJobData } from '../../src/queue/jobs.ts';
+import { listDeadLetters } from '../../src/queue/ingest-queue.ts';
 import { Registry } from 'prom-client';
 import { createLogger } from '../../src/log/logger.ts';
 import { startMqttBroker } from '../../src/mqtt/broker.ts';
@@ -83,24 +82,9 @@ async function logSummary(p: Pipeline, env: string): Promise<string> {
   return JSON.stringify(Object.fromEntries(counts));
 }
 
-/** Jobs BullMQ gave up on (their payloads would be lost): id, reason, payload count. */
-async function failedJobs(p: Pipeline): Promise<{ id?: string; reason: string; items: number }[]> {
-  const out: { id?: string; reason: string; items: number }[] = [];
-  for (const name of ingestQueueNames(p.config)) {
-    const queue = new Queue<IngestJobData>(name, { connection: p.redis, prefix: p.keys.queuePrefix() });
-    try {
-      for (const job of await queue.getFailed()) {
-        out.push({
-          ...(job.id ? { id: job.id } : {}),
-          reason: job.failedReason,
-          items: job.data.items.length,
-        });
-      }
-    } finally {
-      await queue.close();
-    }
-  }
-  return out;
+/** Queue entries the workers gave up on (in the dead-letter stream): id, reason, payload count. */
+async function failedJobs(p: Pipeline): Promise<{ id: string; reason: string; items: number }[]> {
+  return listDeadLetters(p.redis, p.keys);
 }
 
 /**

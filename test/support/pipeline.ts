@@ -33,7 +33,7 @@ export async function startPipeline(
   const config = testConfig({
     mqttEnabled: false,
     availabilityCheckMs: 200,
-    stalledIntervalMs: 2000,
+    partitionLeaseMs: 2000,
     jobBackoffMs: 200,
     ...overrides,
   });
@@ -104,18 +104,8 @@ export async function eventually<T>(
   throw new Error(`timed out waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`);
 }
 
-/** True (else undefined, for eventually()) when no ingest job is waiting, delayed or active. */
+/** True (else undefined, for eventually()) when no ingest queue entry is waiting or in process. */
 export async function queueIdle(p: Pipeline): Promise<true | undefined> {
-  const { Queue } = await import('bullmq');
-  const { ingestQueueNames } = await import('../../src/queue/jobs.ts');
-  for (const name of ingestQueueNames(p.config)) {
-    const queue = new Queue(name, { connection: p.redis, prefix: p.keys.queuePrefix() });
-    try {
-      const counts = await queue.getJobCounts('wait', 'delayed', 'active', 'prioritized', 'waiting-children');
-      if (Object.values(counts).some((n) => n > 0)) return undefined;
-    } finally {
-      await queue.close();
-    }
-  }
-  return true;
+  const { countEntries } = await import('../../src/queue/ingest-queue.ts');
+  return (await countEntries(p.redis, p.keys, p.config.queuePartitions)) === 0 ? true : undefined;
 }

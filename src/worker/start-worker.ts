@@ -132,7 +132,7 @@ export async function startWorker(deps: {
       );
     };
 
-    const processEntries = async (entries: QueueEntry[]): Promise<void> => {
+    const processEntries = async (entries: QueueEntry[], isolated: boolean): Promise<void> => {
       const items = entries.flatMap((e) => e.items);
       const end = metrics.duration.startTimer();
       const result = items.length > 0 ? await deps.process(items) : undefined;
@@ -145,7 +145,9 @@ export async function startWorker(deps: {
       }
       for (const e of entries) {
         attempts.delete(e.id);
-        failures.delete(e.partition);
+        // An isolated partition stays isolated until none of its failed entries is left pending.
+        if (isolated) failures.set(e.partition, { count: ISOLATE_AFTER, retryAtMs: 0 });
+        else failures.delete(e.partition);
       }
     };
 
@@ -177,7 +179,11 @@ export async function startWorker(deps: {
             ...(await readEntries(reader, keys, isolated, { pending: true, count: 1 })),
           ];
           const seen = new Set(entries.map((e) => e.partition));
-          for (const p of pending) if (!seen.has(p)) recovering.delete(p);
+          for (const p of pending) {
+            if (seen.has(p)) continue;
+            recovering.delete(p);
+            failures.delete(p);
+          }
           if (entries.length === 0) continue;
         } else {
           entries = await readEntries(reader, keys, ready, {
@@ -202,14 +208,14 @@ export async function startWorker(deps: {
       const batch = entries.filter((e) => !isolated.includes(e));
       if (batch.length > 0) {
         try {
-          await processEntries(batch);
+          await processEntries(batch, false);
         } catch (err) {
           failed(batch, err);
         }
       }
       for (const entry of isolated) {
         try {
-          await processEntries([entry]);
+          await processEntries([entry], true);
         } catch (err) {
           failed([entry], err);
           if ((attempts.get(entry.id) ?? 0) >= config.jobAttempts) {

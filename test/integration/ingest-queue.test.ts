@@ -1,0 +1,200 @@
+/**
+ * The ingest queue's own promises, on the real Redis: partitions are shared fairly among live
+ * workers and taken over when a worker's leases expire; a worker processes each partition in
+ * order, retries failed steps, and moves an entry that keeps failing to the dead-letter stream
+ * while the other partitions — and the rest of its own partition, after it — keep flowing.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Registry } from 'prom-client';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import type { Config } from '../../src/config/schema.ts';
+import { createLogger } from '../../src/log/logger.ts';
+import { createIngestProducer } from '../../src/queue/ingest-producer.ts';
+import { countEntries, listDeadLetters } from '../../src/queue/ingest-queue.ts';
+import { partitionOf, type IngestItem } from '../../src/queue/jobs.ts';
+import { createPartitionLeases } from '../../src/queue/partition-leases.ts';
+import { closeRedis, connectRedis } from '../../src/redis/connect.ts';
+import { createKeys } from '../../src/state/keys.ts';
+import { startWorker } from '../../src/worker/start-worker.ts';
+import { testConfig } from '../support/context.ts';
+import { eventually } from '../support/pipeline.ts';
+
+const log = createLogger('silent');
+
+async function setup(overrides: Parameters<typeof testConfig>[0] = {}) {
+  const config = testConfig({ queuePartitions: 4, ...overrides });
+  const keys = createKeys(config.keyPrefix);
+  const redis = connectRedis(config.redisUrl, 'blocking', 'test-queue');
+  onTestFinished(() => closeRedis(redis));
+  await redis.ping();
+  return { config, keys, redis };
+}
+
+function item(device: string, n: number): IngestItem {
+  return {
+    id: `${device}-${n}`,
+    env: 'e1',
+    gateway: 'raw',
+    via: 'http',
+    receivedMs: 1_700_000_000_000 + n,
+    body: String(n),
+    bodyIsHex: false,
+    deviceName: device,
+    client: '127.0.0.1',
+  };
+}
+
+/** A device name for each partition (the routing key of a raw item is env + device name). */
+function devicePerPartition(partitions: number): string[] {
+  const found = new Map<number, string>();
+  for (let i = 0; found.size < partitions; i++) {
+    const p = partitionOf(`e1\ndev-${i}`, partitions);
+    if (!found.has(p)) found.set(p, `dev-${i}`);
+  }
+  return [...found.entries()].sort((a, b) => a[0] - b[0]).map(([, d]) => d);
+}
+
+async function worker(config: Config, process: (items: IngestItem[]) => Promise<void>) {
+  const w = await startWorker({
+    config,
+    keys: createKeys(config.keyPrefix),
+    log,
+    metrics: new Registry(),
+    process: async (items) => {
+      await process(items);
+      return { payloads: items.length, values: 0, staleValues: 0 };
+    },
+  });
+  onTestFinished(() => w.close());
+  return w;
+}
+
+describe('partition leases', () => {
+  it('shares the partitions fairly between live workers and hands them all to the survivor', async () => {
+    const { config, keys, redis } = await setup({ queuePartitions: 8 });
+    const lease = () => createPartitionLeases({ redis, keys, partitions: 8, leaseMs: 1500, log });
+    const a = lease();
+    onTestFinished(() => a.close());
+    await a.tick();
+    expect(a.owned()).toHaveLength(8);
+    const b = lease();
+    onTestFinished(() => b.close());
+    await b.tick(); // b is live: a's share drops to 4
+    await a.tick();
+    await a.releasePending(a.owned()); // between steps a hands back what exceeds its share
+    await b.tick();
+    expect(a.owned()).toHaveLength(4);
+    expect(b.owned()).toHaveLength(4);
+    expect(new Set([...a.owned(), ...b.owned()]).size).toBe(8);
+    await a.close();
+    await b.tick();
+    expect(b.owned()).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    expect(config.queuePartitions).toBe(8);
+  });
+
+  it('takes over the partitions of a worker that died only once its leases expire', async () => {
+    const { keys, redis } = await setup();
+    // A dead worker's leases: they stay until their TTL runs out.
+    for (let p = 0; p < 4; p++) await redis.set(keys.partitionLease(p), 'dead-worker', 'PX', 600);
+    const b = createPartitionLeases({ redis, keys, partitions: 4, leaseMs: 1500, log });
+    onTestFinished(() => b.close());
+    await b.tick();
+    expect(b.owned()).toEqual([]);
+    await sleep(700);
+    await b.tick();
+    expect(b.owned()).toEqual([0, 1, 2, 3]);
+  });
+});
+
+describe('worker steps', () => {
+  it('takes everything waiting as one step, in queue order per partition', async () => {
+    const { config, keys, redis } = await setup({ workerConcurrency: 1 });
+    const producer = createIngestProducer({ connection: redis, keys, config });
+    const devices = devicePerPartition(4);
+    for (let n = 0; n < 50; n++) await producer.add(devices.map((d) => item(d, n)));
+    const steps: IngestItem[][] = [];
+    await worker(config, (items) => {
+      steps.push(items);
+      return Promise.resolve();
+    });
+    await eventually(
+      async () => ((await countEntries(redis, keys, 4)) === 0 ? true : undefined),
+      10_000,
+      'drained',
+    );
+    const seen = steps.flat();
+    expect(seen).toHaveLength(200);
+    // 200 entries waiting before the worker started: a few large steps, not one per entry.
+    expect(steps.length).toBeLessThan(20);
+    for (const d of devices) {
+      expect(seen.filter((i) => i.deviceName === d).map((i) => i.body)).toEqual(
+        Array.from({ length: 50 }, (_, n) => String(n)),
+      );
+    }
+  });
+
+  it('retries a failed step until it succeeds, losing nothing', async () => {
+    const { config, keys, redis } = await setup({ jobBackoffMs: 20, jobBackoffMaxMs: 50 });
+    const producer = createIngestProducer({ connection: redis, keys, config });
+    const devices = devicePerPartition(4);
+    let failuresLeft = 5;
+    const done = new Set<string>();
+    await worker(config, (items) => {
+      if (failuresLeft > 0) {
+        failuresLeft -= 1;
+        return Promise.reject(new Error('InfluxDB write failed (503)'));
+      }
+      for (const i of items) done.add(i.id);
+      return Promise.resolve();
+    });
+    for (let n = 0; n < 20; n++) await producer.add(devices.map((d) => item(d, n)));
+    await eventually(() => Promise.resolve(done.size === 80 ? true : undefined), 10_000, 'all processed');
+    await eventually(
+      async () => ((await countEntries(redis, keys, 4)) === 0 ? true : undefined),
+      5000,
+      'acknowledged',
+    );
+    expect(await listDeadLetters(redis, keys)).toEqual([]);
+  });
+
+  it('dead-letters an entry that keeps failing; its partition goes on after it, the others never stop', async () => {
+    const { config, keys, redis } = await setup({ jobAttempts: 4, jobBackoffMs: 10, jobBackoffMaxMs: 40 });
+    const producer = createIngestProducer({ connection: redis, keys, config });
+    const devices = devicePerPartition(4);
+    const processed: IngestItem[] = [];
+    await worker(config, (items) => {
+      if (items.some((i) => i.body === 'poison')) return Promise.reject(new Error('cannot process poison'));
+      processed.push(...items);
+      return Promise.resolve();
+    });
+    await producer.add(devices.map((d) => item(d, 0)));
+    await producer.add([{ ...item(devices[1]!, 1), body: 'poison' }]);
+    for (let n = 2; n < 10; n++) await producer.add(devices.map((d) => item(d, n)));
+    await eventually(
+      () => Promise.resolve(processed.length === 4 * 9 ? true : undefined),
+      10_000,
+      'the good payloads',
+    );
+    const dead = await listDeadLetters(redis, keys);
+    expect(dead).toHaveLength(1);
+    expect(dead[0]).toMatchObject({ partition: 1, items: 1, reason: 'cannot process poison' });
+    for (const d of devices) {
+      expect(processed.filter((i) => i.deviceName === d).map((i) => i.body)).toEqual([
+        '0',
+        '2',
+        '3',
+        '4',
+        '5',
+        '6',
+        '7',
+        '8',
+        '9',
+      ]);
+    }
+    await eventually(
+      async () => ((await countEntries(redis, keys, 4)) === 0 ? true : undefined),
+      5000,
+      'acknowledged',
+    );
+  });
+});

@@ -211,8 +211,8 @@ export const SETTINGS = {
   ),
   workerConcurrency: setting(
     'VIGIL_WORKER_CONCURRENCY',
-    "Processing steps a worker process runs at once, each on its own share of the worker's partitions (one step's history write overlaps the next step's parsing).",
-    '2',
+    "Processing steps a worker process runs at once, each on its own share of the worker's partitions (one step's waits on Redis and InfluxDB overlap another's parsing).",
+    '4',
     z.coerce.number().int().min(1).max(64),
   ),
   jobAttempts: setting(

@@ -6,6 +6,8 @@
 /** A field value as written: numbers are floats, `{ int }` an integer, strings quoted. */
 export type FieldValue = number | string | { int: number };
 
+const TAG_SPECIAL = /[,= \\\r\n]/;
+
 /**
  * Escapes a tag key or value. Commas, equals signs and spaces get a backslash. Line protocol cannot
  * carry a newline in a tag, nor a backslash right before a delimiter or at the end (1.x rejects the
@@ -13,6 +15,8 @@ export type FieldValue = number | string | { int: number };
  * creation); the mapping only keeps a bad name from failing a whole batch forever.
  */
 export function escapeTag(s: string): string {
+  // Almost every name needs nothing: one scan instead of three replacements.
+  if (!TAG_SPECIAL.test(s)) return s;
   return s
     .replace(/[\r\n]/g, ' ')
     .replace(/\\(?=[,= ]|$)/g, '/')
@@ -41,6 +45,8 @@ function formatField(v: FieldValue): string {
  */
 export function timestampNs(timeMs: number, offsetNs: number): string {
   const off = Math.min(999_999, Math.max(0, Math.trunc(offsetNs)));
+  // Positive whole milliseconds (every real measurement time): digits side by side, no BigInt.
+  if (timeMs > 0 && Number.isSafeInteger(timeMs)) return `${timeMs}${String(off).padStart(6, '0')}`;
   return (BigInt(Math.trunc(timeMs)) * 1_000_000n + BigInt(off)).toString();
 }
 

@@ -1,6 +1,6 @@
 /**
- * Current state in Redis: applies readings atomically (one Lua script call per device and job,
- * all calls of a job in one pipeline) and marks lost contact exactly once.
+ * Current state in Redis: applies readings atomically per device (one Lua script call per up to
+ * DEVICES_PER_CALL devices, all calls of a step in one pipeline) and marks lost contact exactly once.
  */
 import { readFileSync } from 'node:fs';
 import type { Redis } from 'ioredis';
@@ -70,16 +70,15 @@ export interface StateStore {
 }
 
 type ScriptRedis = Redis & {
-  vigilApplyReadings(
-    k1: string,
-    k2: string,
-    k3: string,
-    k4: string,
-    k5: string,
-    arg: string,
-  ): Promise<string[]>;
+  vigilApplyReadings(numberOfKeys: number, ...args: string[]): Promise<string[][]>;
   vigilMarkContactLost(...args: (string | number)[]): Promise<number>;
 };
+
+/**
+ * Devices per script call: calls are pipelined, and a call runs alone in Redis, so this bounds
+ * how long one call holds Redis up (64 devices: about 2 ms) while sharing the per-call cost.
+ */
+export const DEVICES_PER_CALL = 64;
 
 export function createStateStore(deps: {
   redis: Redis;
@@ -91,7 +90,7 @@ export function createStateStore(deps: {
   const redis = deps.redis as ScriptRedis;
   const outboxMax = deps.outboxMax ?? 1_000_000;
   if (typeof (deps.redis as unknown as { vigilApplyReadings?: unknown }).vigilApplyReadings !== 'function') {
-    redis.defineCommand('vigilApplyReadings', { numberOfKeys: 5, lua: applyLua });
+    redis.defineCommand('vigilApplyReadings', { lua: applyLua });
     redis.defineCommand('vigilMarkContactLost', { numberOfKeys: 5, lua: lostLua });
   }
   return {
@@ -100,21 +99,24 @@ export function createStateStore(deps: {
       const pipeline = redis.pipeline() as unknown as ScriptRedis & {
         exec(): Promise<[Error | null, unknown][] | null>;
       };
-      for (const d of batch) {
-        void pipeline.vigilApplyReadings(
-          keys.deviceState(d.env, d.device),
-          keys.envEvents(d.env),
-          keys.deviceEvents(d.env, d.device),
-          keys.availabilityDeadlines(),
-          keys.eventOutbox(),
-          JSON.stringify(toScriptArg(d, nowMs, deps.eventsCap, outboxMax)),
-        );
+      for (let i = 0; i < batch.length; i += DEVICES_PER_CALL) {
+        const devices = batch.slice(i, i + DEVICES_PER_CALL);
+        const keyList = [keys.availabilityDeadlines(), keys.eventOutbox()];
+        for (const d of devices) {
+          keyList.push(
+            keys.deviceState(d.env, d.device),
+            keys.envEvents(d.env),
+            keys.deviceEvents(d.env, d.device),
+          );
+        }
+        const arg = JSON.stringify(toScriptArg(devices, nowMs, deps.eventsCap, outboxMax));
+        void pipeline.vigilApplyReadings(keyList.length, ...keyList, arg);
       }
       const results = await pipeline.exec();
       if (!results) throw new Error('Redis pipeline returned nothing');
-      return results.map(([err, res]) => {
+      return results.flatMap(([err, res]) => {
         if (err) throw err;
-        return (res as string[]).map((s) => (s === '' ? null : (s as Status)));
+        return (res as string[][]).map((device) => device.map((s) => (s === '' ? null : (s as Status))));
       });
     },
     async markContactLost(env, device, deadlineMs, eventJson, nowMs) {
@@ -136,29 +138,37 @@ export function createStateStore(deps: {
   };
 }
 
-function toScriptArg(d: DeviceReadings, nowMs: number, eventsCap: number, outboxMax: number) {
-  const sensors: Record<string, { st: Status[]; ds: string[]; ri: string; sup: number; ty: string }> = {};
-  for (const [name, m] of Object.entries(d.sensors)) {
-    // cjson turns empty Lua tables into objects; the script indexes these arrays only by rule.
-    sensors[name] = {
-      st: m.statuses,
-      ds: m.descriptions,
-      ri: m.rulesId,
-      sup: m.suppressed ? 1 : 0,
-      ty: m.sensorType,
-    };
-  }
-  return {
-    env: d.env,
-    device: d.device,
-    displayName: d.displayName,
-    nowMs,
-    contactMs: d.contactMs,
-    contactIso: new Date(d.contactMs || nowMs).toISOString(),
-    timeoutMs: d.timeoutMs,
-    eventsCap,
-    outboxMax,
-    sensors,
-    vals: d.values.map((v) => [v.sensor, v.timeMs, v.offsetNs, v.valueJson, v.currentValue, v.outcomes]),
-  };
+/** The script's argument: rule metadata once per distinct object, devices by position. */
+function toScriptArg(devices: DeviceReadings[], nowMs: number, eventsCap: number, outboxMax: number) {
+  const metaIndex = new Map<SensorMeta, number>();
+  const m: { st: Status[]; ds: string[]; ri: string; sup: number; ty: string }[] = [];
+  const d = devices.map((dev) => {
+    const sensors: Record<string, number> = {};
+    for (const [name, meta] of Object.entries(dev.sensors)) {
+      let index = metaIndex.get(meta);
+      if (index === undefined) {
+        index = m.length;
+        metaIndex.set(meta, index);
+        m.push({
+          st: meta.statuses,
+          ds: meta.descriptions,
+          ri: meta.rulesId,
+          sup: meta.suppressed ? 1 : 0,
+          ty: meta.sensorType,
+        });
+      }
+      sensors[name] = index;
+    }
+    return [
+      dev.env,
+      dev.device,
+      dev.displayName,
+      dev.contactMs,
+      new Date(dev.contactMs || nowMs).toISOString(),
+      dev.timeoutMs,
+      sensors,
+      dev.values.map((v) => [v.sensor, v.timeMs, v.offsetNs, v.valueJson, v.currentValue, v.outcomes]),
+    ];
+  });
+  return { n: nowMs, cap: eventsCap, omax: outboxMax, m, d };
 }

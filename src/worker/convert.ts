@@ -88,16 +88,10 @@ export async function convertReadings(
         let set = sets.get(key);
         let meta = sensors[key];
         if (!set || !meta) {
-          set = overrides[key] ?? { rules: dp.thresholds, hysteresis: dp.hysteresis };
+          set = overrides[key] ?? defaultSet(dp);
           sets.set(key, set);
           const until = suppressed[key];
-          meta = {
-            statuses: set.rules.map((rule) => rule.status),
-            descriptions: set.rules.map((rule) => ruleDescription(rule, dp.dataType, locale)),
-            rulesId: thresholdFingerprint(set),
-            suppressed: until !== undefined && (until === 0 || until > nowMs),
-            sensorType: DATA_TYPE_INFO[dp.dataType].sensorType,
-          };
+          meta = ruleMeta(set, dp, locale, until !== undefined && (until === 0 || until > nowMs));
           sensors[key] = meta;
         }
         const outs = possibleOutcomes(converted.value, set).map((o) => o.ruleIndex);
@@ -152,4 +146,46 @@ export async function convertReadings(
     pending.push(values.map((x) => x.p));
   }
   return { devices, pending };
+}
+
+/**
+ * The threshold set of a data point without device override: one object per definition version
+ * (definitions and overrides are cached objects), so what is derived from it below is computed
+ * once, not per device and step.
+ */
+const defaultSets = new WeakMap<DataPointSpec, ThresholdSet>();
+function defaultSet(dp: DataPointSpec): ThresholdSet {
+  let set = defaultSets.get(dp);
+  if (!set) {
+    set = { rules: dp.thresholds, hysteresis: dp.hysteresis };
+    defaultSets.set(dp, set);
+  }
+  return set;
+}
+
+const ruleMetas = new WeakMap<ThresholdSet, Map<string, SensorMeta>>();
+/**
+ * What the state step needs of a data point's rules — statuses, descriptions in the locale,
+ * fingerprint — memoised per threshold set, so devices sharing a set share one object (the state
+ * step sends each distinct object once per call).
+ */
+function ruleMeta(set: ThresholdSet, dp: DataPointSpec, locale: Locale, suppressed: boolean): SensorMeta {
+  let byKey = ruleMetas.get(set);
+  if (!byKey) {
+    byKey = new Map();
+    ruleMetas.set(set, byKey);
+  }
+  const key = `${locale}\n${dp.dataType}\n${suppressed ? 1 : 0}`;
+  let meta = byKey.get(key);
+  if (!meta) {
+    meta = {
+      statuses: set.rules.map((rule) => rule.status),
+      descriptions: set.rules.map((rule) => ruleDescription(rule, dp.dataType, locale)),
+      rulesId: thresholdFingerprint(set),
+      suppressed,
+      sensorType: DATA_TYPE_INFO[dp.dataType].sensorType,
+    };
+    byKey.set(key, meta);
+  }
+  return meta;
 }

@@ -1,8 +1,8 @@
 /**
- * Processing of one queued job: pre-parse → resolve devices → parse → convert → store state →
- * write history → log outcomes. Per-payload problems are logged and never fail the job; only
- * infrastructure faults (Redis, InfluxDB) throw, so BullMQ retries the whole job — which is safe,
- * because every step is idempotent (state by measurement time, history by timestamp).
+ * Processing of one worker step: pre-parse → resolve devices → parse → convert → store state →
+ * write history and log outcomes (these two finish after the result is returned). Per-payload
+ * problems are logged and never fail the step; only infrastructure faults (Redis, InfluxDB) fail it, so the worker retries the whole step — which is
+ * safe, because every step is idempotent (state by measurement time, history by timestamp).
  */
 import { DATA_TYPE_INFO } from '../domain/data-types.ts';
 import type { Status } from '../domain/types.ts';
@@ -34,6 +34,11 @@ export interface ProcessResult {
   payloads: number;
   values: number;
   staleValues: number;
+  /**
+   * Settles once history and the ingestion log are written (state already is when the result
+   * comes), so the worker can start its next step meanwhile; the entries are acknowledged after.
+   */
+  written?: Promise<void>;
 }
 
 export function createIngestProcessor(
@@ -60,12 +65,18 @@ export function createIngestProcessor(
       timeMs: d.contactMs,
       offsetNs: 0,
     }));
-    await deps.history.write({ values, events: [], contacts });
-    await deps.ingestLog.record(outcomes.entries().map(({ env, entry }) => ({ env, ...entry })));
+    // Independent writes: history (InfluxDB) and the ingestion log (Redis) go out together.
+    const written = Promise.all([
+      deps.history.write({ values, events: [], contacts }),
+      deps.ingestLog.record(outcomes.entries().map(({ env, entry }) => ({ env, ...entry }))),
+    ]).then(() => undefined);
+    // Observed by the worker; this keeps an early failure from counting as unhandled meanwhile.
+    written.catch(() => undefined);
     return {
       payloads: items.length,
       values: values.length,
       staleValues: applied.flat().filter((s) => s === null).length,
+      written,
     };
   };
 }

@@ -20,13 +20,7 @@ import { Counter, Gauge, Histogram } from 'prom-client';
 import type { Config } from '../config/schema.ts';
 import type { Logger } from '../log/logger.ts';
 import { cappedBackoff } from '../queue/ingest-producer.ts';
-import {
-  ackEntries,
-  deadLetter,
-  ensureGroups,
-  readEntries,
-  type QueueEntry,
-} from '../queue/ingest-queue.ts';
+import { ackEntries, deadLetter, ensureGroups, readEntries, type QueueEntry } from '../queue/ingest-queue.ts';
 import type { IngestItem } from '../queue/jobs.ts';
 import { createPartitionLeases } from '../queue/partition-leases.ts';
 import { connectRedis, closeRedis, type Redis } from '../redis/connect.ts';
@@ -39,6 +33,8 @@ export interface RunningWorker {
 
 /** Consecutive failed steps after which a partition is retried one entry at a time. */
 const ISOLATE_AFTER = 3;
+/** Steps of one loop whose history is still being written while the loop processes the next. */
+const MAX_FINISHING = 1;
 /** Longest a read waits for new entries before the step loop looks at its partitions again. */
 const BLOCK_MS = 250;
 
@@ -132,26 +128,49 @@ export async function startWorker(deps: {
       );
     };
 
-    const processEntries = async (entries: QueueEntry[], isolated: boolean): Promise<void> => {
+    /**
+     * Processes entries up to their state; resolves with the rest (history, ingestion log, then the
+     * acknowledgement), which runs while the loop starts its next step.
+     */
+    const processEntries = async (
+      entries: QueueEntry[],
+      isolated: boolean,
+    ): Promise<{ finished: Promise<void> }> => {
       const items = entries.flatMap((e) => e.items);
       const end = metrics.duration.startTimer();
       const result = items.length > 0 ? await deps.process(items) : undefined;
-      await ackEntries(control, keys, entries);
-      end();
-      metrics.steps.inc({ result: 'completed' });
-      if (result) {
-        metrics.payloads.inc(result.payloads);
-        metrics.values.inc(result.values);
-      }
-      for (const e of entries) {
-        attempts.delete(e.id);
-        // An isolated partition stays isolated until none of its failed entries is left pending.
-        if (isolated) failures.set(e.partition, { count: ISOLATE_AFTER, retryAtMs: 0 });
-        else failures.delete(e.partition);
-      }
+      const finished = (async () => {
+        await result?.written;
+        await ackEntries(control, keys, entries);
+        end();
+        metrics.steps.inc({ result: 'completed' });
+        if (result) {
+          metrics.payloads.inc(result.payloads);
+          metrics.values.inc(result.values);
+        }
+        for (const e of entries) {
+          attempts.delete(e.id);
+          // An isolated partition stays isolated until none of its failed entries is left pending.
+          if (isolated) failures.set(e.partition, { count: ISOLATE_AFTER, retryAtMs: 0 });
+          else failures.delete(e.partition);
+        }
+      })();
+      return { finished };
+    };
+    // Steps whose history is still being written: at most one beside the step being processed.
+    const finishing = new Set<Promise<void>>();
+    const track = (entries: QueueEntry[], done: Promise<void>) => {
+      const tracked: Promise<void> = done
+        .catch((err: unknown) => failed(entries, err))
+        .finally(() => finishing.delete(tracked));
+      finishing.add(tracked);
     };
 
     while (!closing) {
+      while (finishing.size > 0 && (finishing.size >= MAX_FINISHING || recovering.size > 0)) {
+        // A pending read must not see entries of a step that may still succeed.
+        await Promise.race(finishing);
+      }
       await leases.releasePending([...assigned[index]!]).catch(() => undefined);
       syncAssignments();
       // A partition new to this loop may hold entries its previous owner read: those go first.
@@ -208,14 +227,16 @@ export async function startWorker(deps: {
       const batch = entries.filter((e) => !isolated.includes(e));
       if (batch.length > 0) {
         try {
-          await processEntries(batch, false);
+          track(batch, (await processEntries(batch, false)).finished);
         } catch (err) {
           failed(batch, err);
         }
       }
       for (const entry of isolated) {
         try {
-          await processEntries([entry], true);
+          await (
+            await processEntries([entry], true)
+          ).finished;
         } catch (err) {
           failed([entry], err);
           if ((attempts.get(entry.id) ?? 0) >= config.jobAttempts) {
@@ -224,6 +245,7 @@ export async function startWorker(deps: {
         }
       }
     }
+    await Promise.allSettled([...finishing]);
 
     async function moveToDeadLetters(entry: QueueEntry, err: unknown): Promise<void> {
       const reason = err instanceof Error ? err.message : String(err);

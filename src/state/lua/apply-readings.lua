@@ -1,119 +1,149 @@
 --[[
-Applies one device's readings of one job atomically: current state per data point, status and
-Sensors events, device contact, availability deadline and the "Contact restored" event.
+Applies the readings of several devices of one worker step, each device atomically: current state
+per data point, status and Sensors events, device contact, availability deadline and the
+"Contact restored" event.
 
 Statuses are decided by the worker in JavaScript for every possible previous rule (the domain's
 possibleOutcomes), so this script only picks the outcome that matches the stored previous rule:
 no threshold logic is duplicated here, and concurrent workers can never interleave a
 read-modify-write of the same data point.
 
-KEYS[1] device state hash      KEYS[2] environment events zset   KEYS[3] device events zset
-KEYS[4] availability deadlines KEYS[5] event outbox stream
+KEYS[1] availability deadlines   KEYS[2] event outbox stream
+then per device i (from 0): KEYS[3+3i] device state hash, KEYS[4+3i] environment events zset,
+                            KEYS[5+3i] device events zset
 ARGV[1] JSON: {
-  env, device, displayName, nowMs, contactMs, contactIso, timeoutMs, eventsCap, outboxMax,
-  sensors = { [name] = { st = {status per rule}, ds = {description per rule}, ri = fingerprint,
-                         sup = 0|1, ty = sensorType } },
-  vals = { {sensor, ms, off, valueJson, currentValue, {outcome per previous rule: -1..n-1}} … }
-         (sorted by ms, off)
+  n = nowMs, cap = eventsCap, omax = outboxMax,
+  m = { {st = {status per rule}, ds = {description per rule}, ri = fingerprint, sup = 0|1,
+         ty = sensorType} … }                      (rule metadata, shared by devices)
+  d = { {env, device, displayName, contactMs, contactIso, timeoutMs, {[sensor] = index into m},
+         { {sensor, ms, off, valueJson, currentValue, {outcome per previous rule: -1..n-1}} … }
+        } … }                                      (values sorted by ms, off)
 }
-Returns: the status applied per value, or '' where the value was older than the stored one
-(history only) or a replay of it.
+Returns per device: the status applied per value, or '' where the value was older than the stored
+one (history only) or a replay of it.
 ]]
 local a = cjson.decode(ARGV[1])
-local stateKey, envEvents, devEvents, deadlines, outbox = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local deadlines, outbox = KEYS[1], KEYS[2]
+local nowMs, metas = a.n, a.m
+local nowText = string.format('%d', nowMs)
+local STATE_FIELDS = { 'u', 't', 's', 'r', 'ri' }
+local capped = {}
 
--- Read every field this script may need in one HMGET.
-local fields = { '@lc', '@lost' }
-local names = {}
-for name, _ in pairs(a.sensors) do
-  names[#names + 1] = name
-  for _, f in ipairs({ 'u', 't', 's', 'r', 'ri' }) do fields[#fields + 1] = name .. '|' .. f end
-end
-local got = redis.call('HMGET', stateKey, unpack(fields))
-local cur = {}
-for i, f in ipairs(fields) do cur[f] = got[i] end
+local function applyDevice(i, dev)
+  local stateKey, envEvents, devEvents = KEYS[3 + 3 * i], KEYS[4 + 3 * i], KEYS[5 + 3 * i]
+  local env, device, displayName, contactMs, contactIso, timeoutMs, sensorMeta, vals =
+    dev[1], dev[2], dev[3], dev[4], dev[5], dev[6], dev[7], dev[8]
 
-local writes = {}
-local function set(f, v)
-  cur[f] = v
-  writes[f] = v
-end
+  -- Read every field this device may need in one HMGET.
+  local fields = { '@lc', '@lost' }
+  for name, _ in pairs(sensorMeta) do
+    for _, f in ipairs(STATE_FIELDS) do fields[#fields + 1] = name .. '|' .. f end
+  end
+  local got = redis.call('HMGET', stateKey, unpack(fields))
+  local cur = {}
+  for k, f in ipairs(fields) do cur[f] = got[k] end
 
-local function jsonString(s) return cjson.encode(s) end
+  local flat = {}
+  local function set(f, v)
+    if cur[f] == v then return end
+    cur[f] = v
+    flat[#flat + 1] = f
+    flat[#flat + 1] = v
+  end
 
-local function emit(id, sensorName, sensorType, valueJson, status, category, message)
-  local json = '{"id":' .. jsonString(id) .. ',"env":' .. jsonString(a.env) .. ',"deviceName":' .. jsonString(a.device)
-    .. ',"displayName":' .. jsonString(a.displayName) .. ',"sensorName":' .. jsonString(sensorName)
-    .. ',"sensorType":' .. jsonString(sensorType) .. ',"sensorValue":' .. valueJson
-    .. ',"eventStatus":' .. jsonString(status) .. ',"eventCategory":' .. jsonString(category)
-    .. ',"eventMessage":' .. jsonString(message) .. ',"receivedMs":' .. string.format('%d', a.nowMs) .. '}'
-  redis.call('ZADD', envEvents, a.nowMs, json)
-  redis.call('ZADD', devEvents, a.nowMs, json)
-  redis.call('XADD', outbox, 'MAXLEN', '~', a.outboxMax, '*', 'e', json)
-end
+  local function emit(id, sensorName, sensorType, valueJson, status, category, message)
+    local json = '{"id":' .. cjson.encode(id) .. ',"env":' .. cjson.encode(env) .. ',"deviceName":'
+      .. cjson.encode(device) .. ',"displayName":' .. cjson.encode(displayName) .. ',"sensorName":'
+      .. cjson.encode(sensorName) .. ',"sensorType":' .. cjson.encode(sensorType) .. ',"sensorValue":'
+      .. valueJson .. ',"eventStatus":' .. cjson.encode(status) .. ',"eventCategory":'
+      .. cjson.encode(category) .. ',"eventMessage":' .. cjson.encode(message) .. ',"receivedMs":'
+      .. nowText .. '}'
+    redis.call('ZADD', envEvents, nowMs, json)
+    redis.call('ZADD', devEvents, nowMs, json)
+    redis.call('XADD', outbox, 'MAXLEN', '~', a.omax, '*', 'e', json)
+    capped[envEvents] = true
+    capped[devEvents] = true
+  end
 
-local applied = {}
-for i, v in ipairs(a.vals) do
-  local sensor, ms, off, valueJson, currentValue, outcomes = v[1], v[2], v[3], v[4], v[5], v[6]
-  local meta = a.sensors[sensor]
-  local u, t = tonumber(cur[sensor .. '|u']), tonumber(cur[sensor .. '|t'])
-  if u ~= nil and (ms < u or (ms == u and off <= t)) then
-    applied[i] = ''
-  else
-    local prevStatus = cur[sensor .. '|s'] or 'SUCCESS'
-    local prevRule = tonumber(cur[sensor .. '|r']) or -1
-    -- A rule index only means something for the rule list it was recorded with.
-    if cur[sensor .. '|ri'] ~= meta.ri then prevRule = -1 end
-    local rule = outcomes[prevRule + 2] or outcomes[1]
-    local status = 'SUCCESS'
-    if rule >= 0 then status = meta.st[rule + 1] end
-    set(sensor .. '|v', valueJson)
-    set(sensor .. '|u', ms)
-    set(sensor .. '|t', off)
-    set(sensor .. '|r', rule)
-    set(sensor .. '|ri', meta.ri)
-    set(sensor .. '|s', status)
-    if status == 'SUCCESS' then set(sensor .. '|ls', ms) end
-    if status ~= prevStatus or u == nil then set(sensor .. '|ss', ms) end
-    if status ~= prevStatus and meta.sup == 0 then
-      local message
-      if status == 'SUCCESS' then
-        message = sensor .. ' - Returned to success status - SUCCESS - ' .. currentValue
-      else
-        message = sensor .. ' - ' .. meta.ds[rule + 1] .. ' - ' .. status .. ' - ' .. currentValue
+  -- Each data point's state as read; values move it forward in time order, and only its final
+  -- state is written.
+  local points = {}
+  for name, _ in pairs(sensorMeta) do
+    points[name] = {
+      u = tonumber(cur[name .. '|u']), t = tonumber(cur[name .. '|t']), s = cur[name .. '|s'] or 'SUCCESS',
+      r = tonumber(cur[name .. '|r']) or -1, ri = cur[name .. '|ri'],
+    }
+  end
+
+  local applied = {}
+  for k, v in ipairs(vals) do
+    local sensor, ms, off, valueJson, currentValue, outcomes = v[1], v[2], v[3], v[4], v[5], v[6]
+    local meta = metas[sensorMeta[sensor] + 1]
+    local p = points[sensor]
+    if p.u ~= nil and (ms < p.u or (ms == p.u and off <= p.t)) then
+      applied[k] = ''
+    else
+      local prevRule = p.r
+      -- A rule index only means something for the rule list it was recorded with.
+      if p.ri ~= meta.ri then prevRule = -1 end
+      local rule = outcomes[prevRule + 2] or outcomes[1]
+      local status = 'SUCCESS'
+      if rule >= 0 then status = meta.st[rule + 1] end
+      if status == 'SUCCESS' then p.ls = ms end
+      if status ~= p.s or p.u == nil then p.ss = ms end
+      if status ~= p.s and meta.sup == 0 then
+        local message
+        if status == 'SUCCESS' then
+          message = sensor .. ' - Returned to success status - SUCCESS - ' .. currentValue
+        else
+          message = sensor .. ' - ' .. meta.ds[rule + 1] .. ' - ' .. status .. ' - ' .. currentValue
+        end
+        emit(env .. '/' .. device .. '/' .. sensor .. '/' .. string.format('%d', ms) .. '.' .. off,
+          sensor, meta.ty, valueJson, status, 'Sensors', message)
       end
-      emit(a.env .. '/' .. a.device .. '/' .. sensor .. '/' .. string.format('%d', ms) .. '.' .. off,
-        sensor, meta.ty, valueJson, status, 'Sensors', message)
-    end
-    applied[i] = status
-  end
-end
-
--- Contact: the receive time of the latest accepted payload.
-if a.contactMs > 0 then
-  local lc = tonumber(cur['@lc'])
-  if lc == nil or a.contactMs > lc then
-    set('@lc', a.contactMs)
-    if a.timeoutMs > 0 then
-      redis.call('ZADD', deadlines, a.contactMs + a.timeoutMs, a.env .. '\n' .. a.device)
+      p.u, p.t, p.r, p.ri, p.s, p.v = ms, off, rule, meta.ri, status, valueJson
+      applied[k] = status
     end
   end
-  if cur['@lost'] == '1' then
-    set('@lost', '0')
-    emit(a.env .. '/' .. a.device .. '/availability/' .. string.format('%d', a.contactMs), 'availability', 'availability',
-      '0', 'SUCCESS', 'Availability', 'availability - Contact restored - SUCCESS - ' .. a.contactIso)
+  for name, p in pairs(points) do
+    if p.v ~= nil then
+      set(name .. '|v', p.v)
+      set(name .. '|u', string.format('%d', p.u))
+      set(name .. '|t', tostring(p.t))
+      set(name .. '|r', tostring(p.r))
+      set(name .. '|ri', p.ri)
+      set(name .. '|s', p.s)
+      if p.ls ~= nil then set(name .. '|ls', string.format('%d', p.ls)) end
+      if p.ss ~= nil then set(name .. '|ss', string.format('%d', p.ss)) end
+    end
   end
+
+  -- Contact: the receive time of the latest accepted payload.
+  if contactMs > 0 then
+    local lc = tonumber(cur['@lc'])
+    if lc == nil or contactMs > lc then
+      set('@lc', string.format('%d', contactMs))
+      if timeoutMs > 0 then
+        redis.call('ZADD', deadlines, contactMs + timeoutMs, env .. '\n' .. device)
+      end
+    end
+    if cur['@lost'] == '1' then
+      set('@lost', '0')
+      emit(env .. '/' .. device .. '/availability/' .. string.format('%d', contactMs), 'availability',
+        'availability', '0', 'SUCCESS', 'Availability', 'availability - Contact restored - SUCCESS - ' .. contactIso)
+    end
+  end
+
+  if #flat > 0 then redis.call('HSET', stateKey, unpack(flat)) end
+  return applied
 end
 
-local flat = {}
-for f, val in pairs(writes) do
-  flat[#flat + 1] = f
-  flat[#flat + 1] = val
-end
-if #flat > 0 then redis.call('HSET', stateKey, unpack(flat)) end
-if a.eventsCap > 0 then
-  for _, k in ipairs({ envEvents, devEvents }) do
-    if redis.call('ZCARD', k) > a.eventsCap then redis.call('ZREMRANGEBYRANK', k, 0, -(a.eventsCap + 1)) end
+local results = {}
+for i, dev in ipairs(a.d) do results[i] = applyDevice(i - 1, dev) end
+-- Trim only the event sets that grew.
+if a.cap > 0 then
+  for k, _ in pairs(capped) do
+    if redis.call('ZCARD', k) > a.cap then redis.call('ZREMRANGEBYRANK', k, 0, -(a.cap + 1)) end
   end
 end
-return applied
+return results

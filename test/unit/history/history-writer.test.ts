@@ -67,16 +67,16 @@ describe('createHistoryWriter', () => {
     expect(writes.map((w) => [w.rp, w.lines.length])).toEqual([['raw', 5000]]);
   });
 
-  it('splits more than 5,000 lines into sequential requests and sends events to the long policy', async () => {
+  it('splits more than 5,000 lines into requests of even size sent together, and events to the long policy', async () => {
     const fake = recordingInflux();
     await createHistoryWriter({ influx: fake.influx, log }).write(batch(12_000, 2));
     expect(fake.writes.map((w) => [w.rp, w.lines.length])).toEqual([
-      ['raw', 5000],
-      ['raw', 5000],
-      ['raw', 2001],
+      ['raw', 4001],
+      ['raw', 4001],
+      ['raw', 3999],
       ['long', 2],
     ]);
-    expect(fake.maxActive()).toBe(1);
+    expect(fake.maxActive()).toBe(3);
   });
 
   it('fails the whole write when any request fails', async () => {

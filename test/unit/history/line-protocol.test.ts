@@ -7,7 +7,7 @@ import {
   timestampNs,
 } from '../../../src/history/line-protocol.ts';
 import { contactLine, eventLine, valueLine, type ValuePoint } from '../../../src/history/history-writer.ts';
-import type { EventRecord } from '../../../src/domain/types.ts';
+import { STATUSES, type EventRecord } from '../../../src/domain/types.ts';
 
 describe('escapeTag', () => {
   it.each([
@@ -82,6 +82,38 @@ describe('value, contact and event lines', () => {
     expect(valueLine(point({ dataType: 'gps', value: { lat: 52.37, lon: 4.89 } }))).toContain(
       ' lat=52.37,lon=4.89,status=',
     );
+  });
+  it('builds exactly the line formatLine builds, for every kind of value and awkward names', () => {
+    const reference = (p: ValuePoint) => {
+      const v = p.value;
+      const fields =
+        typeof v === 'number'
+          ? { value: v }
+          : typeof v === 'boolean'
+            ? { value: v ? 1 : 0 }
+            : typeof v === 'string'
+              ? { text: v }
+              : { lat: v.lat, lon: v.lon };
+      return formatLine(
+        'readings',
+        { env: p.env, device: p.device, sensor: p.sensor, sensorType: p.sensorType },
+        { ...fields, status: p.status, severity: { int: STATUSES.indexOf(p.status) } },
+        timestampNs(p.timeMs, p.offsetNs),
+      );
+    };
+    const cases: Partial<ValuePoint>[] = [
+      {},
+      { device: 'a,b=c d\\', env: 'e\nv', sensor: 'x=y', sensorType: 'number' },
+      { value: Number.NaN },
+      { value: -0.000001 },
+      { value: 1e21 },
+      { dataType: 'boolean', value: false },
+      { dataType: 'string', value: 'multi\nline "quoted" \\ back' },
+      { dataType: 'gps', value: { lat: Number.POSITIVE_INFINITY, lon: 4.89 } },
+      { timeMs: 5, offsetNs: 999_999 },
+      { status: 'CRITICAL' },
+    ];
+    for (const c of cases) expect(valueLine(point(c))).toBe(reference(point(c)));
   });
   it('writes a contact per payload', () => {
     expect(contactLine({ env: 'demo', device: 'd', timeMs: 1000, offsetNs: 1 })).toBe(

@@ -11,9 +11,13 @@ import { Ingestion, waitProcessed } from './end-to-end.ts';
 
 const READ_CONNECTIONS = 10;
 
-/** Half the sustained end-to-end rate of this run, else of the previous run, else 5,000/s. */
+/**
+ * Half the sustained end-to-end rate of this run, else of `--e2e-rate`, else of the previous run,
+ * else 5,000/s.
+ */
 export function halfMaxRate(ctx: BenchContext): number {
-  const measured = ctx.report.get('e2e.sustained')?.value ?? 0;
+  const thisRun = ctx.report.figures.get('e2e.sustained')?.value ?? 0;
+  const measured = thisRun > 0 ? thisRun : (ctx.opts.e2eRate ?? ctx.report.get('e2e.sustained')?.value ?? 0);
   return Math.round((measured > 0 ? measured : 10_000) / 2);
 }
 

@@ -70,11 +70,17 @@ export function createInfluxClient(opts: InfluxClientOptions): InfluxClient {
       if (db) params.set('db', db);
       auth(params);
       const method = qopts.method ?? (/^\s*(select|show)/i.test(q) ? 'GET' : 'POST');
+      // Answers are small and local: gzip (fetch asks for it by default) costs CPU on both sides.
+      const headers = { 'accept-encoding': 'identity' };
       const res =
         method === 'GET'
-          ? await fetch(`${base}/query?${params.toString()}`, { signal: AbortSignal.timeout(timeoutMs) })
+          ? await fetch(`${base}/query?${params.toString()}`, {
+              headers,
+              signal: AbortSignal.timeout(timeoutMs),
+            })
           : await fetch(`${base}/query`, {
               method: 'POST',
+              headers,
               body: params,
               signal: AbortSignal.timeout(timeoutMs),
             });

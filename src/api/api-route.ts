@@ -27,7 +27,7 @@ export interface ApiDeps {
   metrics?: Registry;
   /** Epoch ms; Date.now by default. */
   clock?: () => number;
-  /** last24Hours buckets; the history module's queryLast24Hours by default. */
+  /** last24Hours buckets; a createLast24HoursReader on `influx` (closed hours cached) by default. */
   last24Hours?: (env: string, items: HistoryItem[], nowMs: number) => Promise<Map<string, Bucket[]>>;
 }
 

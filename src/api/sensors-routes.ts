@@ -1,12 +1,13 @@
 /**
  * Endpoints 3–6: data points of one device (list, details) and of many (batchList, batchDetails).
- * Answered from Redis (device records, definitions, state hashes — pipelined for batches) plus one
- * InfluxDB query for all the last24Hours buckets of a request. Data points come in definition
- * order; batch results in request order with duplicates removed.
+ * Answered from Redis (device records, definitions, state hashes — pipelined for batches) plus the
+ * last24Hours reader (closed hours cached, the current hour queried; see last-24-hours-reader.ts).
+ * Data points come in definition order; batch results in request order with duplicates removed.
  */
 import type { DataPointSpec, Locale } from '../domain/types.ts';
 import { AppError } from '../errors/app-error.ts';
-import { itemKey, queryLast24Hours, type HistoryItem } from '../history/last-24-hours.ts';
+import { itemKey } from '../history/last-24-hours.ts';
+import { createLast24HoursReader } from '../history/last-24-hours-reader.ts';
 import { readDeviceStates, type DeviceStateHash } from '../state/read-state.ts';
 import type { DefinitionRecord, DeviceRecord } from '../tenancy/types.ts';
 import { uniqueBy, type ApiDeps, type ApiRoute } from './api-route.ts';
@@ -26,9 +27,7 @@ interface LoadedDevice {
 
 export function sensorRoutes(deps: ApiDeps): ApiRoute[] {
   const { redis, keys, tenancy, influx } = deps;
-  const last24Hours =
-    deps.last24Hours ??
-    ((env: string, items: HistoryItem[], nowMs: number) => queryLast24Hours(influx, env, items, nowMs));
+  const last24Hours = deps.last24Hours ?? createLast24HoursReader({ influx });
 
   async function localeOf(env: string): Promise<Locale> {
     return (await tenancy.getEnvironment(env))?.locale ?? 'en';

@@ -26,13 +26,25 @@ export interface HistoryItem {
 
 const HOUR_MS = 3_600_000;
 
+/** Start of the clock hour holding `ms` (epoch ms). */
+export const hourStartMs = (ms: number): number => Math.floor(ms / HOUR_MS) * HOUR_MS;
+
 /** The map key of an item: `device|sensor` (neither name can hold `|`). */
 export const itemKey = (item: HistoryItem): string => `${item.device}|${item.sensor}`;
 
-/** The query for the hours [currentHour − 23 h, currentHour + 1 h) of the given items. */
-export function last24HoursQuery(env: string, items: readonly HistoryItem[], nowMs: number): string {
-  const endMs = Math.floor(nowMs / HOUR_MS) * HOUR_MS + HOUR_MS;
-  const startMs = endMs - 24 * HOUR_MS;
+/**
+ * The query for the last `hours` clock hours up to and including the current one,
+ * [currentHour − (hours − 1) h, currentHour + 1 h), of the given items: 24 for all of last24Hours,
+ * 1 for the current hour alone.
+ */
+export function last24HoursQuery(
+  env: string,
+  items: readonly HistoryItem[],
+  nowMs: number,
+  hours = 24,
+): string {
+  const endMs = hourStartMs(nowMs) + HOUR_MS;
+  const startMs = endMs - hours * HOUR_MS;
   // Device and sensor regexes select the cross product of the names; unwanted pairs are dropped
   // after the query. One short regex per tag keeps the query small for 1,000 items.
   return (
@@ -48,32 +60,35 @@ export function last24HoursQuery(env: string, items: readonly HistoryItem[], now
 /**
  * Buckets per item (key `device|sensor`, every item present): one per clock hour with values in the
  * last 24 hours including the current one, oldest first, at most 24. String and GPS data points have
- * no numeric `value` and give [].
+ * no numeric `value` and give []. `hours` = 1 asks for the current hour alone.
  */
 export async function queryLast24Hours(
   influx: InfluxClient,
   env: string,
   items: readonly HistoryItem[],
   nowMs: number,
+  hours = 24,
 ): Promise<Map<string, Bucket[]>> {
   const result = new Map<string, Bucket[]>(items.map((i) => [itemKey(i), []]));
   if (items.length === 0) return result;
-  const [series] = await influx.query(last24HoursQuery(env, items, nowMs), { method: 'POST' });
+  const [series] = await influx.query(last24HoursQuery(env, items, nowMs, hours), { method: 'POST' });
   for (const s of series ?? []) {
     const key = itemKey({ device: s.tags?.device ?? '', sensor: s.tags?.sensor ?? '' });
     const buckets = result.get(key);
     if (!buckets) continue;
-    const at = (row: unknown[], column: string) => Number(row[s.columns.indexOf(column)]);
+    const column = (name: string) => s.columns.indexOf(name);
+    const [time, count, total, max, min, avg] = ['time', 'count', 'total', 'max', 'min', 'avg'].map(column);
+    const at = (row: unknown[], i: number | undefined) => Number(row[i ?? -1]);
     for (const row of s.values) {
-      const sUTC = at(row, 'time') / 1000;
+      const sUTC = at(row, time) / 1000;
       buckets.push({
         sUTC,
         eUTC: sUTC + 3600,
-        count: at(row, 'count'),
-        total: at(row, 'total'),
-        max: at(row, 'max'),
-        min: at(row, 'min'),
-        avg: at(row, 'avg'),
+        count: at(row, count),
+        total: at(row, total),
+        max: at(row, max),
+        min: at(row, min),
+        avg: at(row, avg),
       });
     }
     buckets.sort((a, b) => a.sUTC - b.sUTC);

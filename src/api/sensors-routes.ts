@@ -4,57 +4,23 @@
  * last24Hours reader (closed hours cached, the current hour queried; see last-24-hours-reader.ts).
  * Data points come in definition order; batch results in request order with duplicates removed.
  */
-import type { DataPointSpec, Locale } from '../domain/types.ts';
+import type { DataPointSpec } from '../domain/types.ts';
 import { AppError } from '../errors/app-error.ts';
 import { itemKey } from '../history/last-24-hours.ts';
 import { createLast24HoursReader } from '../history/last-24-hours-reader.ts';
-import { readDeviceStates, type DeviceStateHash } from '../state/read-state.ts';
-import type { DefinitionRecord, DeviceRecord } from '../tenancy/types.ts';
 import { uniqueBy, type ApiDeps, type ApiRoute } from './api-route.ts';
 import { deviceNotFound } from './devices-routes.ts';
 import { readArray, readString, sensorRefItem, stringItem, type Attributes } from './request-params.ts';
+import { createSensorReads, type LoadedDevice } from './sensor-reads.ts';
 import { listedSensor, sensorDetails, sensorUtc } from './sensor-shapes.ts';
 
 /** Most items in one batch request. */
 export const MAX_BATCH_ITEMS = 1000;
 
-/** A device with everything needed to shape its data points. */
-interface LoadedDevice {
-  device: DeviceRecord;
-  dataPoints: DataPointSpec[];
-  state: DeviceStateHash;
-}
-
 export function sensorRoutes(deps: ApiDeps): ApiRoute[] {
-  const { redis, keys, tenancy, influx } = deps;
+  const { redis, keys, influx } = deps;
   const last24Hours = deps.last24Hours ?? createLast24HoursReader({ influx });
-
-  async function localeOf(env: string): Promise<Locale> {
-    return (await tenancy.getEnvironment(env))?.locale ?? 'en';
-  }
-
-  /** Devices in the order given; DEVICE_NOT_FOUND names the first unknown one. */
-  async function loadDevices(env: string, names: string[]): Promise<LoadedDevice[]> {
-    const records = await tenancy.getDevices(env, names);
-    const devices = records.map((d, i) => {
-      if (!d) throw deviceNotFound(names[i] ?? '');
-      return d;
-    });
-    const defKey = (d: DeviceRecord) => `${d.definitionIsPublic ? 'public' : 'private'}/${d.definitionName}`;
-    const wanted = uniqueBy(devices, defKey);
-    const [definitions, states] = await Promise.all([
-      Promise.all(wanted.map((d) => tenancy.getDefinition(env, d.definitionName, d.definitionIsPublic))),
-      readDeviceStates(redis, keys, env, names),
-    ]);
-    const byKey = new Map<string, DefinitionRecord | null>(
-      wanted.map((d, i) => [defKey(d), definitions[i] ?? null]),
-    );
-    return devices.map((device, i) => ({
-      device,
-      dataPoints: byKey.get(defKey(device))?.spec.dataPoints ?? [],
-      state: states[i] ?? { fields: {}, suppressed: {} },
-    }));
-  }
+  const loadDevices = createSensorReads({ redis, keys });
 
   function findDataPoint(loaded: LoadedDevice, sensorName: string): DataPointSpec {
     const dp = loaded.dataPoints.find((p) => p.name === sensorName);
@@ -77,7 +43,8 @@ export function sensorRoutes(deps: ApiDeps): ApiRoute[] {
       auth: true,
       async handle({ env, attrs, nowMs }) {
         const deviceName = readString(attrs, 'deviceName');
-        const [[loaded], locale] = await Promise.all([loadDevices(env, [deviceName]), localeOf(env)]);
+        const { locale, devices } = await loadDevices(env, [deviceName]);
+        const [loaded] = devices;
         if (!loaded) throw deviceNotFound(deviceName);
         return loaded.dataPoints.map((dp) => listedSensor(dp, { state: loaded.state, locale, nowMs }));
       },
@@ -89,7 +56,8 @@ export function sensorRoutes(deps: ApiDeps): ApiRoute[] {
       async handle({ env, attrs, nowMs }) {
         const deviceName = readString(attrs, 'deviceName');
         const sensorName = readString(attrs, 'sensorName');
-        const [[loaded], locale] = await Promise.all([loadDevices(env, [deviceName]), localeOf(env)]);
+        const { locale, devices } = await loadDevices(env, [deviceName], () => [sensorName]);
+        const [loaded] = devices;
         if (!loaded) throw deviceNotFound(deviceName);
         const dp = findDataPoint(loaded, sensorName);
         const item = { device: deviceName, sensor: sensorName };
@@ -103,8 +71,8 @@ export function sensorRoutes(deps: ApiDeps): ApiRoute[] {
       auth: true,
       async handle({ env, attrs, nowMs }) {
         const names = uniqueBy(batch(attrs, 'devices', 'an array of device names', stringItem), (n) => n);
-        const [loaded, locale] = await Promise.all([loadDevices(env, names), localeOf(env)]);
-        return loaded.map((l) => ({
+        const { locale, devices } = await loadDevices(env, names);
+        return devices.map((l) => ({
           deviceName: l.device.deviceName,
           sensors: l.dataPoints.map((dp) => sensorUtc(dp, { state: l.state, locale, nowMs })),
         }));
@@ -120,8 +88,8 @@ export function sensorRoutes(deps: ApiDeps): ApiRoute[] {
           (r) => `${r.deviceName}|${r.sensorName}`,
         );
         const groups = groupByDevice(refs);
-        const [loaded, locale] = await Promise.all([loadDevices(env, [...groups.keys()]), localeOf(env)]);
-        const wanted = loaded.map((l) => ({
+        const { locale, devices } = await loadDevices(env, [...groups.keys()], (d) => groups.get(d) ?? []);
+        const wanted = devices.map((l) => ({
           l,
           dataPoints: (groups.get(l.device.deviceName) ?? []).map((s) => findDataPoint(l, s)),
         }));

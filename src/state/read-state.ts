@@ -1,7 +1,8 @@
 /**
  * The read side of current state: each device's state hash (`Keys.deviceState`, fields
- * `<sensor>|<field>` and `@<field>`, see STATE_FIELD / DEVICE_FIELD) and its suppressed data points,
- * for any number of devices in one pipelined round trip.
+ * `<sensor>|<field>` and `@<field>`, see STATE_FIELD / DEVICE_FIELD) and its suppressed data points.
+ * Callers put the reads in their own pipelines (shownStateFields, stateFromReplies) so one round
+ * trip serves a whole request.
  */
 import type { Redis } from '../redis/connect.ts';
 import { DEVICE_FIELD, STATE_FIELD, stateField, type Keys } from './keys.ts';
@@ -25,27 +26,40 @@ export interface DataPointState {
   suppressed: boolean;
 }
 
-/** Reads the state hash and suppressed hash of each device, in order, in one pipeline. */
-export async function readDeviceStates(
-  redis: Redis,
-  keys: Keys,
-  env: string,
-  devices: readonly string[],
-): Promise<DeviceStateHash[]> {
-  if (devices.length === 0) return [];
-  const pipe = redis.pipeline();
-  for (const d of devices) pipe.hgetall(keys.deviceState(env, d)).hgetall(keys.deviceSuppressed(env, d));
-  const results = (await pipe.exec()) ?? [];
-  const values = results.map(([err, value]) => {
-    if (err) throw err;
-    return (value ?? {}) as Record<string, string>;
-  });
-  return devices.map((_, i) => ({
-    fields: values[2 * i] ?? {},
-    suppressed: Object.fromEntries(
-      Object.entries(values[2 * i + 1] ?? {}).map(([s, until]) => [s, Number(until) || 0]),
-    ),
-  }));
+/** The fields of a data point that the read API shows, in the order `shownStateFields` lists them. */
+const SHOWN_FIELDS = [
+  STATE_FIELD.value,
+  STATE_FIELD.status,
+  STATE_FIELD.updated,
+  STATE_FIELD.lastSuccess,
+  STATE_FIELD.statusSince,
+] as const;
+
+/** The state-hash fields the read API shows of `sensors` (for one HMGET instead of HGETALL). */
+export function shownStateFields(sensors: readonly string[]): string[] {
+  const fields: string[] = [];
+  for (const sensor of sensors) for (const f of SHOWN_FIELDS) fields.push(stateField(sensor, f));
+  return fields;
+}
+
+/**
+ * A device's state out of an HMGET of `fields` (`values` in the same order, null where absent) and
+ * its suppressed hash.
+ */
+export function stateFromReplies(
+  fields: readonly string[],
+  values: readonly (string | null)[],
+  suppressed: Record<string, string>,
+): DeviceStateHash {
+  const state: DeviceStateHash = { fields: {}, suppressed: {} };
+  for (let i = 0; i < fields.length; i++) {
+    const v = values[i];
+    if (v !== null && v !== undefined) state.fields[fields[i] ?? ''] = v;
+  }
+  state.suppressed = Object.fromEntries(
+    Object.entries(suppressed).map(([sensor, until]) => [sensor, Number(until) || 0]),
+  );
+  return state;
 }
 
 /** Reads only `@lc` (last contact) of each device, in one pipeline; null = never posted. */

@@ -1,0 +1,186 @@
+/**
+ * What the sensors endpoints read of Redis, in as few round trips as the data allows: the
+ * environment's locale, the device records, their definitions and the state of the data points
+ * shown. Usually one pipeline: it also reads the definition each device had the last time it was
+ * asked for, and the state fields of that definition's data points (or of the data points the
+ * request names). Both guesses are checked against what the same pipeline returns — the device's
+ * definition and the definition's text — and a wrong guess costs one or two more round trips, never
+ * a stale answer. Only parsed definition texts are kept in memory, keyed by their exact text.
+ */
+import type { DataPointSpec, DefinitionSpec, Locale } from '../domain/types.ts';
+import type { Redis } from '../redis/connect.ts';
+import type { Keys } from '../state/keys.ts';
+import { shownStateFields, stateFromReplies, type DeviceStateHash } from '../state/read-state.ts';
+import { decodeDevice, pipelineValues } from '../tenancy/records.ts';
+import { scopeOf } from '../tenancy/tenancy-store.ts';
+import type { DeviceRecord } from '../tenancy/types.ts';
+import { deviceNotFound } from './devices-routes.ts';
+
+/** A device with everything needed to shape its data points. */
+export interface LoadedDevice {
+  device: DeviceRecord;
+  /** Its definition's data points ([] when the definition is missing). */
+  dataPoints: DataPointSpec[];
+  state: DeviceStateHash;
+}
+
+export interface LoadedDevices {
+  locale: Locale;
+  /** In the order asked. */
+  devices: LoadedDevice[];
+}
+
+/**
+ * Loads `names` (DEVICE_NOT_FOUND names the first unknown one). `sensorsOf` names the data points
+ * whose state is needed; without it, every data point of the device's definition.
+ */
+export type LoadDevices = (
+  env: string,
+  names: readonly string[],
+  sensorsOf?: (device: string) => readonly string[],
+) => Promise<LoadedDevices>;
+
+/** Most remembered device → definition guesses and parsed definitions. */
+const MAX_REMEMBERED = 10_000;
+const DEVICE_FIELDS = ['displayName', 'definitionName', 'definitionIsPublic'] as const;
+
+interface ParsedDefinition {
+  text: string;
+  dataPoints: DataPointSpec[];
+  names: string[];
+}
+
+/** One device's reads in the first pipeline. */
+interface Plan {
+  /** Redis key of the definition the device had last time. */
+  guess: string | undefined;
+  /** The data points whose state is read, or undefined when the state is not read yet. */
+  sensors: readonly string[] | undefined;
+  fields: string[];
+}
+
+export function createSensorReads(deps: { redis: Redis; keys: Keys }): LoadDevices {
+  const { redis, keys } = deps;
+  /** `env\ndevice` → Redis key of the definition it had. */
+  const lastDefinition = new Map<string, string>();
+  /** Redis key of a definition → its parsed spec. */
+  const parsed = new Map<string, ParsedDefinition>();
+
+  function remember<V>(map: Map<string, V>, key: string, value: V): void {
+    if (map.get(key) === value) return;
+    map.delete(key);
+    map.set(key, value);
+    if (map.size > MAX_REMEMBERED) map.delete(map.keys().next().value ?? '');
+  }
+
+  /** The parsed definition for `text`: the same object as long as the text does not change. */
+  function parse(defKey: string, text: string | null): ParsedDefinition | null {
+    if (text === null) return null;
+    const known = parsed.get(defKey);
+    if (known?.text === text) return known;
+    const dataPoints = (JSON.parse(text) as DefinitionSpec).dataPoints;
+    const fresh = { text, dataPoints, names: dataPoints.map((dp) => dp.name) };
+    remember(parsed, defKey, fresh);
+    return fresh;
+  }
+
+  function plan(env: string, device: string, sensorsOf?: (device: string) => readonly string[]): Plan {
+    const guess = lastDefinition.get(`${env}\n${device}`);
+    const sensors = sensorsOf
+      ? sensorsOf(device)
+      : guess === undefined
+        ? undefined
+        : parsed.get(guess)?.names;
+    const fields = shownStateFields(sensors ?? []);
+    return { guess, sensors: fields.length > 0 ? sensors : undefined, fields };
+  }
+
+  return async (env, names, sensorsOf) => {
+    const plans = names.map((n) => plan(env, n, sensorsOf));
+    const guesses = [...new Set(plans.flatMap((p) => (p.guess === undefined ? [] : [p.guess])))];
+    const pipe = redis.pipeline();
+    pipe.hget(keys.env(env), 'locale');
+    for (const n of names) pipe.hmget(keys.device(env, n), ...DEVICE_FIELDS);
+    for (const g of guesses) pipe.hget(g, 'spec');
+    names.forEach((n, i) => {
+      const p = plans[i];
+      if (p?.sensors)
+        pipe.hmget(keys.deviceState(env, n), ...p.fields).hgetall(keys.deviceSuppressed(env, n));
+    });
+    const replies = pipelineValues<unknown>(await pipe.exec());
+    let at = 0;
+    const next = () => replies[at++];
+    const locale: Locale = next() === 'nl' ? 'nl' : 'en';
+    const devices = names.map((n) => deviceOf(env, n, next() as (string | null)[]));
+    const texts = new Map(guesses.map((g) => [g, next() as string | null]));
+    const defKeys = devices.map((d) => keys.definition(scopeOf(env, d.definitionIsPublic), d.definitionName));
+    await readTexts(defKeys, texts);
+    const definitions = defKeys.map((k) => parse(k, texts.get(k) ?? null));
+    const states = plans.map((p, i) => {
+      if (!p.sensors) return undefined;
+      const state = stateFromReplies(p.fields, next() as (string | null)[], next() as Record<string, string>);
+      // Data points taken from a guessed definition are right only if the device still has that
+      // definition, with the same text (parse gave the same object back).
+      const right =
+        sensorsOf !== undefined || (p.guess === defKeys[i] && p.sensors === definitions[i]?.names);
+      return right ? state : undefined;
+    });
+    await readMissingStates(env, names, definitions, states);
+    names.forEach((n, i) => remember(lastDefinition, `${env}\n${n}`, defKeys[i] ?? ''));
+    return {
+      locale,
+      devices: devices.map((device, i) => ({
+        device,
+        dataPoints: definitions[i]?.dataPoints ?? [],
+        state: states[i] ?? { fields: {}, suppressed: {} },
+      })),
+    };
+  };
+
+  /** Adds to `texts` the definitions the first pipeline did not read (guessed wrong or not at all). */
+  async function readTexts(defKeys: string[], texts: Map<string, string | null>): Promise<void> {
+    const missing = [...new Set(defKeys.filter((k) => !texts.has(k)))];
+    if (missing.length === 0) return;
+    const pipe = redis.pipeline();
+    for (const k of missing) pipe.hget(k, 'spec');
+    const read = pipelineValues<string | null>(await pipe.exec());
+    missing.forEach((k, i) => texts.set(k, read[i] ?? null));
+  }
+
+  /** Reads, in one more pipeline, the states the first one did not get right. */
+  async function readMissingStates(
+    env: string,
+    names: readonly string[],
+    definitions: (ParsedDefinition | null)[],
+    states: (DeviceStateHash | undefined)[],
+  ): Promise<void> {
+    const wanted = names.flatMap((n, i) => {
+      const fields = shownStateFields(definitions[i]?.names ?? []);
+      // A device without data points has no state to show (and HMGET needs a field).
+      if (states[i] === undefined && fields.length === 0) states[i] = { fields: {}, suppressed: {} };
+      return states[i] === undefined ? [{ i, n, fields }] : [];
+    });
+    if (wanted.length === 0) return;
+    const pipe = redis.pipeline();
+    for (const w of wanted) {
+      pipe.hmget(keys.deviceState(env, w.n), ...w.fields).hgetall(keys.deviceSuppressed(env, w.n));
+    }
+    const replies = pipelineValues<unknown>(await pipe.exec());
+    wanted.forEach((w, j) => {
+      const values = replies[2 * j] as (string | null)[];
+      states[w.i] = stateFromReplies(w.fields, values, replies[2 * j + 1] as Record<string, string>);
+    });
+  }
+}
+
+/** The device record out of its HMGET values (DEVICE_FIELDS order); DEVICE_NOT_FOUND when absent. */
+function deviceOf(env: string, name: string, values: (string | null)[]): DeviceRecord {
+  const hash: Record<string, string> = {};
+  DEVICE_FIELDS.forEach((f, i) => {
+    const v = values[i];
+    if (v !== null && v !== undefined) hash[f] = v;
+  });
+  const device = decodeDevice(env, name, hash);
+  if (!device) throw deviceNotFound(name);
+  return device;
+}

@@ -14,3 +14,26 @@ describe('isoUtc', () => {
     expect(isoUtc(ms)).toBeNull();
   });
 });
+
+describe('isoUtc agrees with Date#toISOString', () => {
+  const DAY = 86_400_000;
+  it.each([
+    ['the last ms of a day', Date.UTC(2026, 10, 22) - 1],
+    ['a leap day', Date.UTC(2024, 1, 29, 23, 59, 59, 999)],
+    ['the last ms before year 10000', Date.UTC(9999, 11, 31, 23, 59, 59, 999)],
+    ['year 10000 (six-digit year)', Date.UTC(10000, 0, 1)],
+    ['a time before 1970', -1],
+    ['a fractional ms', 1727085443874.75],
+  ])('for %s', (_, ms) => {
+    expect(isoUtc(ms)).toBe(new Date(ms).toISOString());
+  });
+
+  it('for 10,000 times spread over 60 years, days repeated and not', () => {
+    let ms = Date.UTC(1990, 0, 1);
+    for (let i = 0; i < 10_000; i++) {
+      ms += ((i * 7919) % 5000) * DAY + ((i * 104729) % DAY);
+      if (i % 3 === 0) ms -= 4000 * DAY;
+      expect(isoUtc(ms)).toBe(new Date(ms).toISOString());
+    }
+  });
+});

@@ -16,6 +16,7 @@ import { startMqttLoad, type MqttLoad } from '../lib/mqtt-load.ts';
 import { DATA_POINTS_PER_PAYLOAD, payloadBody } from '../lib/provision.ts';
 import { percentile } from '../lib/stats.ts';
 import { describePerUnit, snapshot } from '../lib/cpu.ts';
+import { commandStats, describeTopCommands } from '../lib/redis-stats.ts';
 import { startVigilProcess, type VigilProcess } from '../lib/vigil-process.ts';
 
 /** Payloads the worker has finished (vigil_worker_payloads_total). */
@@ -186,14 +187,24 @@ export async function runEndToEnd(ctx: BenchContext): Promise<void> {
       bench: process.pid,
     };
     const cpuBefore = snapshot(cpuPids);
+    const redisBefore = await commandStats(ctx.redisUrl);
     const p0 = await processedCount(worker);
+    const steps = (await worker.metrics()).get('vigil_worker_steps_total') ?? 0;
     const w = await measureWindow(worker, ingestion, opts.sustainS);
-    const cpu = describePerUnit(cpuBefore, snapshot(cpuPids), (await processedCount(worker)) - p0, 'payload');
+    const done = (await processedCount(worker)) - p0;
+    const cpu = `${describePerUnit(cpuBefore, snapshot(cpuPids), done, 'payload')}; ${describeTopCommands(
+      redisBefore,
+      await commandStats(ctx.redisUrl),
+      done,
+      'payload',
+    )}`;
+    const stepsAfter = (await worker.metrics()).get('vigil_worker_steps_total') ?? 0;
+    const perStep = stepsAfter > steps ? (done / (stepsAfter - steps)).toFixed(0) : '?';
     const lags = [...probe.samples()];
     await probe.stop();
     await ingestion.stop();
     const grew = w.backlogGrowth > rate;
-    const note = `offered ${rate}/s; backlog ${grew ? 'GREW' : 'stayed flat, changed'} by ${Math.round(w.backlogGrowth)} payloads over ${opts.sustainS} s; ${lags.length} lag samples; ${cpu}`;
+    const note = `offered ${rate}/s; backlog ${grew ? 'GREW' : 'stayed flat, changed'} by ${Math.round(w.backlogGrowth)} payloads over ${opts.sustainS} s; ${lags.length} lag samples; ${perStep} payloads per worker step; ${cpu}`;
     report.add({
       id: 'e2e.sustained',
       label: `end-to-end sustained, every feature on${opts.split ? ' (worker in its own process)' : ''}`,

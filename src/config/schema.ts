@@ -209,6 +209,12 @@ export const SETTINGS = {
     '2000',
     positiveInt,
   ),
+  workerStepIntervalMs: setting(
+    'VIGIL_WORKER_STEP_INTERVAL_MS',
+    'Shortest time between the starts of two steps of one step loop, in ms. A payload arriving after a quiet spell is taken at once; under steady load payloads wait up to this long to share a step, whose fixed costs are then paid once for many (0 = every step as soon as possible).',
+    '50',
+    nonNegativeInt,
+  ),
   workerConcurrency: setting(
     'VIGIL_WORKER_CONCURRENCY',
     "Processing steps a worker process runs at once, each on its own share of the worker's partitions (one step's waits on Redis and InfluxDB overlap another's parsing).",

@@ -19,6 +19,7 @@ import { AppError, isAppError } from '../errors/app-error.ts';
 import { createIngestService, type IngestDeps, type IngestService } from '../ingest/ingest-service.ts';
 import { listen } from '../ops/listen.ts';
 import { createKeySweep } from './key-sweep.ts';
+import { coalesceWrites } from './coalesce-writes.ts';
 import { guardPacketSize, PACKET_OVERHEAD_BYTES } from './packet-size-guard.ts';
 import { parsePublishTopic, subscriptionKey } from './topics.ts';
 
@@ -157,6 +158,7 @@ export async function startMqttBroker(deps: MqttDeps): Promise<RunningMqttBroker
   const maxPacketBytes = deps.config.bodyLimitBytes + PACKET_OVERHEAD_BYTES;
   const server: Server = createServer((socket) => {
     guardPacketSize(socket, maxPacketBytes);
+    coalesceWrites(socket);
     broker.handle(socket);
   });
   let port: number;

@@ -108,6 +108,7 @@ export async function startWorker(deps: {
     const attempts = new Map<string, number>();
     // Payloads per entry, assumed the largest possible until measured (a step stays within its cap).
     let averageEntry = config.batchMaxPayloads;
+    let lastStepMs = 0;
 
     const failed = (entries: readonly QueueEntry[], err: unknown) => {
       const message = err instanceof Error ? err.message : String(err);
@@ -205,6 +206,9 @@ export async function startWorker(deps: {
           }
           if (entries.length === 0) continue;
         } else {
+          // Steady load: let payloads gather so that one step's fixed costs serve many of them.
+          const wait = lastStepMs + config.workerStepIntervalMs - Date.now();
+          if (wait > 0) await pause(wait);
           entries = await readEntries(reader, keys, ready, {
             pending: false,
             count: perPartition,
@@ -220,6 +224,7 @@ export async function startWorker(deps: {
         await pause(config.jobBackoffMs);
         continue;
       }
+      lastStepMs = Date.now();
       const itemCount = entries.reduce((n, e) => n + e.items.length, 0);
       averageEntry = averageEntry * 0.8 + (itemCount / entries.length) * 0.2;
 

@@ -1,14 +1,16 @@
 /**
- * Writes a job's history to InfluxDB: values and contacts into the raw policy, events into the long
- * one. One HTTP write per policy and call (split into sequential 5,000-line requests only when
- * larger); any failure throws so the queue retries the job. Points are a pure function of their
- * input, so a retried or replayed job overwrites the same points instead of adding new ones.
+ * Writes history to InfluxDB: values and contacts into the raw policy, events into the long one.
+ * Calls made while a write is in flight share the next request (group commit), split into
+ * even requests of at most 5,000 lines sent together; a failure rejects every call it carried, so
+ * their worker steps are retried. Points are a pure function of their input, so a retried or
+ * replayed step overwrites the same points instead of adding new ones.
  */
 import { createHash } from 'node:crypto';
 import type { DataType, DataValue, EventRecord, Status } from '../domain/types.ts';
 import type { Logger } from '../log/logger.ts';
 import type { InfluxClient } from './influx-client.ts';
 import { CONTACTS, EVENTS, LONG_RP, RAW_RP, READINGS, severityOf } from './layout.ts';
+import { createBatcher } from '../ingest/batcher.ts';
 import { escapeTag, formatLine, quoteFieldString, timestampNs, type FieldValue } from './line-protocol.ts';
 
 /** One converted value of one data point. */
@@ -52,28 +54,45 @@ export const MAX_LINES_PER_WRITE = 5000;
 /** Most bytes per HTTP write, well under InfluxDB's default max-body-size of 25 MB. */
 export const MAX_BYTES_PER_WRITE = 8 * 1024 * 1024;
 
-export function createHistoryWriter(deps: { influx: InfluxClient; log: Logger }): HistoryWriter {
-  const inFlight = new Set<Promise<void>>();
+export function createHistoryWriter(deps: {
+  influx: InfluxClient;
+  log: Logger;
+  /** Longest a write may take before its callers hear it failed, in ms. */
+  timeoutMs?: number;
+}): HistoryWriter {
+  // Group commit per retention policy: while a write is in flight, the lines of every caller
+  // gather and go in the next one. InfluxDB spends a third of the CPU per line on 5,000-line
+  // requests that it spends on 200-line ones (measured: 3.8 vs 8.5 µs), so concurrent worker
+  // steps share requests instead of each sending its own.
+  const batcherFor = (retentionPolicy: string) =>
+    createBatcher<string[]>({
+      write: (groups) => writeLines(deps.influx, groups.flat(), retentionPolicy),
+      maxItems: 1000,
+      maxDelayMs: 0,
+      timeoutMs: deps.timeoutMs ?? 60_000,
+      failure: (err) => (err instanceof Error ? err : new Error(String(err))),
+      timeoutError: () => new Error('InfluxDB did not confirm the write in time'),
+    });
+  const raw = batcherFor(RAW_RP);
+  const long = batcherFor(LONG_RP);
   let closing: Promise<void> | undefined;
-  const writeBatch = async (batch: HistoryBatch): Promise<void> => {
-    const raw = [...batch.values.map(valueLine), ...batch.contacts.map(contactLine)];
-    await writeLines(deps.influx, raw, RAW_RP);
-    await writeLines(deps.influx, batch.events.map(eventLine), LONG_RP);
-    deps.log.debug(
-      { values: batch.values.length, contacts: batch.contacts.length, events: batch.events.length },
-      'history written',
-    );
-  };
+  const present = (lines: (string | undefined)[]) => lines.filter((l): l is string => l !== undefined);
   return {
-    write(batch) {
-      if (closing) return Promise.reject(new Error('history writer is closed'));
-      const p = writeBatch(batch);
-      const tracked = p.catch(() => undefined).finally(() => inFlight.delete(tracked));
-      inFlight.add(tracked);
-      return p;
+    async write(batch) {
+      if (closing) throw new Error('history writer is closed');
+      const rawLines = present([...batch.values.map(valueLine), ...batch.contacts.map(contactLine)]);
+      const eventLines = present(batch.events.map(eventLine));
+      await Promise.all([
+        rawLines.length > 0 ? raw.submit(rawLines) : undefined,
+        eventLines.length > 0 ? long.submit(eventLines) : undefined,
+      ]);
+      deps.log.debug(
+        { values: batch.values.length, contacts: batch.contacts.length, events: batch.events.length },
+        'history written',
+      );
     },
     close() {
-      closing ??= Promise.all([...inFlight]).then(() => undefined);
+      closing ??= Promise.all([raw.close(), long.close()]).then(() => undefined);
       return closing;
     },
   };

@@ -32,6 +32,10 @@ export function createBatcher<T>(opts: {
   maxDelayMs: number;
   timeoutMs: number;
   onBatchWritten?(size: number): void;
+  /** The error submitters get when a write fails (default: AppError UNAVAILABLE, "the queue …"). */
+  failure?(err: unknown): Error;
+  /** The error submitters get when a write takes longer than `timeoutMs` (default: the queue's). */
+  timeoutError?(): Error;
 }): Batcher<T> {
   let pending: Pending<T>[] = [];
   let timer: NodeJS.Timeout | NodeJS.Immediate | undefined;
@@ -78,12 +82,17 @@ export function createBatcher<T>(opts: {
         opts.write(items),
         new Promise<never>((_, reject) => {
           timeout = setTimeout(
-            () => reject(new AppError('UNAVAILABLE', 'The queue did not confirm the write in time.')),
+            () =>
+              reject(
+                opts.timeoutError?.() ??
+                  new AppError('UNAVAILABLE', 'The queue did not confirm the write in time.'),
+              ),
             opts.timeoutMs,
           );
         }),
       ]);
     } catch (err) {
+      if (opts.failure) throw opts.failure(err);
       throw isAppError(err)
         ? err
         : new AppError('UNAVAILABLE', 'The queue cannot be reached; try again later.', { cause: err });

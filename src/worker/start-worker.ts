@@ -34,7 +34,7 @@ export interface RunningWorker {
 /** Consecutive failed steps after which a partition is retried one entry at a time. */
 const ISOLATE_AFTER = 3;
 /** Steps of one loop whose history is still being written while the loop processes the next. */
-const MAX_FINISHING = 1;
+const MAX_FINISHING = 2;
 /** Longest a read waits for new entries before the step loop looks at its partitions again. */
 const BLOCK_MS = 250;
 

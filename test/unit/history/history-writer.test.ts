@@ -70,13 +70,25 @@ describe('createHistoryWriter', () => {
   it('splits more than 5,000 lines into requests of even size sent together, and events to the long policy', async () => {
     const fake = recordingInflux();
     await createHistoryWriter({ influx: fake.influx, log }).write(batch(12_000, 2));
-    expect(fake.writes.map((w) => [w.rp, w.lines.length])).toEqual([
-      ['raw', 4001],
-      ['raw', 4001],
-      ['raw', 3999],
+    expect(fake.writes.map((w) => [w.rp, w.lines.length]).sort()).toEqual([
       ['long', 2],
+      ['raw', 3999],
+      ['raw', 4001],
+      ['raw', 4001],
     ]);
-    expect(fake.maxActive()).toBe(3);
+    expect(fake.maxActive()).toBe(4);
+  });
+
+  it('lets calls made meanwhile share one request (group commit)', async () => {
+    const fake = recordingInflux();
+    const writer = createHistoryWriter({ influx: fake.influx, log });
+    await Promise.all([writer.write(batch(10)), writer.write(batch(10)), writer.write(batch(10))]);
+    expect(fake.writes.map((w) => [w.rp, w.lines.length])).toEqual([['raw', 33]]);
+    const first = writer.write(batch(10));
+    await new Promise((r) => setImmediate(r)); // its request is in flight…
+    const later = [writer.write(batch(5)), writer.write(batch(5))]; // …these two wait and go together
+    await Promise.all([first, ...later]);
+    expect(fake.writes.slice(1).map((w) => w.lines.length)).toEqual([11, 12]);
   });
 
   it('fails the whole write when any request fails', async () => {

@@ -11,6 +11,7 @@ import { addDeviceCommands } from './commands/devices.ts';
 import { addEnvCommands } from './commands/env.ts';
 import { addIngestCommands } from './commands/ingest.ts';
 import { addProvisionCommands } from './commands/provision.ts';
+import { addQueueCommands } from './commands/queue.ts';
 import { createRuntime, type Runtime } from './runtime.ts';
 
 export function buildProgram(rt: Runtime): Command {
@@ -27,6 +28,7 @@ export function buildProgram(rt: Runtime): Command {
   addDeviceCommands(program, rt);
   addProvisionCommands(program, rt);
   addIngestCommands(program, rt);
+  addQueueCommands(program, rt);
   return program;
 }
 

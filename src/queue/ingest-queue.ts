@@ -171,3 +171,38 @@ export async function listDeadLetters(
   }
   return out;
 }
+
+/**
+ * Puts dead-lettered entries (all, or those with the given dead-letter ids) back at the end of
+ * their partitions, each in one MULTI with its removal from the dead-letter stream. Returns the
+ * ids moved; unknown ids are ignored.
+ */
+export async function requeueDeadLetters(
+  redis: Redis,
+  keys: Keys,
+  ids?: readonly string[],
+): Promise<string[]> {
+  const wanted = ids === undefined ? undefined : new Set(ids);
+  const moved: string[] = [];
+  for (const [id, fields] of await redis.xrange(keys.deadLetters(), '-', '+')) {
+    if (wanted && !wanted.has(id)) continue;
+    const f = new Map<string, string>();
+    for (let i = 0; i + 1 < fields.length; i += 2) f.set(fields[i]!, fields[i + 1]!);
+    const results = await redis
+      .multi()
+      .xadd(
+        keys.ingestStream(Number(f.get('partition'))),
+        '*',
+        'n',
+        f.get('n') ?? '0',
+        'd',
+        f.get('d') ?? '[]',
+      )
+      .xdel(keys.deadLetters(), id)
+      .exec();
+    if (!results) throw new Error('requeueing was aborted');
+    for (const [err] of results) if (err) throw err;
+    moved.push(id);
+  }
+  return moved;
+}

@@ -342,3 +342,39 @@ describe('vigil ingest log', () => {
     );
   });
 });
+
+describe('vigil queue', () => {
+  it('shows the backlog and dead letters, and requeues dead letters into their partitions', async () => {
+    const items = (n: number) => JSON.stringify(Array.from({ length: n }, (_, i) => ({ id: `x${i}` })));
+    await cli.redis.xadd(keys.ingestStream(3), '*', 'n', '1', 'd', items(1));
+    const deadId = await cli.redis.xadd(
+      keys.deadLetters(),
+      '*',
+      'partition',
+      '5',
+      'entry',
+      '1-0',
+      'reason',
+      'InfluxDB write failed (400): field type conflict',
+      'n',
+      '2',
+      'd',
+      items(2),
+    );
+    expect(await cli.json(['queue', 'status'])).toEqual({
+      partitions: 8,
+      entries: 1,
+      deadLetters: 1,
+      deadPayloads: 2,
+    });
+    const listed = await cli.run(['queue', 'dead-letters']);
+    expect(listed.stdout).toContain(
+      'partition 5  2 payloads  InfluxDB write failed (400): field type conflict',
+    );
+    expect(await cli.json(['queue', 'requeue', 'no-such-id'])).toEqual({ requeued: [] });
+    expect(await cli.json(['queue', 'requeue'])).toEqual({ requeued: [deadId] });
+    expect(await cli.redis.xlen(keys.deadLetters())).toBe(0);
+    const requeued = await cli.redis.xrange(keys.ingestStream(5), '-', '+');
+    expect(requeued.map(([, fields]) => fields)).toEqual([['n', '2', 'd', items(2)]]);
+  });
+});

@@ -47,9 +47,11 @@ export function last24HoursQuery(
   const startMs = endMs - hours * HOUR_MS;
   // Device and sensor regexes select the cross product of the names; unwanted pairs are dropped
   // after the query. One short regex per tag keeps the query small for 1,000 items.
+  // No mean(): InfluxDB's mean reducer is sum / count over the same points in the same order, so
+  // total / count is the same float, and each aggregate costs influxd ~25 µs per series and query.
   return (
     `SELECT count("value") AS "count", sum("value") AS "total", max("value") AS "max", ` +
-    `min("value") AS "min", mean("value") AS "avg" FROM ${ident(RAW_RP)}.${ident(READINGS)} ` +
+    `min("value") AS "min" FROM ${ident(RAW_RP)}.${ident(READINGS)} ` +
     `WHERE "env" = ${str(env)} AND "device" =~ ${anyOfRegex(items.map((i) => i.device))} ` +
     `AND "sensor" =~ ${anyOfRegex(items.map((i) => i.sensor))} ` +
     `AND time >= ${msTime(startMs)} AND time < ${msTime(endMs)} ` +
@@ -77,18 +79,18 @@ export async function queryLast24Hours(
     const buckets = result.get(key);
     if (!buckets) continue;
     const column = (name: string) => s.columns.indexOf(name);
-    const [time, count, total, max, min, avg] = ['time', 'count', 'total', 'max', 'min', 'avg'].map(column);
+    const [time, count, total, max, min] = ['time', 'count', 'total', 'max', 'min'].map(column);
     const at = (row: unknown[], i: number | undefined) => Number(row[i ?? -1]);
     for (const row of s.values) {
       const sUTC = at(row, time) / 1000;
+      const bucket = { count: at(row, count), total: at(row, total) };
       buckets.push({
         sUTC,
         eUTC: sUTC + 3600,
-        count: at(row, count),
-        total: at(row, total),
+        ...bucket,
         max: at(row, max),
         min: at(row, min),
-        avg: at(row, avg),
+        avg: bucket.total / bucket.count,
       });
     }
     buckets.sort((a, b) => a.sUTC - b.sUTC);

@@ -120,4 +120,36 @@ describe('queryLast24Hours', () => {
     expect(buckets?.[0]?.sUTC).toBe(s(CURRENT - 23 * H));
     expect(buckets?.at(-1)?.sUTC).toBe(s(CURRENT));
   });
+
+  it("gives avg equal, bit for bit, to InfluxDB's mean() (total / count over the same points)", async () => {
+    const influx = await freshHistoryDatabase();
+    const writer = createHistoryWriter({ influx, log: createLogger('silent') });
+    // Deterministic awkward values: long fractions, mixed signs and magnitudes, 1 to 300 per hour.
+    let seed = 7;
+    const random = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
+    const values: ValuePoint[] = [];
+    for (let d = 0; d < 40; d++) {
+      for (let k = Math.floor(random() * 300); k >= 0; k--) {
+        const value = (random() - 0.4) * 10 ** Math.floor(random() * 6);
+        const timeMs = CURRENT - 3 * H + Math.floor(random() * 4 * H);
+        values.push(valuePoint({ device: `m${d}`, timeMs, offsetNs: k, value }));
+      }
+    }
+    await writer.write({ values, events: [], contacts: [] });
+    const items = Array.from({ length: 40 }, (_, d) => ({ device: `m${d}`, sensor: 'Temperature' }));
+    const got = await queryLast24Hours(influx, 'demo', items, NOW);
+    const [series] = await influx.query(
+      `SELECT mean("value") AS "avg" FROM "raw"."readings" WHERE "env" = 'demo' AND time >= ${CURRENT - 3 * H}ms ` +
+        `AND time < ${CURRENT + H}ms GROUP BY time(1h), "device" fill(none)`,
+    );
+    let compared = 0;
+    for (const s of series ?? []) {
+      const buckets = got.get(`${s.tags?.device ?? ''}|Temperature`) ?? [];
+      for (const [time, avg] of s.values as [number, number][]) {
+        expect(buckets.find((b) => b.sUTC * 1000 === time)?.avg).toBe(avg);
+        compared++;
+      }
+    }
+    expect(compared).toBeGreaterThan(100);
+  });
 });

@@ -73,10 +73,15 @@ export async function readEntries(
 }
 
 function decodeItems(fields: readonly string[]): IngestItem[] {
-  for (let i = 0; i + 1 < fields.length; i += 2) {
-    if (fields[i] === 'd') return JSON.parse(fields[i + 1]!) as IngestItem[];
-  }
-  return [];
+  const d = fieldMap(fields).get('d');
+  return d === undefined ? [] : (JSON.parse(d) as IngestItem[]);
+}
+
+/** A stream entry's flat field list as a map. */
+function fieldMap(fields: readonly string[]): Map<string, string> {
+  const map = new Map<string, string>();
+  for (let i = 0; i + 1 < fields.length; i += 2) map.set(fields[i]!, fields[i + 1]!);
+  return map;
 }
 
 /** Acknowledges and deletes entries, atomically per call. */
@@ -160,8 +165,7 @@ export async function listDeadLetters(
 ): Promise<{ id: string; partition: number; reason: string; items: number }[]> {
   const out: { id: string; partition: number; reason: string; items: number }[] = [];
   for (const [id, fields] of await redis.xrange(keys.deadLetters(), '-', '+')) {
-    const f = new Map<string, string>();
-    for (let i = 0; i + 1 < fields.length; i += 2) f.set(fields[i]!, fields[i + 1]!);
+    const f = fieldMap(fields);
     out.push({
       id,
       partition: Number(f.get('partition')),
@@ -186,8 +190,7 @@ export async function requeueDeadLetters(
   const moved: string[] = [];
   for (const [id, fields] of await redis.xrange(keys.deadLetters(), '-', '+')) {
     if (wanted && !wanted.has(id)) continue;
-    const f = new Map<string, string>();
-    for (let i = 0; i + 1 < fields.length; i += 2) f.set(fields[i]!, fields[i + 1]!);
+    const f = fieldMap(fields);
     const results = await redis
       .multi()
       .xadd(

@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import { createIngestService, type IngestDeps, type IngestService } from '../ingest/ingest-service.ts';
 import { closeServer, listen } from '../ops/listen.ts';
-import { createGatewayApp } from './gateway-app.ts';
+import { createGatewayHandler } from './gateway-handler.ts';
 
 const REQUEST_TIMEOUT_MS = 30_000;
 
@@ -20,7 +20,7 @@ export interface RunningGateway {
 export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   const ownsIngest = deps.ingest === undefined;
   const ingest = deps.ingest ?? createIngestService(deps);
-  const server = createServer(createGatewayApp({ config: deps.config, log: deps.log, ingest }));
+  const server = createServer(createGatewayHandler({ config: deps.config, log: deps.log, ingest }));
   // A device that takes longer than this to send a ≤ 256 KiB body is stalled, not slow.
   server.requestTimeout = REQUEST_TIMEOUT_MS;
   let port: number;

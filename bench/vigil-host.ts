@@ -1,6 +1,6 @@
 /**
  * The Vigil process of a benchmark scenario: `startVigil` with the roles of VIGIL_ROLES (config
- * from VIGIL_ variables), driven by the bench over IPC: `ready` with the ports, `stats` (memory),
+ * from VIGIL_ variables), driven by the bench over IPC: `ready` with the ports, `stats` (memory, optionally after a full GC),
  * `stop` (graceful close). It exits by itself when the bench goes away.
  */
 import { loadConfig } from '../src/config/load-config.ts';
@@ -24,8 +24,12 @@ const config = loadConfig();
 const log = createLogger(config.logLevel);
 const vigil = await startVigil(config, log);
 const send = (m: HostMessage) => process.send?.(m);
-process.on('message', (m: { type?: string }) => {
+process.on('message', (m: { type?: string; gc?: boolean }) => {
   if (m.type === 'stats') {
+    // With `gc`, a full collection first (the bench starts hosts with --expose-gc): what is left
+    // is what the process really holds, the measure of a leak; RSS also counts heap headroom.
+    const gc = (globalThis as { gc?: () => void }).gc;
+    if (m.gc && gc) gc();
     const mem = process.memoryUsage();
     send({ type: 'stats', rssBytes: mem.rss, heapUsedBytes: mem.heapUsed });
   } else if (m.type === 'stop') {

@@ -16,6 +16,8 @@ export interface VigilProcess {
   ports: HostPorts;
   pid: number;
   rssBytes(): Promise<number>;
+  /** V8 heap in use right after a full garbage collection (what the process really holds). */
+  heapAfterGcBytes(): Promise<number>;
   /** Prometheus counters and gauges of the process, by name (labels summed). */
   metrics(): Promise<Map<string, number>>;
   stop(): Promise<void>;
@@ -77,7 +79,7 @@ export async function startVigilProcess(
   settings: Settings,
   opts: { profile?: boolean; label?: string } = {},
 ): Promise<VigilProcess> {
-  const execArgv = ['--no-node-snapshot'];
+  const execArgv = ['--no-node-snapshot', '--expose-gc'];
   if (opts.profile) {
     mkdirSync(PROFILE_DIR, { recursive: true });
     execArgv.push(
@@ -109,6 +111,11 @@ export async function startVigilProcess(
       const reply = nextMessage(child, 'stats', 10_000);
       child.send({ type: 'stats' });
       return (await reply).rssBytes;
+    },
+    async heapAfterGcBytes() {
+      const reply = nextMessage(child, 'stats', 30_000);
+      child.send({ type: 'stats', gc: true });
+      return (await reply).heapUsedBytes;
     },
     async metrics() {
       const res = await fetch(`http://127.0.0.1:${ready.ports.metrics}/metrics`);

@@ -22,6 +22,7 @@ export async function runSoak(ctx: BenchContext): Promise<void> {
     const warmS = Math.min(30, opts.soakS / 4);
     await sleep(warmS * 1000);
     const rssWarm = (await bv.vigil.rssBytes()) / MB;
+    const heapWarm = (await bv.vigil.heapAfterGcBytes()) / MB;
     const samples: number[] = [rssWarm];
     const until = Date.now() + (opts.soakS - warmS) * 1000;
     while (Date.now() < until) {
@@ -30,6 +31,7 @@ export async function runSoak(ctx: BenchContext): Promise<void> {
       ctx.log(`soak: RSS ${Math.round(samples.at(-1)!)} MB, ${ingestion.accepted()} accepted`);
     }
     const rssEnd = samples.at(-1)!;
+    const heapEnd = (await bv.vigil.heapAfterGcBytes()) / MB;
     await ingestion.stop();
     const accepted = ingestion.accepted();
     const caughtUp = await waitProcessed(bv.vigil, accepted, 300_000);
@@ -61,6 +63,15 @@ export async function runSoak(ctx: BenchContext): Promise<void> {
       unit: 'MB',
       runs: [rssEnd - rssWarm],
       target: { max: 50 },
+    });
+    // Under load: the live working set after a full GC, at the end of the warm-up and at the end.
+    report.add({
+      id: 'soak.heap.growth',
+      label: `soak: V8 heap in use after a full GC, growth after the first ${warmS} s`,
+      unit: 'MB',
+      runs: [heapEnd - heapWarm],
+      target: { max: 50 },
+      note: `${heapWarm.toFixed(0)} MB → ${heapEnd.toFixed(0)} MB; RSS also holds heap headroom V8 keeps after collections, so a flat heap with growing RSS is sizing, not a leak`,
     });
     report.add({
       id: 'soak.accepted',

@@ -9,9 +9,10 @@
  */
 import type { DataPointSpec, DefinitionSpec, Locale } from '../domain/types.ts';
 import type { Redis } from '../redis/connect.ts';
+import { createSharedPipeline } from '../redis/shared-pipeline.ts';
 import type { Keys } from '../state/keys.ts';
 import { shownStateFields, stateFromReplies, type DeviceStateHash } from '../state/read-state.ts';
-import { decodeDevice, pipelineValues } from '../tenancy/records.ts';
+import { decodeDevice } from '../tenancy/records.ts';
 import { scopeOf } from '../tenancy/tenancy-store.ts';
 import type { DeviceRecord } from '../tenancy/types.ts';
 import { deviceNotFound } from './devices-routes.ts';
@@ -60,7 +61,9 @@ interface Plan {
 }
 
 export function createSensorReads(deps: { redis: Redis; keys: Keys }): LoadDevices {
-  const { redis, keys } = deps;
+  const { keys } = deps;
+  // Concurrent requests share pipelines: one Redis round trip per event-loop turn, not per request.
+  const read = createSharedPipeline(deps.redis);
   /** `env\ndevice` → Redis key of the definition it had. */
   const lastDefinition = new Map<string, string>();
   /** Redis key of a definition → its parsed spec. */
@@ -98,16 +101,16 @@ export function createSensorReads(deps: { redis: Redis; keys: Keys }): LoadDevic
   return async (env, names, sensorsOf) => {
     const plans = names.map((n) => plan(env, n, sensorsOf));
     const guesses = [...new Set(plans.flatMap((p) => (p.guess === undefined ? [] : [p.guess])))];
-    const pipe = redis.pipeline();
-    pipe.hget(keys.env(env), 'locale');
-    for (const n of names) pipe.hmget(keys.device(env, n), ...DEVICE_FIELDS);
-    for (const g of guesses) pipe.hget(g, 'spec');
-    names.forEach((n, i) => {
-      const p = plans[i];
-      if (p?.sensors)
-        pipe.hmget(keys.deviceState(env, n), ...p.fields).hgetall(keys.deviceSuppressed(env, n));
+    const replies = await read((pipe) => {
+      pipe.hget(keys.env(env), 'locale');
+      for (const n of names) pipe.hmget(keys.device(env, n), ...DEVICE_FIELDS);
+      for (const g of guesses) pipe.hget(g, 'spec');
+      names.forEach((n, i) => {
+        const p = plans[i];
+        if (p?.sensors)
+          pipe.hmget(keys.deviceState(env, n), ...p.fields).hgetall(keys.deviceSuppressed(env, n));
+      });
     });
-    const replies = pipelineValues<unknown>(await pipe.exec());
     let at = 0;
     const next = () => replies[at++];
     const locale: Locale = next() === 'nl' ? 'nl' : 'en';
@@ -141,10 +144,10 @@ export function createSensorReads(deps: { redis: Redis; keys: Keys }): LoadDevic
   async function readTexts(defKeys: string[], texts: Map<string, string | null>): Promise<void> {
     const missing = [...new Set(defKeys.filter((k) => !texts.has(k)))];
     if (missing.length === 0) return;
-    const pipe = redis.pipeline();
-    for (const k of missing) pipe.hget(k, 'spec');
-    const read = pipelineValues<string | null>(await pipe.exec());
-    missing.forEach((k, i) => texts.set(k, read[i] ?? null));
+    const got = await read((pipe) => {
+      for (const k of missing) pipe.hget(k, 'spec');
+    });
+    missing.forEach((k, i) => texts.set(k, (got[i] as string | null | undefined) ?? null));
   }
 
   /** Reads, in one more pipeline, the states the first one did not get right. */
@@ -161,11 +164,11 @@ export function createSensorReads(deps: { redis: Redis; keys: Keys }): LoadDevic
       return states[i] === undefined ? [{ i, n, fields }] : [];
     });
     if (wanted.length === 0) return;
-    const pipe = redis.pipeline();
-    for (const w of wanted) {
-      pipe.hmget(keys.deviceState(env, w.n), ...w.fields).hgetall(keys.deviceSuppressed(env, w.n));
-    }
-    const replies = pipelineValues<unknown>(await pipe.exec());
+    const replies = await read((pipe) => {
+      for (const w of wanted) {
+        pipe.hmget(keys.deviceState(env, w.n), ...w.fields).hgetall(keys.deviceSuppressed(env, w.n));
+      }
+    });
     wanted.forEach((w, j) => {
       const values = replies[2 * j] as (string | null)[];
       states[w.i] = stateFromReplies(w.fields, values, replies[2 * j + 1] as Record<string, string>);

@@ -78,7 +78,7 @@ function collect(
     const onEnd = () =>
       settle(chunks.length === 1 && chunks[0] ? chunks[0] : Buffer.concat(chunks, received));
     const onFailure = () => settle('INVALID_JSON');
-    // 'close' before the whole request arrived is an abort (it also ends a request read through a decoder).
+    // The request closing before all of it arrived is an abort, whether it is read directly or decoded.
     const onClose = () => {
       if (!req.complete) settle('INVALID_JSON');
     };

@@ -28,7 +28,7 @@ export interface BenchOptions {
   devices: number;
   /** Payloads/s of the sustained end-to-end window; given, the saturation and search are skipped. */
   e2eRate: number | undefined;
-  /** End-to-end with the worker in a second Vigil process (entry roles in the first). */
+  /** End-to-end with the worker in a second Vigil process (entry roles in the first); `--single` turns it off. */
   split: boolean;
   /** Write V8 CPU profiles of the Vigil process to bench/results/profiles. */
   profile: boolean;
@@ -37,7 +37,7 @@ export interface BenchOptions {
 }
 
 const usage = `usage: npm run bench -- [--quick] [--soak] [--only ${SCENARIOS.join(',')}] [--runs N]
-       [--measure S] [--sustain S] [--soak-seconds S] [--soak-rate N] [--drain-payloads N] [--e2e-rate N] [--split] [--profile]
+       [--measure S] [--sustain S] [--soak-seconds S] [--soak-rate N] [--drain-payloads N] [--e2e-rate N] [--single] [--profile]
        [--set <config key>=<value>[,<key>=<value>…]]`;
 
 export function parseOptions(argv: readonly string[]): BenchOptions {
@@ -55,7 +55,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
   }
   const known = ['quick', 'soak', 'only', 'runs', 'measure', 'sustain', 'soak-seconds', 'soak-rate'];
   for (const name of flags.keys()) {
-    if (![...known, 'drain-payloads', 'e2e-rate', 'split', 'profile', 'set', 'help'].includes(name))
+    if (![...known, 'drain-payloads', 'e2e-rate', 'single', 'profile', 'set', 'help'].includes(name))
       throw new Error(`unknown option --${name}\n${usage}`);
   }
   if (flags.has('help')) throw new Error(usage);
@@ -103,7 +103,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     soakRate: rate === undefined ? undefined : num('soak-rate', 1),
     e2eRate: flags.has('e2e-rate') ? num('e2e-rate', 1) : undefined,
     devices: 1000,
-    split: flags.has('split'),
+    split: !flags.has('single'),
     profile: flags.has('profile'),
     settings,
   };

@@ -108,7 +108,7 @@ export interface RedisOptions {
   appendfsync?: 'everysec' | 'always' | 'no';
 }
 
-/** Starts redis-server with AOF on and `maxmemory-policy noeviction` (BullMQ's requirements). */
+/** Starts redis-server with AOF on and `maxmemory-policy noeviction` (a queue must never be evicted). */
 export async function startRedis(opts: RedisOptions): Promise<LocalService> {
   const port = opts.port ?? (await freePort());
   mkdirSync(opts.dataDir, { recursive: true });

@@ -75,7 +75,7 @@ export interface IngestDeps {
   keys: Keys;
   /** Command connection (fails fast): key and pre-parser lookups, ingestion log. */
   redis: Redis;
-  /** Connection of the BullMQ queue. */
+  /** Connection of the ingest queue (the producer's XADDs). */
   queueConnection: Redis;
   log: Logger;
   metrics: Registry;

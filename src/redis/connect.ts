@@ -6,7 +6,7 @@ export type { Redis };
  * Opens a Redis connection. `purpose` picks the failure behaviour:
  * - `command`: commands wait for the first connection, but once connected they fail fast while
  *   Redis is down (no offline queue), so the gateway can answer 503 at once instead of hanging;
- * - `blocking`: BullMQ workers and queues (`maxRetriesPerRequest: null`, reconnect forever).
+ * - `blocking`: the queue's producer and workers (`maxRetriesPerRequest: null`, reconnect forever).
  */
 export function connectRedis(url: string, purpose: 'command' | 'blocking', name = 'vigil'): Redis {
   const common: RedisOptions = {

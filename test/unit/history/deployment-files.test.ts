@@ -48,7 +48,7 @@ describe('docker-compose.yml', () => {
     expect(svc('mqtt').ports).toContain('1883:1883');
   });
 
-  it('configures Redis for durability and BullMQ, InfluxDB 1.11 and Grafana with provisioning', () => {
+  it('configures Redis for durability and a queue that is never evicted, InfluxDB 1.11 and Grafana with provisioning', () => {
     expect(svc('redis').image).toBe('redis:7');
     expect(svc('redis').command?.join(' ')).toBe(
       'redis-server --appendonly yes --appendfsync everysec --maxmemory-policy noeviction',

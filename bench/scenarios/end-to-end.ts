@@ -8,6 +8,7 @@
  *     (accepted − processed) grows by less than 1 s worth of payloads.
  *  3. Sustained: that rate for `sustainS` seconds; the figure is the processed rate, and the note
  *     says whether the backlog stayed flat. Lag is sampled meanwhile (lag-probe.ts).
+ *  4. Below it: three quarters of that rate, where the lag target applies ("below that rate").
  */
 import { GATEWAY_PATHS } from '../../src/queue/jobs.ts';
 import type { BenchContext } from '../lib/context.ts';
@@ -224,16 +225,46 @@ export async function runEndToEnd(ctx: BenchContext): Promise<void> {
     });
     report.add({
       id: 'e2e.lag.p50',
-      label: 'accept-to-state lag p50',
+      label: 'accept-to-state lag p50 at the sustained rate',
       unit: 'ms',
       runs: [percentile(lags, 50)],
     });
     report.add({
       id: 'e2e.lag.p99',
-      label: 'accept-to-state lag p99',
+      label: 'accept-to-state lag p99 at the sustained rate',
       unit: 'ms',
       runs: [percentile(lags, 99)],
+    });
+    // The issue's lag target is for rates below the sustained one: three quarters of it.
+    await waitProcessed(worker, ingestion.accepted(), 600_000);
+    const below = Math.round(rate * 0.75);
+    const belowS = Math.max(20, Math.round(opts.sustainS / 3));
+    ctx.log(`end-to-end: lag at ${below} payloads/s for ${belowS} s`);
+    const probeBelow = startLagProbe({
+      redisUrl: ctx.redisUrl,
+      keyPrefix: bv.settings.keyPrefix,
+      devices: [0, 101, 202, 303, 404, 505, 606, 707],
+    });
+    await ingestion.start(below, opts.warmupS + belowS + 10, opts.devices);
+    await sleep(opts.warmupS * 1000);
+    probeBelow.reset();
+    await sleep(belowS * 1000);
+    const lagsBelow = [...probeBelow.samples()];
+    await probeBelow.stop();
+    await ingestion.stop();
+    report.add({
+      id: 'e2e.lagBelow.p50',
+      label: `accept-to-state lag p50 at ${below}/s (¾ of the sustained rate)`,
+      unit: 'ms',
+      runs: [percentile(lagsBelow, 50)],
+    });
+    report.add({
+      id: 'e2e.lagBelow.p99',
+      label: `accept-to-state lag p99 at ${below}/s (¾ of the sustained rate)`,
+      unit: 'ms',
+      runs: [percentile(lagsBelow, 99)],
       target: { max: 1000 },
+      note: `${lagsBelow.length} lag samples over ${belowS} s`,
     });
     const caughtUp = await waitProcessed(worker, ingestion.accepted(), 600_000);
     const processed = await processedCount(worker);

@@ -33,8 +33,13 @@ export interface RunningWorker {
 
 /** Consecutive failed steps after which a partition is retried one entry at a time. */
 const ISOLATE_AFTER = 3;
-/** Steps of one loop whose history is still being written while the loop processes the next. */
-const MAX_FINISHING = 2;
+/**
+ * Steps of one loop whose history is still being written while the loop processes the next. A
+ * slow InfluxDB write then holds up history only, not state: at 7,875 payloads/s the lag p99 was
+ * 236–403 ms with 8, 584–2,934 ms with 2 (same minutes). Memory stays bounded: at most this many
+ * steps of VIGIL_WORKER_BATCH_MAX_PAYLOADS per loop.
+ */
+const MAX_FINISHING = 8;
 /** Longest a read waits for new entries before the step loop looks at its partitions again. */
 const BLOCK_MS = 250;
 
@@ -158,7 +163,7 @@ export async function startWorker(deps: {
       })();
       return { finished };
     };
-    // Steps whose history is still being written: at most one beside the step being processed.
+    // Steps whose history is still being written: at most MAX_FINISHING beside the one in process.
     const finishing = new Set<Promise<void>>();
     const track = (entries: QueueEntry[], done: Promise<void>) => {
       const tracked: Promise<void> = done

@@ -2,9 +2,10 @@
  * Accept-to-state lag, sampled: every `intervalMs` the probe reads `Temperature|u` of a few devices
  * (the measurement time of the value in state, which without a device-supplied time is the moment
  * the gateway accepted the payload). When it changes, the probe records now − u: how long after
- * acceptance the value became visible in state. Resolution: `intervalMs` (an upper bound).
+ * acceptance the value became visible in state. Resolution: `intervalMs` (an upper bound). The
+ * polling runs in its own thread, so the load generators' event loop does not delay it.
  */
-import { closeRedis, connectRedis } from '../../src/redis/connect.ts';
+import { Worker } from 'node:worker_threads';
 import { createKeys, stateField } from '../../src/state/keys.ts';
 import { BENCH_ENV, deviceName } from './provision.ts';
 
@@ -22,38 +23,30 @@ export function startLagProbe(opts: {
   devices: number[];
   intervalMs?: number;
 }): LagProbe {
-  const redis = connectRedis(opts.redisUrl, 'command', 'bench-lag');
   const keys = createKeys(opts.keyPrefix);
-  const field = stateField('Temperature', 'u');
-  const stateKeys = opts.devices.map((d) => keys.deviceState(BENCH_ENV, deviceName(d)));
-  const last = new Array<string | null>(stateKeys.length).fill(null);
+  // The polling runs in a thread of its own (lag-probe-thread.ts), away from the load generators.
+  const thread = new Worker(new URL('./lag-probe-thread.ts', import.meta.url), {
+    workerData: {
+      redisUrl: opts.redisUrl,
+      stateKeys: opts.devices.map((d) => keys.deviceState(BENCH_ENV, deviceName(d))),
+      field: stateField('Temperature', 'u'),
+      intervalMs: opts.intervalMs ?? 10,
+    },
+  });
   let samples: number[] = [];
-  let busy = false;
-  const timer = setInterval(() => {
-    if (busy) return;
-    busy = true;
-    const p = redis.pipeline();
-    for (const k of stateKeys) p.hget(k, field);
-    p.exec()
-      .then((results) => {
-        const now = Date.now();
-        results?.forEach(([err, value], i) => {
-          if (err || typeof value !== 'string') return;
-          if (last[i] !== null && value !== last[i]) samples.push(now - Number(value));
-          last[i] = value;
-        });
-      })
-      .catch(() => undefined)
-      .finally(() => (busy = false));
-  }, opts.intervalMs ?? 10);
+  thread.on('message', (lags: number[]) => samples.push(...lags));
+  thread.on('error', () => undefined);
+  const exited = new Promise<void>((resolve) => thread.once('exit', () => resolve()));
   return {
     samples: () => samples,
     reset: () => {
       samples = [];
     },
     async stop() {
-      clearInterval(timer);
-      await closeRedis(redis);
+      thread.postMessage('stop');
+      const timeout = setTimeout(() => void thread.terminate(), 2000);
+      await exited;
+      clearTimeout(timeout);
     },
   };
 }

@@ -49,6 +49,9 @@ export interface HistoryWriter {
   close(): Promise<void>;
 }
 
+/** A write that takes this long is logged (warn). */
+const SLOW_WRITE_MS = 500;
+
 /** Most lines per HTTP write (NOTES.md: ~115k points/s at 5,000-point batches). */
 export const MAX_LINES_PER_WRITE = 5000;
 /** Most bytes per HTTP write, well under InfluxDB's default max-body-size of 25 MB. */
@@ -66,7 +69,15 @@ export function createHistoryWriter(deps: {
   // steps share requests instead of each sending its own.
   const batcherFor = (retentionPolicy: string) =>
     createBatcher<string[]>({
-      write: (groups) => writeLines(deps.influx, groups.flat(), retentionPolicy),
+      write: async (groups) => {
+        const lines = groups.flat();
+        const started = Date.now();
+        await writeLines(deps.influx, lines, retentionPolicy);
+        const ms = Date.now() - started;
+        // Slow writes delay acknowledgements and, past a few steps, state: operators should see them.
+        if (ms >= SLOW_WRITE_MS)
+          deps.log.warn({ ms, lines: lines.length, retentionPolicy }, 'slow InfluxDB write');
+      },
       maxItems: 1000,
       maxDelayMs: 0,
       timeoutMs: deps.timeoutMs ?? 60_000,

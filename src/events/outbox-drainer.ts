@@ -8,6 +8,7 @@
 import type { EventRecord } from '../domain/types.ts';
 import type { HistoryWriter } from '../history/history-writer.ts';
 import type { Logger } from '../log/logger.ts';
+import { createWakeableSleep } from '../queue/wakeable-sleep.ts';
 import { closeRedis, connectRedis } from '../redis/connect.ts';
 import type { Keys } from '../state/keys.ts';
 
@@ -37,15 +38,8 @@ export function startOutboxDrainer(deps: {
   const reclaimIdleMs = deps.reclaimIdleMs ?? 30_000;
   const retryDelayMs = deps.retryDelayMs ?? 1000;
   let stopped = false;
-  let wake: (() => void) | undefined;
-  const sleep = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const t = setTimeout(resolve, ms);
-      wake = () => {
-        clearTimeout(t);
-        resolve();
-      };
-    });
+  const sleeps = createWakeableSleep();
+  const sleep = sleeps.sleep;
 
   async function ensureGroup(): Promise<void> {
     try {
@@ -128,7 +122,7 @@ export function startOutboxDrainer(deps: {
     close: () =>
       (closing ??= (async () => {
         stopped = true;
-        wake?.();
+        sleeps.wakeAll();
         redis.disconnect();
         await running;
         await closeRedis(redis);

@@ -12,6 +12,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from '../log/logger.ts';
 import type { Redis } from '../redis/connect.ts';
 import type { Keys } from '../state/keys.ts';
+import { createWakeableSleep } from './wakeable-sleep.ts';
 
 const RENEW = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return 0`;
@@ -46,11 +47,9 @@ export function createPartitionLeases(deps: {
   const token = randomUUID();
   const owned = new Set<number>();
   const toRelease = new Set<number>();
-  const waiters = new Set<() => void>();
+  const waits = createWakeableSleep();
   let closed = false;
-  const notify = () => {
-    for (const w of [...waiters]) w();
-  };
+  const notify = waits.wakeAll;
 
   const tick = async (): Promise<void> => {
     if (closed) return;
@@ -141,16 +140,7 @@ export function createPartitionLeases(deps: {
       await release(list);
       log.info({ partitions: list }, 'partitions handed back to balance the workers');
     },
-    changed: (ms) =>
-      new Promise<void>((resolve) => {
-        const t = setTimeout(done, ms);
-        function done() {
-          clearTimeout(t);
-          waiters.delete(done);
-          resolve();
-        }
-        waiters.add(done);
-      }),
+    changed: waits.sleep,
     tick: runTick,
     async close() {
       if (closed) return;

@@ -23,6 +23,7 @@ import { cappedBackoff } from '../queue/ingest-producer.ts';
 import { ackEntries, deadLetter, ensureGroups, readEntries, type QueueEntry } from '../queue/ingest-queue.ts';
 import type { IngestItem } from '../queue/jobs.ts';
 import { createPartitionLeases } from '../queue/partition-leases.ts';
+import { createWakeableSleep } from '../queue/wakeable-sleep.ts';
 import { connectRedis, closeRedis, type Redis } from '../redis/connect.ts';
 import type { Keys } from '../state/keys.ts';
 import type { ProcessResult } from './ingest-processor.ts';
@@ -95,17 +96,8 @@ export async function startWorker(deps: {
   const newlyAssigned = assigned.map(() => [] as number[]);
 
   let closing = false;
-  const wake = new Set<() => void>();
-  const pause = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const t = setTimeout(done, ms);
-      function done() {
-        clearTimeout(t);
-        wake.delete(done);
-        resolve();
-      }
-      wake.add(done);
-    });
+  const sleeps = createWakeableSleep();
+  const pause = sleeps.sleep;
 
   const runLoop = async (index: number, reader: Redis): Promise<void> => {
     const recovering = new Set<number>();
@@ -286,7 +278,7 @@ export async function startWorker(deps: {
     close: () =>
       (closed ??= (async () => {
         closing = true;
-        for (const w of [...wake]) w();
+        sleeps.wakeAll();
         await Promise.allSettled(loops);
         await leases.close();
         await Promise.all([...readers, control].map((r) => closeRedis(r)));

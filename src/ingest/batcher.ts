@@ -1,12 +1,12 @@
 /**
- * The micro-batching producer: payloads from every entry are collected and written as one job per
- * batch, when `maxItems` are waiting or after `maxDelayMs` (0 = on the next turn of the event loop).
- * Group commit: while a batch is being written, new payloads wait for that write to finish and then
- * go together (up to `maxItems` per batch). At low load every payload is written at once; under load
- * batches grow by themselves, so the number of jobs — whose fixed cost dominates processing — stays
- * small without a fixed delay that would cap the gateway's rate.
+ * Group commit: items from every caller are collected and written together, when `maxItems` are
+ * waiting or after `maxDelayMs` (0 = on the next turn of the event loop). While a batch is being
+ * written, new items wait for that write to finish and then go together (up to `maxItems` per
+ * batch). At low load every item is written at once; under load batches grow by themselves, so
+ * the number of writes — whose fixed cost dominates — stays small without a fixed delay that would
+ * cap the rate. Used for the ingest queue (gateway micro-batches), the ingestion log and history.
  * Each submitter awaits its batch's write; if the write fails or takes longer than `timeoutMs`, every
- * submitter of that batch gets the error (AppError UNAVAILABLE), so no one hears "accepted" for a
+ * submitter of that batch gets the error (by default AppError UNAVAILABLE), so no one hears "accepted" for a
  * payload that is not stored, and no one waits forever.
  */
 import { AppError, isAppError } from '../errors/app-error.ts';
@@ -14,8 +14,6 @@ import { AppError, isAppError } from '../errors/app-error.ts';
 export interface Batcher<T> {
   /** Resolves once `item`'s batch is written; rejects with AppError UNAVAILABLE otherwise. */
   submit(item: T): Promise<void>;
-  /** Mean payloads per written batch (exponential moving average; 1 before the first batch). */
-  averageBatchSize(): number;
   /** Stops accepting, writes what is pending and waits for writes in flight. Safe to call twice. */
   close(): Promise<void>;
 }
@@ -40,8 +38,6 @@ export function createBatcher<T>(opts: {
   let pending: Pending<T>[] = [];
   let timer: NodeJS.Timeout | NodeJS.Immediate | undefined;
   const inFlight = new Set<Promise<void>>();
-  let average = 1;
-  let batches = 0;
   let closing: Promise<void> | undefined;
 
   const cancelTimer = () => {
@@ -58,8 +54,6 @@ export function createBatcher<T>(opts: {
     pending = pending.slice(batch.length);
     const written = writeWithTimeout(batch.map((p) => p.item)).then(
       () => {
-        batches += 1;
-        average = batches === 1 ? batch.length : average * 0.9 + batch.length * 0.1;
         opts.onBatchWritten?.(batch.length);
         for (const p of batch) p.resolve();
       },
@@ -116,7 +110,6 @@ export function createBatcher<T>(opts: {
         }
       });
     },
-    averageBatchSize: () => average,
     close() {
       closing ??= (async () => {
         // Group commit may leave payloads waiting for a write in flight: drain until none is left.

@@ -22,7 +22,6 @@ describe('micro-batcher', () => {
     });
     await Promise.all([1, 2, 3].map((i) => b.submit(i)));
     expect(batches).toEqual([[1, 2, 3]]);
-    expect(b.averageBatchSize()).toBe(3);
   });
 
   it('groups what arrives during a write into the next batch (group commit)', async () => {

@@ -5,9 +5,9 @@
  * batch). At low load every item is written at once; under load batches grow by themselves, so
  * the number of writes — whose fixed cost dominates — stays small without a fixed delay that would
  * cap the rate. Used for the ingest queue (gateway micro-batches), the ingestion log and history.
- * Each submitter awaits its batch's write; if the write fails or takes longer than `timeoutMs`, every
- * submitter of that batch gets the error (by default AppError UNAVAILABLE), so no one hears "accepted" for a
- * payload that is not stored, and no one waits forever.
+ * Each submitter awaits its batch's write; if the write fails or takes longer than `timeoutMs`,
+ * every submitter of that batch gets the error (by default AppError UNAVAILABLE), so no one hears
+ * "accepted" for a payload that is not stored, and no one waits forever.
  */
 import { AppError, isAppError } from '../errors/app-error.ts';
 

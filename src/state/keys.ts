@@ -82,6 +82,13 @@ export const STATE_FIELD = {
   statusSince: 'ss',
   /** Epoch ms: measurement time of the current value. */
   updated: 'u',
+  /**
+   * The numeric values of the clock hour of the current value, for last24Hours' current hour:
+   * `<hour (epoch ms / 3,600,000)> <count> <total> <min> <max>`, floats in round-trip precision.
+   * Counts each value that became the current value once; a value older than the current one when
+   * it arrives is in InfluxDB only.
+   */
+  hour: 'h',
 } as const;
 
 /** Device-level fields inside `deviceState`. */

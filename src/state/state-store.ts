@@ -35,6 +35,8 @@ export interface StateValue {
   currentValue: string;
   /** Rule index reached for each previous rule index -1..n-1 (the domain's possibleOutcomes). */
   outcomes: number[];
+  /** The number history aggregates (numericValue); null for text and GPS values. */
+  number: number | null;
 }
 
 export interface DeviceReadings {
@@ -167,7 +169,12 @@ function toScriptArg(devices: DeviceReadings[], nowMs: number, eventsCap: number
       new Date(dev.contactMs || nowMs).toISOString(),
       dev.timeoutMs,
       sensors,
-      dev.values.map((v) => [v.sensor, v.timeMs, v.offsetNs, v.valueJson, v.currentValue, v.outcomes]),
+      dev.values.map((v) => {
+        const value: unknown[] = [v.sensor, v.timeMs, v.offsetNs, v.valueJson, v.currentValue, v.outcomes];
+        // Left out rather than null: cjson decodes null as a value.
+        if (v.number !== null) value.push(v.number);
+        return value;
+      }),
     ];
   });
   return { n: nowMs, cap: eventsCap, omax: outboxMax, m, d };

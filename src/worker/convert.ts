@@ -2,7 +2,7 @@
  * Step 4: convert each returned value to its data point's type, format it, and precompute its
  * threshold outcome for every possible previous rule, grouped per device for the state step.
  */
-import { DATA_TYPE_INFO, convertValue, formatValue } from '../domain/data-types.ts';
+import { DATA_TYPE_INFO, convertValue, formatValue, numericValue } from '../domain/data-types.ts';
 import { payloadFingerprint, valueOffsetNs } from '../domain/history-offset.ts';
 import { possibleOutcomes, ruleDescription, thresholdFingerprint } from '../domain/thresholds.ts';
 import type { DataPointSpec, DataValue, Locale, ThresholdSet } from '../domain/types.ts';
@@ -104,6 +104,7 @@ export async function convertReadings(
             valueJson: JSON.stringify(converted.value),
             currentValue: formatValue(dp.dataType, converted.value, locale),
             outcomes: outs,
+            number: numericValue(dp.dataType, converted.value),
           },
           p: {
             env,

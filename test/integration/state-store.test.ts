@@ -47,6 +47,7 @@ function reading(values: [number, number][], contactMs = 0): DeviceReadings {
       valueJson: JSON.stringify(v),
       currentValue: `${v.toFixed(1)} °C`,
       outcomes: outcomesFor(v),
+      number: v,
     })),
   };
 }
@@ -131,5 +132,40 @@ describe('state store', () => {
     const deadline = Number(await redis.zscore(keys.availabilityDeadlines(), 'e1\nd1'));
     await state.applyReadings([reading([], 2000)], 2000);
     expect(await state.markContactLost('e1', 'd1', deadline, '{}', 70_000)).toBe(false);
+  });
+});
+
+describe('state store: the current hour of each data point', () => {
+  const H = 3_600_000;
+  const hourOf = async (redis: ReturnType<typeof setup>['redis'], keys: ReturnType<typeof setup>['keys']) =>
+    redis.hget(keys.deviceState('e1', 'd1'), 'Temperature|h');
+
+  it('sums the values that became current in their clock hour, starting over in a new hour', async () => {
+    const { redis, keys, state } = setup();
+    await state.applyReadings([reading([[10 * H + 1, 20.1], [10 * H + 2, 0.2]])], 11 * H);
+    await state.applyReadings([reading([[10 * H + 3, -3]])], 11 * H);
+    // 20.1 + 0.2 + -3 in this order, as a float sum: the same float InfluxDB's sum() gives.
+    expect(20.1 + 0.2 + -3).toBe(17.300000000000001);
+    expect(await hourOf(redis, keys)).toBe('10 3 17.300000000000001 -3 20.100000000000001');
+    await state.applyReadings([reading([[11 * H, 5]])], 11 * H);
+    expect(await hourOf(redis, keys)).toBe('11 1 5 5 5');
+  });
+
+  it('counts a replayed or an older value no more', async () => {
+    const { redis, keys, state } = setup();
+    const batch = reading([[10 * H + 5, 1], [10 * H + 6, 2]]);
+    await state.applyReadings([batch], 11 * H);
+    await state.applyReadings([batch], 11 * H);
+    await state.applyReadings([reading([[10 * H + 4, 100]])], 11 * H);
+    expect(await hourOf(redis, keys)).toBe('10 2 3 1 2');
+  });
+
+  it('keeps no hour for values without a number (text, GPS)', async () => {
+    const { redis, keys, state } = setup();
+    const text = reading([[10 * H, 1]]);
+    text.values = text.values.map((v) => ({ ...v, valueJson: '"open"', number: null }));
+    await state.applyReadings([text], 11 * H);
+    expect(await hourOf(redis, keys)).toBeNull();
+    expect(await redis.hget(keys.deviceState('e1', 'd1'), 'Temperature|v')).toBe('"open"');
   });
 });

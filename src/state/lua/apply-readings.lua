@@ -16,8 +16,9 @@ ARGV[1] JSON: {
   m = { {st = {status per rule}, ds = {description per rule}, ri = fingerprint, sup = 0|1,
          ty = sensorType} … }                      (rule metadata, shared by devices)
   d = { {env, device, displayName, contactMs, contactIso, timeoutMs, {[sensor] = index into m},
-         { {sensor, ms, off, valueJson, currentValue, {outcome per previous rule: -1..n-1}} … }
-        } … }                                      (values sorted by ms, off)
+         { {sensor, ms, off, valueJson, currentValue, {outcome per previous rule: -1..n-1}[, number]} … }
+        } … }                                      (values sorted by ms, off; number: the value
+                                                    history aggregates, absent for text and GPS)
 }
 Returns per device: the status applied per value, or '' where the value was older than the stored
 one (history only) or a replay of it.
@@ -26,7 +27,8 @@ local a = cjson.decode(ARGV[1])
 local deadlines, outbox = KEYS[1], KEYS[2]
 local nowMs, metas = a.n, a.m
 local nowText = string.format('%d', nowMs)
-local STATE_FIELDS = { 'u', 't', 's', 'r', 'ri' }
+local STATE_FIELDS = { 'u', 't', 's', 'r', 'ri', 'h' }
+local HOUR_MS = 3600000
 local capped = {}
 
 local function applyDevice(i, dev)
@@ -71,8 +73,26 @@ local function applyDevice(i, dev)
   for name, _ in pairs(sensorMeta) do
     points[name] = {
       u = tonumber(cur[name .. '|u']), t = tonumber(cur[name .. '|t']), s = cur[name .. '|s'] or 'SUCCESS',
-      r = tonumber(cur[name .. '|r']) or -1, ri = cur[name .. '|ri'],
+      r = tonumber(cur[name .. '|r']) or -1, ri = cur[name .. '|ri'], hraw = cur[name .. '|h'],
     }
+  end
+
+  -- The current value's clock hour (field h): count, total, min and max of the numeric values that
+  -- became current in it. Each value becomes current once, so a replayed step counts nothing twice.
+  local function addToHour(p, ms, x)
+    local hour = math.floor(ms / HOUR_MS)
+    if p.hh == nil and p.hraw then
+      local h, n, total, min, max = string.match(p.hraw, '^(%S+) (%S+) (%S+) (%S+) (%S+)$')
+      p.hh, p.hn, p.hs, p.hmin, p.hmax = tonumber(h), tonumber(n), tonumber(total), tonumber(min), tonumber(max)
+    end
+    if p.hh == hour and p.hn then
+      p.hn, p.hs = p.hn + 1, p.hs + x
+      if x < p.hmin then p.hmin = x end
+      if x > p.hmax then p.hmax = x end
+    else
+      p.hh, p.hn, p.hs, p.hmin, p.hmax = hour, 1, x, x, x
+    end
+    p.hset = true
   end
 
   local applied = {}
@@ -102,6 +122,7 @@ local function applyDevice(i, dev)
           sensor, meta.ty, valueJson, status, 'Sensors', message)
       end
       p.u, p.t, p.r, p.ri, p.s, p.v = ms, off, rule, meta.ri, status, valueJson
+      if v[7] ~= nil then addToHour(p, ms, v[7]) end
       applied[k] = status
     end
   end
@@ -115,6 +136,9 @@ local function applyDevice(i, dev)
       set(name .. '|s', p.s)
       if p.ls ~= nil then set(name .. '|ls', string.format('%d', p.ls)) end
       if p.ss ~= nil then set(name .. '|ss', string.format('%d', p.ss)) end
+      if p.hset then
+        set(name .. '|h', string.format('%d %d %.17g %.17g %.17g', p.hh, p.hn, p.hs, p.hmin, p.hmax))
+      end
     end
   end
 

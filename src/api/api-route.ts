@@ -6,7 +6,8 @@
 import type { Request, Response } from 'express';
 import type { Registry } from 'prom-client';
 import type { Config } from '../config/schema.ts';
-import type { HistoryItem, Bucket } from '../history/last-24-hours.ts';
+import type { Bucket } from '../history/last-24-hours.ts';
+import type { ReaderItem } from '../history/last-24-hours-reader.ts';
 import type { InfluxClient } from '../history/influx-client.ts';
 import type { IngestLog } from '../ingest/ingest-log.ts';
 import type { Logger } from '../log/logger.ts';
@@ -28,7 +29,7 @@ export interface ApiDeps {
   /** Epoch ms; Date.now by default. */
   clock?: () => number;
   /** last24Hours buckets; a createLast24HoursReader on `influx` (closed hours cached) by default. */
-  last24Hours?: (env: string, items: HistoryItem[], nowMs: number) => Promise<Map<string, Bucket[]>>;
+  last24Hours?: (env: string, items: ReaderItem[], nowMs: number) => Promise<Map<string, Bucket[]>>;
 }
 
 export interface ApiRequest {

@@ -33,12 +33,14 @@ export interface LoadedDevices {
 
 /**
  * Loads `names` (DEVICE_NOT_FOUND names the first unknown one). `sensorsOf` names the data points
- * whose state is needed; without it, every data point of the device's definition.
+ * whose state is needed; without it, every data point of the device's definition. `withHour` also
+ * reads each data point's current hour (currentHourOf), for last24Hours.
  */
 export type LoadDevices = (
   env: string,
   names: readonly string[],
   sensorsOf?: (device: string) => readonly string[],
+  opts?: { withHour?: boolean },
 ) => Promise<LoadedDevices>;
 
 /** Most remembered device → definition guesses and parsed definitions. */
@@ -87,19 +89,25 @@ export function createSensorReads(deps: { redis: Redis; keys: Keys }): LoadDevic
     return fresh;
   }
 
-  function plan(env: string, device: string, sensorsOf?: (device: string) => readonly string[]): Plan {
+  function plan(
+    env: string,
+    device: string,
+    sensorsOf: ((device: string) => readonly string[]) | undefined,
+    withHour: boolean,
+  ): Plan {
     const guess = lastDefinition.get(`${env}\n${device}`);
     const sensors = sensorsOf
       ? sensorsOf(device)
       : guess === undefined
         ? undefined
         : parsed.get(guess)?.names;
-    const fields = shownStateFields(sensors ?? []);
+    const fields = shownStateFields(sensors ?? [], withHour);
     return { guess, sensors: fields.length > 0 ? sensors : undefined, fields };
   }
 
-  return async (env, names, sensorsOf) => {
-    const plans = names.map((n) => plan(env, n, sensorsOf));
+  return async (env, names, sensorsOf, opts = {}) => {
+    const withHour = opts.withHour ?? false;
+    const plans = names.map((n) => plan(env, n, sensorsOf, withHour));
     const guesses = [...new Set(plans.flatMap((p) => (p.guess === undefined ? [] : [p.guess])))];
     const replies = await read((pipe) => {
       pipe.hget(keys.env(env), 'locale');
@@ -128,7 +136,7 @@ export function createSensorReads(deps: { redis: Redis; keys: Keys }): LoadDevic
         sensorsOf !== undefined || (p.guess === defKeys[i] && p.sensors === definitions[i]?.names);
       return right ? state : undefined;
     });
-    await readMissingStates(env, names, definitions, states);
+    await readMissingStates(env, names, definitions, states, withHour);
     names.forEach((n, i) => remember(lastDefinition, `${env}\n${n}`, defKeys[i] ?? ''));
     return {
       locale,
@@ -156,9 +164,10 @@ export function createSensorReads(deps: { redis: Redis; keys: Keys }): LoadDevic
     names: readonly string[],
     definitions: (ParsedDefinition | null)[],
     states: (DeviceStateHash | undefined)[],
+    withHour: boolean,
   ): Promise<void> {
     const wanted = names.flatMap((n, i) => {
-      const fields = shownStateFields(definitions[i]?.names ?? []);
+      const fields = shownStateFields(definitions[i]?.names ?? [], withHour);
       // A device without data points has no state to show (and HMGET needs a field).
       if (states[i] === undefined && fields.length === 0) states[i] = { fields: {}, suppressed: {} };
       return states[i] === undefined ? [{ i, n, fields }] : [];

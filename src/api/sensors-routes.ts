@@ -1,13 +1,16 @@
 /**
  * Endpoints 3–6: data points of one device (list, details) and of many (batchList, batchDetails).
- * Answered from Redis (device records, definitions, state hashes — pipelined for batches) plus the
- * last24Hours reader (closed hours cached, the current hour queried; see last-24-hours-reader.ts).
+ * Answered from Redis (device records, definitions, state hashes with each data point's current
+ * hour — pipelined for batches) plus the last24Hours reader for the closed hours (cached; see
+ * last-24-hours-reader.ts).
  * Data points come in definition order; batch results in request order with duplicates removed.
  */
+import { isNumericDataType } from '../domain/data-types.ts';
 import type { DataPointSpec } from '../domain/types.ts';
 import { AppError } from '../errors/app-error.ts';
 import { itemKey } from '../history/last-24-hours.ts';
-import { createLast24HoursReader } from '../history/last-24-hours-reader.ts';
+import { createLast24HoursReader, type ReaderItem } from '../history/last-24-hours-reader.ts';
+import { currentHourOf } from '../state/read-state.ts';
 import { uniqueBy, type ApiDeps, type ApiRoute } from './api-route.ts';
 import { deviceNotFound } from './devices-routes.ts';
 import { readArray, readString, sensorRefItem, stringItem, type Attributes } from './request-params.ts';
@@ -56,11 +59,11 @@ export function sensorRoutes(deps: ApiDeps): ApiRoute[] {
       async handle({ env, attrs, nowMs }) {
         const deviceName = readString(attrs, 'deviceName');
         const sensorName = readString(attrs, 'sensorName');
-        const { locale, devices } = await loadDevices(env, [deviceName], () => [sensorName]);
+        const { locale, devices } = await loadDevices(env, [deviceName], () => [sensorName], HOURLY);
         const [loaded] = devices;
         if (!loaded) throw deviceNotFound(deviceName);
         const dp = findDataPoint(loaded, sensorName);
-        const item = { device: deviceName, sensor: sensorName };
+        const item = historyItem(loaded, dp, nowMs);
         const buckets = await last24Hours(env, [item], nowMs);
         return sensorDetails(dp, { state: loaded.state, locale, nowMs }, buckets.get(itemKey(item)) ?? []);
       },
@@ -88,12 +91,17 @@ export function sensorRoutes(deps: ApiDeps): ApiRoute[] {
           (r) => `${r.deviceName}|${r.sensorName}`,
         );
         const groups = groupByDevice(refs);
-        const { locale, devices } = await loadDevices(env, [...groups.keys()], (d) => groups.get(d) ?? []);
+        const { locale, devices } = await loadDevices(
+          env,
+          [...groups.keys()],
+          (d) => groups.get(d) ?? [],
+          HOURLY,
+        );
         const wanted = devices.map((l) => ({
           l,
           dataPoints: (groups.get(l.device.deviceName) ?? []).map((s) => findDataPoint(l, s)),
         }));
-        const items = refs.map((r) => ({ device: r.deviceName, sensor: r.sensorName }));
+        const items = wanted.flatMap(({ l, dataPoints }) => dataPoints.map((dp) => historyItem(l, dp, nowMs)));
         const buckets = await last24Hours(env, items, nowMs);
         return wanted.map(({ l, dataPoints }) => ({
           deviceName: l.device.deviceName,
@@ -108,6 +116,19 @@ export function sensorRoutes(deps: ApiDeps): ApiRoute[] {
       },
     },
   ];
+}
+
+/** Data points read for last24Hours: with their current hour. */
+const HOURLY = { withHour: true };
+
+/**
+ * A data point's last24Hours item, with its current hour from state: none for text and GPS data
+ * points (they have no numeric history).
+ */
+function historyItem(loaded: LoadedDevice, dp: DataPointSpec, nowMs: number): ReaderItem {
+  const item = { device: loaded.device.deviceName, sensor: dp.name };
+  const numeric = isNumericDataType(dp.dataType) || dp.dataType === 'boolean';
+  return { ...item, current: numeric ? currentHourOf(loaded.state, dp.name, nowMs) : null };
 }
 
 /** A batch attribute: present, well-formed and at most MAX_BATCH_ITEMS long. */

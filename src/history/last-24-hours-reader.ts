@@ -1,10 +1,12 @@
 /**
  * `last24Hours` for the read API (PRODUCT.md §9) at rates where one InfluxDB query per request is
- * too dear: the closed hours of each data point are cached, the current hour is queried for every
- * request, and the requests that arrive while a query runs share the next one.
+ * too dear: the closed hours of each data point are cached; the current hour comes from the state in
+ * Redis when the caller has it (ReaderItem.current), else it is queried for every request; requests
+ * that arrive while a query runs share the next one.
  *
- * Freshness: the current hour holds every value written to InfluxDB before the request arrived (a
- * request never takes the answer of a query that started before it). Closed hours are reused for at
+ * Freshness: the current hour from state holds every value that became the data point's current
+ * value; queried, it holds every value written to InfluxDB before the request arrived (a request
+ * never takes the answer of a query that started before it). Closed hours are reused for at
  * most `closedHoursMaxAgeMs` (60 s): a value written late for a closed hour — measured before the
  * hour rolled over but written after it, or sent with a device time in the past — shows up within
  * that time. The hour rolling over starts a fresh entry. At most `maxEntries` data points are kept
@@ -26,10 +28,19 @@ export interface Last24HoursReaderOptions {
   maxEntries?: number;
 }
 
+/**
+ * A data point to read. `current`, when the caller knows it (the current hour kept in state, see
+ * STATE_FIELD.hour), is the current hour's bucket (null: no values in it), and InfluxDB is not
+ * asked for the current hour.
+ */
+export interface ReaderItem extends HistoryItem {
+  current?: Bucket | null;
+}
+
 /** Buckets per item, as queryLast24Hours gives them (key `device|sensor`, every item present). */
 export type Last24HoursReader = (
   env: string,
-  items: readonly HistoryItem[],
+  items: readonly ReaderItem[],
   nowMs: number,
 ) => Promise<Map<string, Bucket[]>>;
 
@@ -55,19 +66,22 @@ export function createLast24HoursReader(opts: Last24HoursReaderOptions): Last24H
     if (closed.size > maxEntries) closed.delete(closed.keys().next().value ?? '');
   }
 
-  function bucketsOf(env: string, item: HistoryItem, hourMs: number, nowMs: number): Promise<Bucket[]> {
+  function bucketsOf(env: string, item: ReaderItem, hourMs: number, nowMs: number): Promise<Bucket[]> {
     const key = itemKey(item);
     const cacheKey = `${env}\n${key}`;
     const hit = closed.get(cacheKey);
+    const known = item.current === undefined ? undefined : item.current ? [item.current] : [];
     if (hit && hit.hourMs === hourMs && nowMs - hit.askedMs < maxAgeMs) {
+      if (known) return hit.buckets.then((c) => c.concat(known));
       const current = ask(env, hourMs, 1, item);
       return Promise.all([hit.buckets, current]).then(([c, now]) => c.concat(now.get(key) ?? []));
     }
-    const all = ask(env, hourMs, 24, item).then((m) => m.get(key) ?? []);
+    const asked = ask(env, hourMs, 24, item).then((m) => m.get(key) ?? []);
+    const all = known ? asked.then((b) => b.filter((x) => x.sUTC * 1000 < hourMs).concat(known)) : asked;
     const entry: ClosedHours = {
       hourMs,
       askedMs: nowMs,
-      buckets: all.then((b) => b.filter((x) => x.sUTC * 1000 < hourMs)),
+      buckets: asked.then((b) => b.filter((x) => x.sUTC * 1000 < hourMs)),
     };
     // A failed query is not cached: the next request asks again.
     entry.buckets.catch(() => {

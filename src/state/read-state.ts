@@ -4,6 +4,7 @@
  * Callers put the reads in their own pipelines (shownStateFields, stateFromReplies) so one round
  * trip serves a whole request.
  */
+import type { Bucket } from '../history/last-24-hours.ts';
 import type { Redis } from '../redis/connect.ts';
 import { DEVICE_FIELD, STATE_FIELD, stateField, type Keys } from './keys.ts';
 
@@ -35,11 +36,37 @@ const SHOWN_FIELDS = [
   STATE_FIELD.statusSince,
 ] as const;
 
-/** The state-hash fields the read API shows of `sensors` (for one HMGET instead of HGETALL). */
-export function shownStateFields(sensors: readonly string[]): string[] {
+/**
+ * The state-hash fields the read API shows of `sensors` (for one HMGET instead of HGETALL), with
+ * `withHour` also the current hour of each (currentHourOf).
+ */
+export function shownStateFields(sensors: readonly string[], withHour = false): string[] {
   const fields: string[] = [];
-  for (const sensor of sensors) for (const f of SHOWN_FIELDS) fields.push(stateField(sensor, f));
+  for (const sensor of sensors) {
+    for (const f of SHOWN_FIELDS) fields.push(stateField(sensor, f));
+    if (withHour) fields.push(stateField(sensor, STATE_FIELD.hour));
+  }
   return fields;
+}
+
+const HOUR_MS = 3_600_000;
+
+/**
+ * The last24Hours bucket of the clock hour holding `nowMs`, from a data point's state (read with
+ * `withHour`): the bucket, null when no value became current in that hour, undefined when the state
+ * cannot tell (a current value in this hour but no hour kept with it: written before Vigil kept
+ * hours) and InfluxDB must be asked.
+ */
+export function currentHourOf(state: DeviceStateHash, sensor: string, nowMs: number): Bucket | null | undefined {
+  const hour = Math.floor(nowMs / HOUR_MS);
+  const kept = state.fields[stateField(sensor, STATE_FIELD.hour)]?.split(' ').map(Number);
+  if (kept?.length === 5 && kept.every(Number.isFinite) && kept[0] === hour) {
+    const [, count = 0, total = 0, min = 0, max = 0] = kept;
+    const sUTC = hour * 3600;
+    return { sUTC, eUTC: sUTC + 3600, count, total, max, min, avg: total / count };
+  }
+  const updatedMs = toMs(state.fields[stateField(sensor, STATE_FIELD.updated)]);
+  return updatedMs !== null && Math.floor(updatedMs / HOUR_MS) === hour ? undefined : null;
 }
 
 /**

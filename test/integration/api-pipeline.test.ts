@@ -8,6 +8,7 @@
    response bodies are untyped on purpose: these tests check them at run time. */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { queryLast24Hours } from '../../src/history/last-24-hours.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { startVigil } from '../../src/main.ts';
 import { call, COMFORT_SENSORS, startApiHarness } from './api-harness.ts';
@@ -101,6 +102,16 @@ describe('read API over the real gateway and worker', () => {
     );
     expect(details.json.data.last24Hours).toHaveLength(1);
     expect(details.json.data.last24Hours[0]).toMatchObject({ count: 2, total: 46.5, max: 26.5, min: 20 });
+    // The current hour comes from the state in Redis; InfluxDB, once written, gives the same bucket.
+    expect(await h.redis.hget(h.keys.deviceState('demo', 'device_1_hallway'), 'Temperature|h')).toMatch(
+      /^\d+ 2 46\.5 20 26\.5$/,
+    );
+    const item = { device: 'device_1_hallway', sensor: 'Temperature' };
+    const fromInflux = await eventually(
+      () => queryLast24Hours(h.influx, 'demo', [item], Date.now()),
+      (m) => m.get('device_1_hallway|Temperature')?.[0]?.count === 2,
+    );
+    expect(fromInflux.get('device_1_hallway|Temperature')).toEqual(details.json.data.last24Hours);
 
     const log = await call(api, '/ingest/log', { token });
     expect(log.json.data).toHaveLength(2);

@@ -2,7 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { createHistoryWriter, type ValuePoint } from '../../src/history/history-writer.ts';
 import type { InfluxClient } from '../../src/history/influx-client.ts';
 import { queryLast24Hours } from '../../src/history/last-24-hours.ts';
-import { CLOSED_HOURS_MAX_AGE_MS, createLast24HoursReader } from '../../src/history/last-24-hours-reader.ts';
+import {
+  CLOSED_HOURS_MAX_AGE_MS,
+  createLast24HoursReader,
+  type ReaderItem,
+} from '../../src/history/last-24-hours-reader.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { freshHistoryDatabase, valuePoint } from '../support/history.ts';
 
@@ -109,5 +113,29 @@ describe('last24Hours reader', () => {
     const second = read('demo', [d1], NOW);
     expect((await second).get('d1|Temperature')?.[0]?.count).toBe(2);
     await first;
+  });
+
+  it('takes a current hour the caller knows from state, and asks InfluxDB only for the closed hours', async () => {
+    const { influx, write } = await history();
+    await write({ timeMs: CURRENT - H + 10, value: 20 }, { timeMs: CURRENT + 10, value: 30 });
+    const client = counting(influx);
+    const read = createLast24HoursReader({ influx: client });
+    const sUTC = CURRENT / 1000;
+    const current = { sUTC, eUTC: sUTC + 3600, count: 2, total: 61, max: 31, min: 30, avg: 30.5 };
+    const buckets = async (item: ReaderItem, nowMs = NOW) =>
+      (await read('demo', [item], nowMs)).get('d1|Temperature')?.map((b) => [b.sUTC, b.count]);
+    // Not what InfluxDB holds for the current hour (one value): the state's bucket is taken as given.
+    expect(await buckets({ ...d1, current })).toEqual([
+      [(CURRENT - H) / 1000, 1],
+      [sUTC, 2],
+    ]);
+    expect(await buckets({ ...d1, current: null }, NOW + 1)).toEqual([[(CURRENT - H) / 1000, 1]]);
+    expect(client.queries).toBe(1);
+    // Unknown: InfluxDB is asked for the current hour.
+    expect(await buckets(d1, NOW + 2)).toEqual([
+      [(CURRENT - H) / 1000, 1],
+      [sUTC, 1],
+    ]);
+    expect(client.queries).toBe(2);
   });
 });

@@ -27,6 +27,9 @@ const BODY_LIMIT = '2mb';
 export function createApiApp(deps: ApiDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
+  // No ETag: it hashes every answer, and these answers change with every reading (POST answers are
+  // not cached at all).
+  app.set('etag', false);
   app.set('query parser', false);
   const clock = deps.clock ?? Date.now;
   const auth = createBearerAuth({ tenancy: deps.tenancy, cacheMs: deps.config.credentialCacheMs });

@@ -3,6 +3,7 @@
  * from VIGIL_ variables), driven by the bench over IPC: `ready` with the ports, `stats` (memory, optionally after a full GC),
  * `stop` (graceful close). It exits by itself when the bench goes away.
  */
+import { getHeapSpaceStatistics } from 'node:v8';
 import { loadConfig } from '../src/config/load-config.ts';
 import { createLogger } from '../src/log/logger.ts';
 import { startVigil } from '../src/main.ts';
@@ -17,7 +18,15 @@ export interface HostPorts {
 
 export type HostMessage =
   | { type: 'ready'; ports: HostPorts }
-  | { type: 'stats'; rssBytes: number; heapUsedBytes: number }
+  | {
+      type: 'stats';
+      rssBytes: number;
+      heapUsedBytes: number;
+      /** process.memoryUsage() in full: where RSS goes (V8 heap reserved, buffers, native). */
+      memory: NodeJS.MemoryUsage;
+      /** MB committed per V8 heap space (new_space, old_space, code_space, large_object_space, …). */
+      spaces: Record<string, number>;
+    }
   | { type: 'stopped' };
 
 const config = loadConfig();
@@ -31,7 +40,10 @@ process.on('message', (m: { type?: string; gc?: boolean }) => {
     const gc = (globalThis as { gc?: () => void }).gc;
     if (m.gc && gc) gc();
     const mem = process.memoryUsage();
-    send({ type: 'stats', rssBytes: mem.rss, heapUsedBytes: mem.heapUsed });
+    const spaces = Object.fromEntries(
+      getHeapSpaceStatistics().map((sp) => [sp.space_name, Math.round(sp.space_size / 2 ** 20)]),
+    );
+    send({ type: 'stats', rssBytes: mem.rss, heapUsedBytes: mem.heapUsed, memory: mem, spaces });
   } else if (m.type === 'stop') {
     void vigil.close().then(() => {
       send({ type: 'stopped' });

@@ -18,6 +18,8 @@ export interface VigilProcess {
   rssBytes(): Promise<number>;
   /** V8 heap in use right after a full garbage collection (what the process really holds). */
   heapAfterGcBytes(): Promise<number>;
+  /** process.memoryUsage() of the process, without a collection first. */
+  memory(): Promise<NodeJS.MemoryUsage & { spaces: Record<string, number> }>;
   /** Prometheus counters and gauges of the process, by name (labels summed). */
   metrics(): Promise<Map<string, number>>;
   stop(): Promise<void>;
@@ -79,7 +81,9 @@ export async function startVigilProcess(
   settings: Settings,
   opts: { profile?: boolean; label?: string } = {},
 ): Promise<VigilProcess> {
-  const execArgv = ['--no-node-snapshot', '--expose-gc'];
+  // BENCH_NODE_FLAGS: extra node/V8 flags for the Vigil processes (heap sizing experiments).
+  const extraFlags = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
+  const execArgv = ['--no-node-snapshot', '--expose-gc', ...extraFlags];
   if (opts.profile) {
     mkdirSync(PROFILE_DIR, { recursive: true });
     execArgv.push(
@@ -116,6 +120,12 @@ export async function startVigilProcess(
       const reply = nextMessage(child, 'stats', 30_000);
       child.send({ type: 'stats', gc: true });
       return (await reply).heapUsedBytes;
+    },
+    async memory() {
+      const reply = nextMessage(child, 'stats', 10_000);
+      child.send({ type: 'stats' });
+      const { memory, spaces } = await reply;
+      return { ...memory, spaces };
     },
     async metrics() {
       const res = await fetch(`http://127.0.0.1:${ready.ports.metrics}/metrics`);

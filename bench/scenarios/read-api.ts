@@ -1,13 +1,16 @@
 /**
  * Read API under ingestion: MQTT ingestion paced at half the sustained end-to-end rate while
  * autocannon asks `sensors/details` (one data point with last24Hours) and `sensors/batchList`
- * (100 devices) with a bearer token.
+ * (100 devices) with a bearer token. The worker runs in its own process unless `--single`. CPU per
+ * request counts every process, ingestion included.
  */
 import type { BenchContext } from '../lib/context.ts';
 import { sleep, startBenchVigil } from '../lib/context.ts';
+import { startVigilProcess } from '../lib/vigil-process.ts';
+import { describePerUnit, snapshot } from '../lib/cpu.ts';
 import { runHttpLoad } from '../lib/http-load.ts';
 import { deviceName } from '../lib/provision.ts';
-import { Ingestion, waitProcessed } from './end-to-end.ts';
+import { Ingestion, processedCount, waitProcessed } from './end-to-end.ts';
 
 const READ_CONNECTIONS = 10;
 
@@ -24,7 +27,21 @@ export function halfMaxRate(ctx: BenchContext): number {
 export async function runReadApi(ctx: BenchContext): Promise<void> {
   const { opts, report } = ctx;
   const rate = halfMaxRate(ctx);
-  const bv = await startBenchVigil(ctx, 'gateway,mqtt,worker,scheduler,api');
+  const bv = await startBenchVigil(
+    ctx,
+    opts.split ? 'gateway,mqtt,scheduler,api' : 'gateway,mqtt,worker,scheduler,api',
+  );
+  // As in the end-to-end scenario (and a 2-core deployment), the worker in a process of its own
+  // unless --single: one event loop cannot carry the ingestion's worker and the API's requests.
+  const worker = opts.split
+    ? await startVigilProcess({ ...bv.settings, roles: 'worker' }, { profile: opts.profile, label: 'read-worker' })
+    : bv.vigil;
+  const cpuPids = {
+    vigil: bv.vigil.pid,
+    ...(opts.split ? { worker: worker.pid } : {}),
+    ...ctx.pids,
+    bench: process.pid,
+  };
   const ingestion = new Ingestion(bv);
   try {
     ctx.log(`read API: ingestion at ${rate} payloads/s`);
@@ -63,7 +80,10 @@ export async function runReadApi(ctx: BenchContext): Promise<void> {
       if (warm.okPerSecond === 0) throw new Error(`${s.label}: no 2xx answer (${warm.non2xx} non-2xx)`);
       const rates: number[] = [];
       const p99: number[] = [];
+      const cpu: string[] = [];
       for (let r = 0; r < opts.runs; r++) {
+        const before = snapshot(cpuPids);
+        const processed = await processedCount(worker);
         const res = await runHttpLoad({
           url: s.url,
           connections: READ_CONNECTIONS,
@@ -73,7 +93,12 @@ export async function runReadApi(ctx: BenchContext): Promise<void> {
         });
         rates.push(res.okPerSecond);
         p99.push(res.p99Ms);
+        const payloads = ((await processedCount(worker)) - processed) / opts.measureS;
+        cpu.push(
+          `run ${r + 1}: ${describePerUnit(before, snapshot(cpuPids), res.okPerSecond * opts.measureS, 'request')} (ingestion included: ${Math.round(payloads)} payloads/s processed meanwhile)`,
+        );
       }
+      report.notes.push(...cpu.map((c) => `${s.label}, ${c}`));
       report.add({
         id: s.id,
         label: `${s.label} (ingesting ${rate}/s)`,
@@ -91,12 +116,12 @@ export async function runReadApi(ctx: BenchContext): Promise<void> {
       });
     }
     await ingestion.stop();
-    const caughtUp = await waitProcessed(bv.vigil, ingestion.accepted(), 60_000);
+    const caughtUp = await waitProcessed(worker, ingestion.accepted(), 60_000);
     report.notes.push(
       `read API: ingestion at ${rate}/s meanwhile; ${caughtUp ? 'all accepted payloads processed afterwards' : 'the worker had NOT caught up 60 s after'}.`,
     );
   } finally {
     await ingestion.stop();
-    await bv.vigil.stop();
+    await Promise.all([bv.vigil.stop(), worker.stop()]);
   }
 }

@@ -27,8 +27,9 @@ export async function runSoak(ctx: BenchContext): Promise<void> {
     const until = Date.now() + (opts.soakS - warmS) * 1000;
     while (Date.now() < until) {
       await sleep(Math.min(30_000, until - Date.now()));
-      samples.push((await bv.vigil.rssBytes()) / MB);
-      ctx.log(`soak: RSS ${Math.round(samples.at(-1)!)} MB, ${ingestion.accepted()} accepted`);
+      const mem = await bv.vigil.memory();
+      samples.push(mem.rss / MB);
+      ctx.log(`soak: ${describeMemory(mem)}, ${ingestion.accepted()} accepted`);
     }
     const rssEnd = samples.at(-1)!;
     const heapEnd = (await bv.vigil.heapAfterGcBytes()) / MB;
@@ -94,8 +95,22 @@ export async function runSoak(ctx: BenchContext): Promise<void> {
       note: caughtUp ? 'worker caught up' : 'worker had not caught up after 300 s',
     });
     report.notes.push(`soak RSS samples (MB): ${samples.map((s) => Math.round(s)).join(', ')}`);
+    report.notes.push(`soak memory at the end: ${describeMemory(await bv.vigil.memory())}`);
   } finally {
     await ingestion.stop();
     await bv.vigil.stop();
   }
+}
+
+/** RSS and what V8 accounts for of it, in MB. */
+function describeMemory(mem: NodeJS.MemoryUsage & { spaces: Record<string, number> }): string {
+  const mb = (n: number) => Math.round(n / MB);
+  const spaces = Object.entries(mem.spaces)
+    .filter(([, size]) => size > 0)
+    .map(([name, size]) => `${name.replace(/_space$/, '')} ${size}`)
+    .join(', ');
+  return (
+    `RSS ${mb(mem.rss)} MB (V8 heap ${mb(mem.heapUsed)} used of ${mb(mem.heapTotal)} reserved: ${spaces}; ` +
+    `external ${mb(mem.external)} incl. ${mb(mem.arrayBuffers)} array buffers)`
+  );
 }

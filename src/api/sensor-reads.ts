@@ -11,7 +11,13 @@ import type { DataPointSpec, DefinitionSpec, Locale } from '../domain/types.ts';
 import type { Redis } from '../redis/connect.ts';
 import { createSharedPipeline } from '../redis/shared-pipeline.ts';
 import type { Keys } from '../state/keys.ts';
-import { shownStateFields, stateFromReplies, type DeviceStateHash } from '../state/read-state.ts';
+import {
+  planStateRead,
+  queueStateRead,
+  stateFromQueued,
+  type DeviceStateHash,
+  type StateRead,
+} from '../state/read-state.ts';
 import { decodeDevice } from '../tenancy/records.ts';
 import { scopeOf } from '../tenancy/tenancy-store.ts';
 import type { DeviceRecord } from '../tenancy/types.ts';
@@ -59,7 +65,7 @@ interface Plan {
   guess: string | undefined;
   /** The data points whose state is read, or undefined when the state is not read yet. */
   sensors: readonly string[] | undefined;
-  fields: string[];
+  read: StateRead;
 }
 
 export function createSensorReads(deps: { redis: Redis; keys: Keys }): LoadDevices {
@@ -101,8 +107,8 @@ export function createSensorReads(deps: { redis: Redis; keys: Keys }): LoadDevic
       : guess === undefined
         ? undefined
         : parsed.get(guess)?.names;
-    const fields = shownStateFields(sensors ?? [], withHour);
-    return { guess, sensors: fields.length > 0 ? sensors : undefined, fields };
+    const read = planStateRead(sensors ?? [], withHour);
+    return { guess, sensors: read.fields.length > 0 ? sensors : undefined, read };
   }
 
   return async (env, names, sensorsOf, opts = {}) => {
@@ -115,8 +121,7 @@ export function createSensorReads(deps: { redis: Redis; keys: Keys }): LoadDevic
       for (const g of guesses) pipe.hget(g, 'spec');
       names.forEach((n, i) => {
         const p = plans[i];
-        if (p?.sensors)
-          pipe.hmget(keys.deviceState(env, n), ...p.fields).hgetall(keys.deviceSuppressed(env, n));
+        if (p?.sensors) queueStateRead(pipe, keys, env, n, p.read);
       });
     });
     let at = 0;
@@ -129,7 +134,7 @@ export function createSensorReads(deps: { redis: Redis; keys: Keys }): LoadDevic
     const definitions = defKeys.map((k) => parse(k, texts.get(k) ?? null));
     const states = plans.map((p, i) => {
       if (!p.sensors) return undefined;
-      const state = stateFromReplies(p.fields, next() as (string | null)[], next() as Record<string, string>);
+      const state = stateFromQueued(p.read, next);
       // Data points taken from a guessed definition are right only if the device still has that
       // definition, with the same text (parse gave the same object back).
       const right =
@@ -167,21 +172,18 @@ export function createSensorReads(deps: { redis: Redis; keys: Keys }): LoadDevic
     withHour: boolean,
   ): Promise<void> {
     const wanted = names.flatMap((n, i) => {
-      const fields = shownStateFields(definitions[i]?.names ?? [], withHour);
+      const plan = planStateRead(definitions[i]?.names ?? [], withHour);
       // A device without data points has no state to show (and HMGET needs a field).
-      if (states[i] === undefined && fields.length === 0) states[i] = { fields: {}, suppressed: {} };
-      return states[i] === undefined ? [{ i, n, fields }] : [];
+      if (states[i] === undefined && plan.fields.length === 0) states[i] = { fields: {}, suppressed: {} };
+      return states[i] === undefined ? [{ i, n, plan }] : [];
     });
     if (wanted.length === 0) return;
     const replies = await read((pipe) => {
-      for (const w of wanted) {
-        pipe.hmget(keys.deviceState(env, w.n), ...w.fields).hgetall(keys.deviceSuppressed(env, w.n));
-      }
+      for (const w of wanted) queueStateRead(pipe, keys, env, w.n, w.plan);
     });
-    wanted.forEach((w, j) => {
-      const values = replies[2 * j] as (string | null)[];
-      states[w.i] = stateFromReplies(w.fields, values, replies[2 * j + 1] as Record<string, string>);
-    });
+    let at = 0;
+    const next = () => replies[at++];
+    for (const w of wanted) states[w.i] = stateFromQueued(w.plan, next);
   }
 }
 

@@ -101,7 +101,9 @@ export function sensorRoutes(deps: ApiDeps): ApiRoute[] {
           l,
           dataPoints: (groups.get(l.device.deviceName) ?? []).map((s) => findDataPoint(l, s)),
         }));
-        const items = wanted.flatMap(({ l, dataPoints }) => dataPoints.map((dp) => historyItem(l, dp, nowMs)));
+        const items = wanted.flatMap(({ l, dataPoints }) =>
+          dataPoints.map((dp) => historyItem(l, dp, nowMs)),
+        );
         const buckets = await last24Hours(env, items, nowMs);
         return wanted.map(({ l, dataPoints }) => ({
           deviceName: l.device.deviceName,

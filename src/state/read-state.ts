@@ -4,6 +4,7 @@
  * Callers put the reads in their own pipelines (shownStateFields, stateFromReplies) so one round
  * trip serves a whole request.
  */
+import type { ChainableCommander } from 'ioredis';
 import type { Bucket } from '../history/last-24-hours.ts';
 import type { Redis } from '../redis/connect.ts';
 import { DEVICE_FIELD, STATE_FIELD, stateField, type Keys } from './keys.ts';
@@ -14,6 +15,8 @@ export interface DeviceStateHash {
   fields: Record<string, string>;
   /** Sensor → suppressed until (epoch ms; 0 = no expiry), as stored. */
   suppressed: Record<string, number>;
+  /** Sensor → its current hour as stored (binary, see STATE_FIELD.hour), when read. */
+  hours?: Record<string, Buffer>;
 }
 
 /** One data point's decoded state; null fields before its first value. */
@@ -36,32 +39,77 @@ const SHOWN_FIELDS = [
   STATE_FIELD.statusSince,
 ] as const;
 
-/**
- * The state-hash fields the read API shows of `sensors` (for one HMGET instead of HGETALL), with
- * `withHour` also the current hour of each (currentHourOf).
- */
-export function shownStateFields(sensors: readonly string[], withHour = false): string[] {
+/** The state-hash fields the read API shows of `sensors` (for one HMGET instead of HGETALL). */
+export function shownStateFields(sensors: readonly string[]): string[] {
   const fields: string[] = [];
-  for (const sensor of sensors) {
-    for (const f of SHOWN_FIELDS) fields.push(stateField(sensor, f));
-    if (withHour) fields.push(stateField(sensor, STATE_FIELD.hour));
-  }
+  for (const sensor of sensors) for (const f of SHOWN_FIELDS) fields.push(stateField(sensor, f));
   return fields;
 }
 
+/** What one device's state read asks for: shown fields of some data points, maybe their hours. */
+export interface StateRead {
+  fields: string[];
+  /** Data points whose current hour is read too ([] for none). */
+  hourSensors: readonly string[];
+}
+
+export function planStateRead(sensors: readonly string[], withHour: boolean): StateRead {
+  return { fields: shownStateFields(sensors), hourSensors: withHour ? sensors : [] };
+}
+
+/** Queues the reads of `plan` on `pipe`: 2 replies, 3 with hours (see stateFromQueued). */
+export function queueStateRead(
+  pipe: ChainableCommander,
+  keys: Keys,
+  env: string,
+  device: string,
+  plan: StateRead,
+): void {
+  const key = keys.deviceState(env, device);
+  pipe.hmget(key, ...plan.fields).hgetall(keys.deviceSuppressed(env, device));
+  // Binary: read as Buffers, in a command of their own.
+  if (plan.hourSensors.length > 0)
+    pipe.hmgetBuffer(key, ...plan.hourSensors.map((s) => stateField(s, STATE_FIELD.hour)));
+}
+
+/** The state out of the replies queueStateRead queued, taken in order from `next`. */
+export function stateFromQueued(plan: StateRead, next: () => unknown): DeviceStateHash {
+  const state = stateFromReplies(plan.fields, next() as (string | null)[], next() as Record<string, string>);
+  if (plan.hourSensors.length > 0) {
+    const buffers = next() as (Buffer | null)[];
+    state.hours = {};
+    plan.hourSensors.forEach((sensor, i) => {
+      const b = buffers[i];
+      if (b && state.hours) state.hours[sensor] = b;
+    });
+  }
+  return state;
+}
+
 const HOUR_MS = 3_600_000;
+/** Field `h`: hour, count, total, min, max as little-endian doubles. */
+const HOUR_BYTES = 40;
 
 /**
  * The last24Hours bucket of the clock hour holding `nowMs`, from a data point's state (read with
- * `withHour`): the bucket, null when no value became current in that hour, undefined when the state
+ * its hour): the bucket, null when no value became current in that hour, undefined when the state
  * cannot tell (a current value in this hour but no hour kept with it: written before Vigil kept
  * hours) and InfluxDB must be asked.
  */
-export function currentHourOf(state: DeviceStateHash, sensor: string, nowMs: number): Bucket | null | undefined {
+export function currentHourOf(
+  state: DeviceStateHash,
+  sensor: string,
+  nowMs: number,
+): Bucket | null | undefined {
   const hour = Math.floor(nowMs / HOUR_MS);
-  const kept = state.fields[stateField(sensor, STATE_FIELD.hour)]?.split(' ').map(Number);
-  if (kept?.length === 5 && kept.every(Number.isFinite) && kept[0] === hour) {
-    const [, count = 0, total = 0, min = 0, max = 0] = kept;
+  const kept = state.hours?.[sensor];
+  if (kept?.length === HOUR_BYTES && kept.readDoubleLE(0) === hour) {
+    const [count, total, min, max] = [8, 16, 24, 32].map((at) => kept.readDoubleLE(at)) as [
+      number,
+      number,
+      number,
+      number,
+    ];
     const sUTC = hour * 3600;
     return { sUTC, eUTC: sUTC + 3600, count, total, max, min, avg: total / count };
   }

@@ -137,27 +137,40 @@ describe('state store', () => {
 
 describe('state store: the current hour of each data point', () => {
   const H = 3_600_000;
-  const hourOf = async (redis: ReturnType<typeof setup>['redis'], keys: ReturnType<typeof setup>['keys']) =>
-    redis.hget(keys.deviceState('e1', 'd1'), 'Temperature|h');
+  /** Field h as [hour, count, total, min, max], null when absent. */
+  const hourOf = async (redis: ReturnType<typeof setup>['redis'], keys: ReturnType<typeof setup>['keys']) => {
+    const raw = await redis.hgetBuffer(keys.deviceState('e1', 'd1'), 'Temperature|h');
+    return raw && [0, 8, 16, 24, 32].map((at) => raw.readDoubleLE(at));
+  };
 
   it('sums the values that became current in their clock hour, starting over in a new hour', async () => {
     const { redis, keys, state } = setup();
-    await state.applyReadings([reading([[10 * H + 1, 20.1], [10 * H + 2, 0.2]])], 11 * H);
+    await state.applyReadings(
+      [
+        reading([
+          [10 * H + 1, 20.1],
+          [10 * H + 2, 0.2],
+        ]),
+      ],
+      11 * H,
+    );
     await state.applyReadings([reading([[10 * H + 3, -3]])], 11 * H);
-    // 20.1 + 0.2 + -3 in this order, as a float sum: the same float InfluxDB's sum() gives.
-    expect(20.1 + 0.2 + -3).toBe(17.300000000000001);
-    expect(await hourOf(redis, keys)).toBe('10 3 17.300000000000001 -3 20.100000000000001');
+    // Summed in time order as doubles: the same float InfluxDB's sum() gives.
+    expect(await hourOf(redis, keys)).toEqual([10, 3, 20.1 + 0.2 + -3, -3, 20.1]);
     await state.applyReadings([reading([[11 * H, 5]])], 11 * H);
-    expect(await hourOf(redis, keys)).toBe('11 1 5 5 5');
+    expect(await hourOf(redis, keys)).toEqual([11, 1, 5, 5, 5]);
   });
 
   it('counts a replayed or an older value no more', async () => {
     const { redis, keys, state } = setup();
-    const batch = reading([[10 * H + 5, 1], [10 * H + 6, 2]]);
+    const batch = reading([
+      [10 * H + 5, 1],
+      [10 * H + 6, 2],
+    ]);
     await state.applyReadings([batch], 11 * H);
     await state.applyReadings([batch], 11 * H);
     await state.applyReadings([reading([[10 * H + 4, 100]])], 11 * H);
-    expect(await hourOf(redis, keys)).toBe('10 2 3 1 2');
+    expect(await hourOf(redis, keys)).toEqual([10, 2, 3, 1, 2]);
   });
 
   it('keeps no hour for values without a number (text, GPS)', async () => {
@@ -167,5 +180,12 @@ describe('state store: the current hour of each data point', () => {
     await state.applyReadings([text], 11 * H);
     expect(await hourOf(redis, keys)).toBeNull();
     expect(await redis.hget(keys.deviceState('e1', 'd1'), 'Temperature|v')).toBe('"open"');
+  });
+
+  it('starts over from a kept hour it cannot read', async () => {
+    const { redis, keys, state } = setup();
+    await redis.hset(keys.deviceState('e1', 'd1'), 'Temperature|h', '10 1 5 5 5');
+    await state.applyReadings([reading([[10 * H + 1, 7]])], 11 * H);
+    expect(await hourOf(redis, keys)).toEqual([10, 1, 7, 7, 7]);
   });
 });

@@ -29,7 +29,21 @@ local nowMs, metas = a.n, a.m
 local nowText = string.format('%d', nowMs)
 local STATE_FIELDS = { 'u', 't', 's', 'r', 'ri', 'h' }
 local HOUR_MS = 3600000
+-- Field h: five little-endian doubles, exact and ~8 times cheaper here than text to parse and print.
+local HOUR_FORMAT = '<ddddd'
 local capped = {}
+-- Field names per data point name, made once per call: devices of one definition share them.
+local FIELD_KEYS = { 'v', 'u', 't', 's', 'r', 'ri', 'ls', 'ss', 'h' }
+local fieldNames = {}
+local function fieldsOf(name)
+  local f = fieldNames[name]
+  if f == nil then
+    f = {}
+    for _, k in ipairs(FIELD_KEYS) do f[k] = name .. '|' .. k end
+    fieldNames[name] = f
+  end
+  return f
+end
 
 local function applyDevice(i, dev)
   local stateKey, envEvents, devEvents = KEYS[3 + 3 * i], KEYS[4 + 3 * i], KEYS[5 + 3 * i]
@@ -39,7 +53,8 @@ local function applyDevice(i, dev)
   -- Read every field this device may need in one HMGET.
   local fields = { '@lc', '@lost' }
   for name, _ in pairs(sensorMeta) do
-    for _, f in ipairs(STATE_FIELDS) do fields[#fields + 1] = name .. '|' .. f end
+    local names = fieldsOf(name)
+    for _, f in ipairs(STATE_FIELDS) do fields[#fields + 1] = names[f] end
   end
   local got = redis.call('HMGET', stateKey, unpack(fields))
   local cur = {}
@@ -71,21 +86,28 @@ local function applyDevice(i, dev)
   -- state is written.
   local points = {}
   for name, _ in pairs(sensorMeta) do
+    local f = fieldsOf(name)
     points[name] = {
-      u = tonumber(cur[name .. '|u']), t = tonumber(cur[name .. '|t']), s = cur[name .. '|s'] or 'SUCCESS',
-      r = tonumber(cur[name .. '|r']) or -1, ri = cur[name .. '|ri'], hraw = cur[name .. '|h'],
+      u = tonumber(cur[f.u]), t = tonumber(cur[f.t]), s = cur[f.s] or 'SUCCESS',
+      r = tonumber(cur[f.r]) or -1, ri = cur[f.ri], f = f,
+      -- The hour, read when a number first arrives (hh false until then, -1 when none is kept).
+      hraw = cur[f.h], hh = false, hn = 0, hs = 0, hmin = 0, hmax = 0, hset = false,
     }
   end
 
-  -- The current value's clock hour (field h): count, total, min and max of the numeric values that
-  -- became current in it. Each value becomes current once, so a replayed step counts nothing twice.
+  -- The current value's clock hour (field h): hour (epoch ms / 3,600,000), count, total, min and max
+  -- of the numeric values that became current in it. Each value becomes current once, so a replayed
+  -- step counts nothing twice.
   local function addToHour(p, ms, x)
     local hour = math.floor(ms / HOUR_MS)
-    if p.hh == nil and p.hraw then
-      local h, n, total, min, max = string.match(p.hraw, '^(%S+) (%S+) (%S+) (%S+) (%S+)$')
-      p.hh, p.hn, p.hs, p.hmin, p.hmax = tonumber(h), tonumber(n), tonumber(total), tonumber(min), tonumber(max)
+    if p.hh == false then
+      if p.hraw and #p.hraw == 40 then
+        p.hh, p.hn, p.hs, p.hmin, p.hmax = struct.unpack(HOUR_FORMAT, p.hraw)
+      else
+        p.hh = -1
+      end
     end
-    if p.hh == hour and p.hn then
+    if p.hh == hour then
       p.hn, p.hs = p.hn + 1, p.hs + x
       if x < p.hmin then p.hmin = x end
       if x > p.hmax then p.hmax = x end
@@ -126,19 +148,18 @@ local function applyDevice(i, dev)
       applied[k] = status
     end
   end
-  for name, p in pairs(points) do
+  for _, p in pairs(points) do
     if p.v ~= nil then
-      set(name .. '|v', p.v)
-      set(name .. '|u', string.format('%d', p.u))
-      set(name .. '|t', tostring(p.t))
-      set(name .. '|r', tostring(p.r))
-      set(name .. '|ri', p.ri)
-      set(name .. '|s', p.s)
-      if p.ls ~= nil then set(name .. '|ls', string.format('%d', p.ls)) end
-      if p.ss ~= nil then set(name .. '|ss', string.format('%d', p.ss)) end
-      if p.hset then
-        set(name .. '|h', string.format('%d %d %.17g %.17g %.17g', p.hh, p.hn, p.hs, p.hmin, p.hmax))
-      end
+      local f = p.f
+      set(f.v, p.v)
+      set(f.u, string.format('%d', p.u))
+      set(f.t, tostring(p.t))
+      set(f.r, tostring(p.r))
+      set(f.ri, p.ri)
+      set(f.s, p.s)
+      if p.ls ~= nil then set(f.ls, string.format('%d', p.ls)) end
+      if p.ss ~= nil then set(f.ss, string.format('%d', p.ss)) end
+      if p.hset then set(f.h, struct.pack(HOUR_FORMAT, p.hh, p.hn, p.hs, p.hmin, p.hmax)) end
     end
   end
 

@@ -34,7 +34,10 @@ export async function runReadApi(ctx: BenchContext): Promise<void> {
   // As in the end-to-end scenario (and a 2-core deployment), the worker in a process of its own
   // unless --single: one event loop cannot carry the ingestion's worker and the API's requests.
   const worker = opts.split
-    ? await startVigilProcess({ ...bv.settings, roles: 'worker' }, { profile: opts.profile, label: 'read-worker' })
+    ? await startVigilProcess(
+        { ...bv.settings, roles: 'worker' },
+        { profile: opts.profile, label: 'read-worker' },
+      )
     : bv.vigil;
   const cpuPids = {
     vigil: bv.vigil.pid,

@@ -84,9 +84,10 @@ export const STATE_FIELD = {
   updated: 'u',
   /**
    * The numeric values of the clock hour of the current value, for last24Hours' current hour:
-   * hour (epoch ms / 3,600,000), count, total, min and max as five little-endian doubles (binary:
-   * exact, and far cheaper in the state script than text). Counts each value that became the
-   * current value once; a value older than the current one when it arrives is in InfluxDB only.
+   * hour (epoch ms / 3,600,000), count, total, min, max and a late flag as six little-endian
+   * doubles (binary: exact, and far cheaper in the state script than text). Counts each value
+   * that became the current value once; late = 1 when a value of that hour came that did not (older
+   * than the current one, or a repeat), and the reader then asks InfluxDB for that hour.
    */
   hour: 'h',
 } as const;

@@ -87,14 +87,15 @@ export function stateFromQueued(plan: StateRead, next: () => unknown): DeviceSta
 }
 
 const HOUR_MS = 3_600_000;
-/** Field `h`: hour, count, total, min, max as little-endian doubles. */
-const HOUR_BYTES = 40;
+/** Field `h`: hour, count, total, min, max and a late flag as little-endian doubles. */
+const HOUR_BYTES = 48;
 
 /**
  * The last24Hours bucket of the clock hour holding `nowMs`, from a data point's state (read with
- * its hour): the bucket, null when no value became current in that hour, undefined when the state
- * cannot tell (a current value in this hour but no hour kept with it: written before Vigil kept
- * hours) and InfluxDB must be asked.
+ * its hour): the bucket, null when no value came in that hour, undefined when the state cannot tell
+ * and InfluxDB must be asked: a value of this hour came that did not become current (older than the
+ * current one, or a repeat), or the current value is from this hour but no hour was kept with it
+ * (state written before Vigil kept hours).
  */
 export function currentHourOf(
   state: DeviceStateHash,
@@ -104,12 +105,14 @@ export function currentHourOf(
   const hour = Math.floor(nowMs / HOUR_MS);
   const kept = state.hours?.[sensor];
   if (kept?.length === HOUR_BYTES && kept.readDoubleLE(0) === hour) {
-    const [count, total, min, max] = [8, 16, 24, 32].map((at) => kept.readDoubleLE(at)) as [
+    const [count, total, min, max, late] = [8, 16, 24, 32, 40].map((at) => kept.readDoubleLE(at)) as [
+      number,
       number,
       number,
       number,
       number,
     ];
+    if (late !== 0) return undefined;
     const sUTC = hour * 3600;
     return { sUTC, eUTC: sUTC + 3600, count, total, max, min, avg: total / count };
   }

@@ -137,40 +137,40 @@ describe('state store', () => {
 
 describe('state store: the current hour of each data point', () => {
   const H = 3_600_000;
-  /** Field h as [hour, count, total, min, max], null when absent. */
+  /** Field h as [hour, count, total, min, max, late], null when absent. */
   const hourOf = async (redis: ReturnType<typeof setup>['redis'], keys: ReturnType<typeof setup>['keys']) => {
     const raw = await redis.hgetBuffer(keys.deviceState('e1', 'd1'), 'Temperature|h');
-    return raw && [0, 8, 16, 24, 32].map((at) => raw.readDoubleLE(at));
+    return raw && [0, 8, 16, 24, 32, 40].map((at) => raw.readDoubleLE(at));
   };
 
   it('sums the values that became current in their clock hour, starting over in a new hour', async () => {
     const { redis, keys, state } = setup();
-    await state.applyReadings(
-      [
-        reading([
-          [10 * H + 1, 20.1],
-          [10 * H + 2, 0.2],
-        ]),
-      ],
-      11 * H,
-    );
+    const two = reading([
+      [10 * H + 1, 20.1],
+      [10 * H + 2, 0.2],
+    ]);
+    await state.applyReadings([two], 11 * H);
     await state.applyReadings([reading([[10 * H + 3, -3]])], 11 * H);
     // Summed in time order as doubles: the same float InfluxDB's sum() gives.
-    expect(await hourOf(redis, keys)).toEqual([10, 3, 20.1 + 0.2 + -3, -3, 20.1]);
+    expect(await hourOf(redis, keys)).toEqual([10, 3, 20.1 + 0.2 + -3, -3, 20.1, 0]);
     await state.applyReadings([reading([[11 * H, 5]])], 11 * H);
-    expect(await hourOf(redis, keys)).toEqual([11, 1, 5, 5, 5]);
+    expect(await hourOf(redis, keys)).toEqual([11, 1, 5, 5, 5, 0]);
   });
 
-  it('counts a replayed or an older value no more', async () => {
+  it('counts a repeated or an older value no more, and marks its hour for InfluxDB to answer', async () => {
     const { redis, keys, state } = setup();
     const batch = reading([
       [10 * H + 5, 1],
       [10 * H + 6, 2],
     ]);
     await state.applyReadings([batch], 11 * H);
+    expect(await hourOf(redis, keys)).toEqual([10, 2, 3, 1, 2, 0]);
     await state.applyReadings([batch], 11 * H);
-    await state.applyReadings([reading([[10 * H + 4, 100]])], 11 * H);
-    expect(await hourOf(redis, keys)).toEqual([10, 2, 3, 1, 2]);
+    expect(await hourOf(redis, keys)).toEqual([10, 2, 3, 1, 2, 1]);
+    // A new hour starts unmarked; an older value of an earlier hour leaves it so.
+    await state.applyReadings([reading([[11 * H + 1, 4]])], 12 * H);
+    await state.applyReadings([reading([[10 * H + 4, 100]])], 12 * H);
+    expect(await hourOf(redis, keys)).toEqual([11, 1, 4, 4, 4, 0]);
   });
 
   it('keeps no hour for values without a number (text, GPS)', async () => {
@@ -186,6 +186,6 @@ describe('state store: the current hour of each data point', () => {
     const { redis, keys, state } = setup();
     await redis.hset(keys.deviceState('e1', 'd1'), 'Temperature|h', '10 1 5 5 5');
     await state.applyReadings([reading([[10 * H + 1, 7]])], 11 * H);
-    expect(await hourOf(redis, keys)).toEqual([10, 1, 7, 7, 7]);
+    expect(await hourOf(redis, keys)).toEqual([10, 1, 7, 7, 7, 0]);
   });
 });

@@ -29,8 +29,9 @@ local nowMs, metas = a.n, a.m
 local nowText = string.format('%d', nowMs)
 local STATE_FIELDS = { 'u', 't', 's', 'r', 'ri', 'h' }
 local HOUR_MS = 3600000
--- Field h: five little-endian doubles, exact and ~8 times cheaper here than text to parse and print.
-local HOUR_FORMAT = '<ddddd'
+-- Field h: six little-endian doubles, exact and ~8 times cheaper here than text to parse and print.
+local HOUR_FORMAT = '<dddddd'
+local HOUR_BYTES = 48
 local capped = {}
 -- Field names per data point name, made once per call: devices of one definition share them.
 local FIELD_KEYS = { 'v', 'u', 't', 's', 'r', 'ri', 'ls', 'ss', 'h' }
@@ -91,30 +92,43 @@ local function applyDevice(i, dev)
       u = tonumber(cur[f.u]), t = tonumber(cur[f.t]), s = cur[f.s] or 'SUCCESS',
       r = tonumber(cur[f.r]) or -1, ri = cur[f.ri], f = f,
       -- The hour, read when a number first arrives (hh false until then, -1 when none is kept).
-      hraw = cur[f.h], hh = false, hn = 0, hs = 0, hmin = 0, hmax = 0, hset = false,
+      hraw = cur[f.h], hh = false, hn = 0, hs = 0, hmin = 0, hmax = 0, hlate = 0, hset = false,
     }
   end
 
   -- The current value's clock hour (field h): hour (epoch ms / 3,600,000), count, total, min and max
-  -- of the numeric values that became current in it. Each value becomes current once, so a replayed
-  -- step counts nothing twice.
+  -- of the numeric values that became current in it, and whether a value of that hour came that did
+  -- not (older than the current one, or a repeat: which of the two cannot be told, so the reader
+  -- asks InfluxDB, where a repeat lands on the same point). Each value becomes current once, so a
+  -- replayed step counts nothing twice.
+  local function readHour(p)
+    if p.hh ~= false then return end
+    if p.hraw and #p.hraw == HOUR_BYTES then
+      p.hh, p.hn, p.hs, p.hmin, p.hmax, p.hlate = struct.unpack(HOUR_FORMAT, p.hraw)
+    else
+      p.hh = -1
+    end
+  end
+
   local function addToHour(p, ms, x)
     local hour = math.floor(ms / HOUR_MS)
-    if p.hh == false then
-      if p.hraw and #p.hraw == 40 then
-        p.hh, p.hn, p.hs, p.hmin, p.hmax = struct.unpack(HOUR_FORMAT, p.hraw)
-      else
-        p.hh = -1
-      end
-    end
+    readHour(p)
     if p.hh == hour then
       p.hn, p.hs = p.hn + 1, p.hs + x
       if x < p.hmin then p.hmin = x end
       if x > p.hmax then p.hmax = x end
     else
-      p.hh, p.hn, p.hs, p.hmin, p.hmax = hour, 1, x, x, x
+      p.hh, p.hn, p.hs, p.hmin, p.hmax, p.hlate = hour, 1, x, x, x, 0
     end
     p.hset = true
+  end
+
+  local function lateInHour(p, ms)
+    readHour(p)
+    if p.hh == math.floor(ms / HOUR_MS) and p.hlate == 0 then
+      p.hlate = 1
+      p.hset = true
+    end
   end
 
   local applied = {}
@@ -124,6 +138,7 @@ local function applyDevice(i, dev)
     local p = points[sensor]
     if p.u ~= nil and (ms < p.u or (ms == p.u and off <= p.t)) then
       applied[k] = ''
+      if v[7] ~= nil then lateInHour(p, ms) end
     else
       local prevRule = p.r
       -- A rule index only means something for the rule list it was recorded with.
@@ -159,8 +174,8 @@ local function applyDevice(i, dev)
       set(f.s, p.s)
       if p.ls ~= nil then set(f.ls, string.format('%d', p.ls)) end
       if p.ss ~= nil then set(f.ss, string.format('%d', p.ss)) end
-      if p.hset then set(f.h, struct.pack(HOUR_FORMAT, p.hh, p.hn, p.hs, p.hmin, p.hmax)) end
     end
+    if p.hset then set(p.f.h, struct.pack(HOUR_FORMAT, p.hh, p.hn, p.hs, p.hmin, p.hmax, p.hlate)) end
   end
 
   -- Contact: the receive time of the latest accepted payload.

@@ -4,7 +4,7 @@ import { currentHourOf } from '../../../src/state/read-state.ts';
 const H = 3_600_000;
 const NOW = 100 * H + 1234;
 
-/** Field h as the state script writes it: five little-endian doubles. */
+/** Field h as the state script writes it: six little-endian doubles. */
 function hour(...numbers: number[]): Buffer {
   const b = Buffer.alloc(8 * numbers.length);
   numbers.forEach((n, i) => b.writeDoubleLE(n, 8 * i));
@@ -19,7 +19,7 @@ const state = (fields: Record<string, string>, hours: Record<string, Buffer> = {
 describe('currentHourOf', () => {
   it('gives the kept hour as a last24Hours bucket when it is the hour of now', () => {
     const total = 20.1 + 0.2 + -3;
-    expect(currentHourOf(state({}, { T: hour(100, 3, total, -3, 20.1) }), 'T', NOW)).toEqual({
+    expect(currentHourOf(state({}, { T: hour(100, 3, total, -3, 20.1, 0) }), 'T', NOW)).toEqual({
       sUTC: 100 * 3600,
       eUTC: 101 * 3600,
       count: 3,
@@ -32,7 +32,7 @@ describe('currentHourOf', () => {
 
   it('says there is nothing this hour when the current value is from an earlier hour', () => {
     expect(
-      currentHourOf(state({ 'T|u': String(99 * H + 5) }, { T: hour(99, 1, 5, 5, 5) }), 'T', NOW),
+      currentHourOf(state({ 'T|u': String(99 * H + 5) }, { T: hour(99, 1, 5, 5, 5, 0) }), 'T', NOW),
     ).toBeNull();
     expect(currentHourOf(state({}), 'T', NOW)).toBeNull();
   });
@@ -42,5 +42,9 @@ describe('currentHourOf', () => {
     expect(
       currentHourOf(state({ 'T|u': String(100 * H) }, { T: Buffer.from('garbled') }), 'T', NOW),
     ).toBeUndefined();
+  });
+
+  it('cannot tell (undefined) when a value of this hour came that did not become current', () => {
+    expect(currentHourOf(state({}, { T: hour(100, 3, 6, 1, 3, 1) }), 'T', NOW)).toBeUndefined();
   });
 });

@@ -9,6 +9,7 @@ import { sleep, startBenchVigil } from '../lib/context.ts';
 import { startVigilProcess } from '../lib/vigil-process.ts';
 import { describePerUnit, snapshot } from '../lib/cpu.ts';
 import { runHttpLoad } from '../lib/http-load.ts';
+import { commandStats, describeTopCommands } from '../lib/redis-stats.ts';
 import { deviceName } from '../lib/provision.ts';
 import { Ingestion, processedCount, waitProcessed } from './end-to-end.ts';
 
@@ -86,6 +87,7 @@ export async function runReadApi(ctx: BenchContext): Promise<void> {
       const cpu: string[] = [];
       for (let r = 0; r < opts.runs; r++) {
         const before = snapshot(cpuPids);
+        const redisBefore = await commandStats(ctx.redisUrl);
         const processed = await processedCount(worker);
         const res = await runHttpLoad({
           url: s.url,
@@ -97,8 +99,15 @@ export async function runReadApi(ctx: BenchContext): Promise<void> {
         rates.push(res.okPerSecond);
         p99.push(res.p99Ms);
         const payloads = ((await processedCount(worker)) - processed) / opts.measureS;
+        const requests = res.okPerSecond * opts.measureS;
+        const redisTop = describeTopCommands(
+          redisBefore,
+          await commandStats(ctx.redisUrl),
+          requests,
+          'request',
+        );
         cpu.push(
-          `run ${r + 1}: ${describePerUnit(before, snapshot(cpuPids), res.okPerSecond * opts.measureS, 'request')} (ingestion included: ${Math.round(payloads)} payloads/s processed meanwhile)`,
+          `run ${r + 1}: ${describePerUnit(before, snapshot(cpuPids), requests, 'request')} (ingestion included: ${Math.round(payloads)} payloads/s processed meanwhile); ${redisTop}`,
         );
       }
       report.notes.push(...cpu.map((c) => `${s.label}, ${c}`));

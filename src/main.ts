@@ -87,7 +87,7 @@ export async function startVigil(config: Config, log: Logger): Promise<RunningVi
     const ingestLog = createIngestLog({ redis, keys, size: config.ingestLogSize });
     const catalog = createCatalog({ tenancy });
     const state = createStateStore({ redis, keys, eventsCap: config.eventsKeptPerEnv });
-    const history = createHistoryWriter({ influx, log });
+    const history = createHistoryWriter({ influx, log, metrics });
     if (roles.has('worker')) {
       started.push(keepEnsuringSchema(influx, config, log));
       const sandbox = createSandbox({

@@ -11,7 +11,7 @@ import { startVigilProcess } from '../lib/vigil-process.ts';
 import { describePerUnit, snapshot } from '../lib/cpu.ts';
 import { commandStats, describeTopCommands } from '../lib/redis-stats.ts';
 import { GATEWAY_PATHS } from '../../src/queue/jobs.ts';
-import { processedCount } from './end-to-end.ts';
+import { linesPerWrite, processedCount } from './end-to-end.ts';
 
 async function drainOnce(ctx: BenchContext, run: number): Promise<{ rate: number; perJob: number }> {
   const { opts } = ctx;
@@ -54,8 +54,11 @@ async function drainOnce(ctx: BenchContext, run: number): Promise<{ rate: number
     if (done < filled) throw new Error(`drain: only ${done} of ${filled} processed within 600 s`);
     const cpu = describePerUnit(cpuBefore, snapshot(cpuPids), filled, 'payload');
     const redisTop = describeTopCommands(redisBefore, await commandStats(ctx.redisUrl), filled, 'payload');
-    ctx.report.notes.push(`drain run ${run + 1}: ${cpu}; ${redisTop}`);
-    const jobs = (await worker.metrics()).get('vigil_worker_steps_total') ?? 0;
+    const metrics = await worker.metrics();
+    ctx.report.notes.push(
+      `drain run ${run + 1}: ${linesPerWrite(new Map(), metrics)} lines per InfluxDB write; ${cpu}; ${redisTop}`,
+    );
+    const jobs = metrics.get('vigil_worker_steps_total') ?? 0;
     return { rate: filled / seconds, perJob: jobs > 0 ? done / jobs : 0 };
   } finally {
     await worker.stop();

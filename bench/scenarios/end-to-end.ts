@@ -192,7 +192,8 @@ export async function runEndToEnd(ctx: BenchContext): Promise<void> {
     const cpuBefore = snapshot(cpuPids);
     const redisBefore = await commandStats(ctx.redisUrl);
     const p0 = await processedCount(worker);
-    const steps = (await worker.metrics()).get('vigil_worker_steps_total') ?? 0;
+    const metricsBefore = await worker.metrics();
+    const steps = metricsBefore.get('vigil_worker_steps_total') ?? 0;
     const w = await measureWindow(worker, ingestion, opts.sustainS);
     const done = (await processedCount(worker)) - p0;
     const cpu = `${describePerUnit(cpuBefore, snapshot(cpuPids), done, 'payload')}; ${describeTopCommands(
@@ -201,13 +202,14 @@ export async function runEndToEnd(ctx: BenchContext): Promise<void> {
       done,
       'payload',
     )}`;
-    const stepsAfter = (await worker.metrics()).get('vigil_worker_steps_total') ?? 0;
+    const metricsAfter = await worker.metrics();
+    const stepsAfter = metricsAfter.get('vigil_worker_steps_total') ?? 0;
     const perStep = stepsAfter > steps ? (done / (stepsAfter - steps)).toFixed(0) : '?';
     const lags = [...probe.samples()];
     await probe.stop();
     await ingestion.stop();
     const grew = w.backlogGrowth > rate;
-    const note = `offered ${rate}/s; backlog ${grew ? 'GREW' : 'stayed flat, changed'} by ${Math.round(w.backlogGrowth)} payloads over ${opts.sustainS} s; ${lags.length} lag samples; ${perStep} payloads per worker step; ${cpu}`;
+    const note = `offered ${rate}/s; backlog ${grew ? 'GREW' : 'stayed flat, changed'} by ${Math.round(w.backlogGrowth)} payloads over ${opts.sustainS} s; ${lags.length} lag samples; ${perStep} payloads per worker step; ${linesPerWrite(metricsBefore, metricsAfter)} lines per InfluxDB write; ${cpu}`;
     report.add({
       id: 'e2e.sustained',
       label: `end-to-end sustained, every feature on${opts.split ? ' (worker in its own process)' : ''}`,
@@ -276,4 +278,11 @@ export async function runEndToEnd(ctx: BenchContext): Promise<void> {
     await vigil.stop();
     await worker.stop();
   }
+}
+
+/** Lines per InfluxDB write request between two samples of a worker's metrics. */
+export function linesPerWrite(before: Map<string, number>, after: Map<string, number>): string {
+  const delta = (name: string) => (after.get(name) ?? 0) - (before.get(name) ?? 0);
+  const writes = delta('vigil_history_writes_total');
+  return writes > 0 ? (delta('vigil_history_lines_total') / writes).toFixed(0) : '?';
 }

@@ -5,14 +5,8 @@
  * without a restart, while a busy worker reads each record about once a second, not per payload.
  */
 import { createTtlCache } from '../ingest/ttl-cache.ts';
-import type { TenancyStore } from '../tenancy/tenancy-store.ts';
-import type {
-  DefinitionRecord,
-  DeviceRecord,
-  Environment,
-  PreparserRecord,
-  ThresholdOverrides,
-} from '../tenancy/types.ts';
+import type { DeviceSettings, TenancyStore } from '../tenancy/tenancy-store.ts';
+import type { DefinitionRecord, DeviceRecord, Environment, PreparserRecord } from '../tenancy/types.ts';
 
 export interface Catalog {
   environment(env: string): Promise<Environment | null>;
@@ -20,13 +14,11 @@ export interface Catalog {
   /** Devices by name, one pipelined read for the names not cached. */
   devices(env: string, names: string[]): Promise<Map<string, DeviceRecord>>;
   definition(env: string, name: string, isPublic: boolean): Promise<DefinitionRecord | null>;
-  thresholdOverrides(env: string, device: string): Promise<ThresholdOverrides>;
-  suppressed(env: string, device: string): Promise<Record<string, number>>;
   /**
-   * Loads the threshold overrides and suppressions of the devices not cached, in one pipelined
-   * read, so a job's per-device lookups that follow are cache hits (not one round trip each).
+   * Threshold overrides and suppressions of `devices` (every name present), one pipelined read for
+   * the names not cached: a step gets all it needs at once instead of awaiting each device.
    */
-  prefetchDeviceSettings(env: string, devices: string[]): Promise<void>;
+  deviceSettings(env: string, devices: string[]): Promise<Map<string, DeviceSettings>>;
 }
 
 export function createCatalog(deps: {
@@ -42,8 +34,7 @@ export function createCatalog(deps: {
   const preparsers = cache<PreparserRecord | null>();
   const devices = cache<DeviceRecord | null>();
   const definitions = cache<DefinitionRecord | null>();
-  const overrides = cache<ThresholdOverrides>();
-  const suppressions = cache<Record<string, number>>();
+  const settings = cache<DeviceSettings>();
   return {
     environment: (env) => envs.get(env, () => tenancy.getEnvironment(env)),
     preparser: (env) => preparsers.get(env, () => tenancy.getPreparser(env)),
@@ -70,24 +61,23 @@ export function createCatalog(deps: {
       definitions.get(isPublic ? `public\n${name}` : `${env}\n${name}`, () =>
         tenancy.getDefinition(env, name, isPublic),
       ),
-    thresholdOverrides: (env, device) =>
-      overrides.get(`${env}\n${device}`, () => tenancy.getThresholdOverrides(env, device)),
-    suppressed: (env, device) =>
-      suppressions.get(`${env}\n${device}`, () => tenancy.getSuppressed(env, device)),
-    async prefetchDeviceSettings(env, names) {
-      const missing = [...new Set(names)].filter(
-        (name) =>
-          overrides.peek(`${env}\n${name}`) === undefined ||
-          suppressions.peek(`${env}\n${name}`) === undefined,
-      );
-      if (missing.length === 0) return;
-      const loaded = await tenancy.getDeviceSettings(env, missing);
-      missing.forEach((name, i) => {
-        const settings = loaded[i];
-        if (!settings) return;
-        overrides.set(`${env}\n${name}`, settings.overrides);
-        suppressions.set(`${env}\n${name}`, settings.suppressed);
-      });
+    async deviceSettings(env, names) {
+      const found = new Map<string, DeviceSettings>();
+      const missing: string[] = [];
+      for (const name of new Set(names)) {
+        const hit = settings.peek(`${env}\n${name}`);
+        if (hit === undefined) missing.push(name);
+        else found.set(name, hit);
+      }
+      if (missing.length > 0) {
+        const loaded = await tenancy.getDeviceSettings(env, missing);
+        missing.forEach((name, i) => {
+          const got = loaded[i] ?? { overrides: {}, suppressed: {} };
+          settings.set(`${env}\n${name}`, got);
+          found.set(name, got);
+        });
+      }
+      return found;
     },
   };
 }

@@ -41,23 +41,48 @@ export interface ProcessResult {
   written?: Promise<void>;
 }
 
+/** A step whose state takes this long is logged (warn), with the time of each phase. */
+const SLOW_STEP_MS = 500;
+
 export function createIngestProcessor(
   deps: IngestProcessorDeps,
 ): (items: IngestItem[]) => Promise<ProcessResult> {
   const clock = deps.clock ?? Date.now;
   return async function processItems(items) {
     const nowMs = clock();
+    const marks = [performance.now()];
     const outcomes = new OutcomeLog();
     const readings = await preparse(items, { catalog: deps.catalog, sandbox: deps.sandbox, outcomes, nowMs });
+    marks.push(performance.now());
     const resolved = await resolveDevices(readings, { catalog: deps.catalog, outcomes });
+    marks.push(performance.now());
     const parsed = parseReadings(resolved, { sandbox: deps.sandbox, outcomes });
+    marks.push(performance.now());
     const converted = await convertReadings(parsed, {
       catalog: deps.catalog,
       outcomes,
       defaultAvailabilityMinutes: deps.defaultAvailabilityMinutes,
       nowMs,
     });
+    marks.push(performance.now());
     const applied = await deps.state.applyReadings(converted.devices, nowMs);
+    marks.push(performance.now());
+    if (marks[5]! - marks[0]! >= SLOW_STEP_MS) {
+      // State lags by this much: say where the time went (an event-loop stall shows in every phase).
+      const ms = (i: number) => Math.round(marks[i + 1]! - marks[i]!);
+      deps.log.warn(
+        {
+          payloads: items.length,
+          devices: converted.devices.length,
+          preparseMs: ms(0),
+          resolveMs: ms(1),
+          parseMs: ms(2),
+          convertMs: ms(3),
+          stateMs: ms(4),
+        },
+        'slow worker step',
+      );
+    }
     const values = settleStatuses(converted.pending, applied);
     const contacts: ContactPoint[] = converted.devices.map((d) => ({
       env: d.env,

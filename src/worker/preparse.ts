@@ -38,9 +38,14 @@ export async function preparse(
   const { catalog, sandbox, outcomes, nowMs } = deps;
   const readings: Reading[] = [];
   const viaPreparser = new Map<string, IngestItem[]>();
+  // Each environment's pre-parser once, before the loop, which never awaits (see resolveDevices).
+  const envs = [...new Set(items.map((i) => i.env))];
+  const preparsers = new Map(
+    await Promise.all(envs.map(async (env) => [env, await catalog.preparser(env)] as const)),
+  );
   for (const item of items) {
     outcomes.seen(item);
-    const pre = await catalog.preparser(item.env);
+    const pre = preparsers.get(item.env) ?? null;
     if (ALWAYS_PREPARSER.has(item.gateway) || pre?.enabled) {
       if (!pre) {
         outcomes.problem(item, 'NO_PREPARSER', 'the environment has no pre-parser');
@@ -57,7 +62,7 @@ export async function preparse(
       readings.push({ item, ...found, timeMs: item.receivedMs, deviceTime: false, index: 0, direct: false });
   }
   for (const [env, envItems] of viaPreparser) {
-    const pre = await catalog.preparser(env);
+    const pre = preparsers.get(env);
     if (!pre) continue;
     const results = sandbox.run(
       { id: `pre:${env}`, revision: pre.revision, source: pre.source, filename: 'preparser.js' },

@@ -23,8 +23,25 @@ export async function resolveDevices(
     list.push(r.deviceName);
     namesByEnv.set(r.item.env, list);
   }
-  const devicesByEnv = new Map<string, Map<string, DeviceRecord>>();
-  for (const [env, names] of namesByEnv) devicesByEnv.set(env, await catalog.devices(env, names));
+  const devicesByEnv = new Map(
+    await Promise.all(
+      [...namesByEnv].map(async ([env, names]) => [env, await catalog.devices(env, names)] as const),
+    ),
+  );
+  // Each distinct definition once, before the loop: the loop below never awaits (an await per
+  // reading lets the worker's other step loops run in between whenever a cache entry expired).
+  const definitionKey = (env: string, d: DeviceRecord) =>
+    `${d.definitionIsPublic ? '' : env}\n${d.definitionName}\n${String(d.definitionIsPublic)}`;
+  const wanted = new Map<string, Promise<DefinitionRecord | null>>();
+  for (const r of readings) {
+    const d = devicesByEnv.get(r.item.env)?.get(r.deviceName);
+    const key = d && definitionKey(r.item.env, d);
+    if (d && key !== undefined && !wanted.has(key))
+      wanted.set(key, catalog.definition(r.item.env, d.definitionName, d.definitionIsPublic));
+  }
+  const definitions = new Map(
+    await Promise.all([...wanted].map(async ([key, p]) => [key, await p] as const)),
+  );
 
   const resolved: ResolvedReading[] = [];
   for (const r of readings) {
@@ -38,7 +55,7 @@ export async function resolveDevices(
       );
       continue;
     }
-    const definition = await catalog.definition(r.item.env, device.definitionName, device.definitionIsPublic);
+    const definition = definitions.get(definitionKey(r.item.env, device)) ?? null;
     if (!definition) {
       outcomes.problem(
         r.item,

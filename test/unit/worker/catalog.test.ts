@@ -26,14 +26,18 @@ function fakeTenancy() {
   return { store, calls, settingsOf };
 }
 
-describe('catalog: device settings prefetch', () => {
-  it('reads the settings of a whole job in one call, then serves each device from the cache', async () => {
+describe('catalog: device settings', () => {
+  it('reads the settings of a whole step in one call, then serves them from the cache', async () => {
     const { store, calls, settingsOf } = fakeTenancy();
     const catalog = createCatalog({ tenancy: store, clock: () => 1000 });
-    await catalog.prefetchDeviceSettings('east', ['a', 'bb', 'a', 'ccc']);
+    const got = await catalog.deviceSettings('east', ['a', 'bb', 'a', 'ccc']);
     expect(calls.batch).toEqual([['a', 'bb', 'ccc']]);
-    expect(await catalog.thresholdOverrides('east', 'bb')).toEqual(settingsOf('bb').overrides);
-    expect(await catalog.suppressed('east', 'ccc')).toEqual({ Temperature: 0 });
+    expect(got.get('bb')).toEqual(settingsOf('bb'));
+    expect([...got.keys()]).toEqual(['a', 'bb', 'ccc']);
+    expect((await catalog.deviceSettings('east', ['ccc'])).get('ccc')?.suppressed).toEqual({
+      Temperature: 0,
+    });
+    expect(calls.batch).toHaveLength(1);
     expect(calls.single).toBe(0);
   });
 
@@ -41,20 +45,20 @@ describe('catalog: device settings prefetch', () => {
     const { store, calls } = fakeTenancy();
     let now = 1000;
     const catalog = createCatalog({ tenancy: store, ttlMs: 500, clock: () => now });
-    await catalog.prefetchDeviceSettings('east', ['a']);
-    await catalog.prefetchDeviceSettings('east', ['a', 'b']);
-    await catalog.prefetchDeviceSettings('east', ['a', 'b']);
+    await catalog.deviceSettings('east', ['a']);
+    await catalog.deviceSettings('east', ['a', 'b']);
+    await catalog.deviceSettings('east', ['a', 'b']);
     expect(calls.batch).toEqual([['a'], ['b']]);
     now += 500;
-    await catalog.prefetchDeviceSettings('east', ['a', 'b']);
+    await catalog.deviceSettings('east', ['a', 'b']);
     expect(calls.batch.at(-1)).toEqual(['a', 'b']);
   });
 
   it('keeps environments apart', async () => {
     const { store, calls } = fakeTenancy();
     const catalog = createCatalog({ tenancy: store, clock: () => 1000 });
-    await catalog.prefetchDeviceSettings('east', ['a']);
-    await catalog.prefetchDeviceSettings('west', ['a']);
+    await catalog.deviceSettings('east', ['a']);
+    await catalog.deviceSettings('west', ['a']);
     expect(calls.batch).toEqual([['a'], ['a']]);
   });
 });

@@ -203,9 +203,45 @@ function numberFormat(locale: Locale, decimals: number): Intl.NumberFormat {
  * on the shortest decimal form, so 0.15 → 0.2), or as is when `decimals` is null.
  */
 export function formatNumber(n: number, locale: Locale, decimals: number | null): string {
-  if (decimals !== null) return numberFormat(locale, decimals).format(n);
+  if (decimals !== null) {
+    // The same text as Intl.NumberFormat (a test compares them), without its cost (~1.5 µs a call,
+    // and every stored value is formatted once).
+    const text = fixedDecimals(n, decimals);
+    if (text === undefined) return numberFormat(locale, decimals).format(n);
+    return locale === 'nl' ? text.replace('.', ',') : text;
+  }
   const text = String(n);
   return locale === 'nl' ? text.replace('.', ',') : text;
+}
+
+/**
+ * `n` with `decimals` fraction digits in the en form, rounded half away from zero on its shortest
+ * decimal form, no sign on a zero; undefined where that form has an exponent (or is not finite).
+ */
+export function fixedDecimals(n: number, decimals: number): string | undefined {
+  const shortest = String(n);
+  if (!Number.isFinite(n) || shortest.includes('e')) return undefined;
+  const negative = shortest.startsWith('-');
+  const abs = negative ? shortest.slice(1) : shortest;
+  const dot = abs.indexOf('.');
+  const whole = dot < 0 ? abs : abs.slice(0, dot);
+  const fraction = dot < 0 ? '' : abs.slice(dot + 1);
+  let digits = whole + fraction.slice(0, decimals).padEnd(decimals, '0');
+  // '5' or more in the first dropped place: the dropped part is at least half, so away from zero.
+  if (fraction.length > decimals && fraction.charCodeAt(decimals) >= 53) digits = incremented(digits);
+  const split = digits.length - decimals;
+  const text = decimals === 0 ? digits : `${digits.slice(0, split)}.${digits.slice(split)}`;
+  return negative && /[1-9]/.test(digits) ? `-${text}` : text;
+}
+
+/** A string of decimal digits plus one ('199' → '200', '99' → '100'). */
+function incremented(digits: string): string {
+  let i = digits.length - 1;
+  while (i >= 0 && digits[i] === '9') i--;
+  if (i < 0) return `1${'0'.repeat(digits.length)}`;
+  return (
+    digits.slice(0, i) + String.fromCharCode(digits.charCodeAt(i) + 1) + '0'.repeat(digits.length - i - 1)
+  );
 }
 
 /**

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { DATA_TYPE_INFO, convertValue, formatValue, numericValue } from '../../../src/domain/data-types.ts';
+import {
+  DATA_TYPE_INFO,
+  convertValue,
+  fixedDecimals,
+  formatValue,
+  numericValue,
+} from '../../../src/domain/data-types.ts';
 import { DATA_TYPES } from '../../../src/domain/types.ts';
 import type { DataType, DataValue } from '../../../src/domain/types.ts';
 
@@ -205,5 +211,42 @@ describe('numericValue', () => {
     ['gps', { lat: 1, lon: 2 }, null],
   ] as [DataType, DataValue, number | null][])('gives %s %j as %j', (dataType, value, expected) => {
     expect(numericValue(dataType, value)).toBe(expected);
+  });
+});
+
+describe('fixedDecimals: the text of Intl.NumberFormat, without its cost', () => {
+  const intl = (v: number, d: number) =>
+    new Intl.NumberFormat('en', {
+      minimumFractionDigits: d,
+      maximumFractionDigits: d,
+      useGrouping: false,
+      signDisplay: 'negative',
+    }).format(v);
+
+  it('matches it on halves, carries, negative zeros and 60,000 pseudo-random values', () => {
+    const values = [
+      0.15, 0.25, 1.005, 2.675, -0.04, -0.05, -0, 9.96, 99.95, 0.5, 2.5, -2.5, 123456789.125, 26.04,
+    ];
+    // A fixed linear congruential sequence: the same values every run.
+    let seed = 42;
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    for (let i = 0; i < 20_000; i++) {
+      values.push(Math.round((next() - 0.5) * 2e4) / 1000);
+      values.push((next() - 0.5) * 10 ** Math.floor(next() * 12));
+      values.push(Math.round(next() * 1e6) / 100 - 5000);
+    }
+    const mismatches = values.flatMap((v) =>
+      [0, 1, 2, 5].flatMap((d) => (fixedDecimals(v, d) === intl(v, d) ? [] : [[v, d, fixedDecimals(v, d)]])),
+    );
+    expect(mismatches).toEqual([]);
+  });
+
+  it('leaves exponent forms and non-finite numbers to Intl', () => {
+    expect([1e21, 1e-7, Number.NaN, Number.POSITIVE_INFINITY].map((v) => fixedDecimals(v, 1))).toEqual([
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+    ]);
   });
 });

@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { Counter, type Registry } from 'prom-client';
 import type { DataType, DataValue, EventRecord, Status } from '../domain/types.ts';
-import type { Logger } from '../log/logger.ts';
+import { sampledWarning, type Logger } from '../log/logger.ts';
 import type { InfluxClient } from './influx-client.ts';
 import { CONTACTS, EVENTS, LONG_RP, RAW_RP, READINGS, severityOf } from './layout.ts';
 import { createBatcher } from '../ingest/batcher.ts';
@@ -67,6 +67,7 @@ export function createHistoryWriter(deps: {
   metrics?: Registry;
 }): HistoryWriter {
   const counted = historyMetrics(deps.metrics);
+  const slowWrite = sampledWarning(deps.log, 'slow InfluxDB write');
   // Group commit per retention policy: while a write is in flight, the lines of every caller
   // gather and go in the next one. InfluxDB spends a third of the CPU per line on 5,000-line
   // requests that it spends on 200-line ones (measured: 3.8 vs 8.5 µs), so concurrent worker
@@ -81,8 +82,7 @@ export function createHistoryWriter(deps: {
         counted?.lines.inc({ rp: retentionPolicy }, lines.length);
         const ms = Date.now() - started;
         // Slow writes delay acknowledgements and, past a few steps, state: operators should see them.
-        if (ms >= SLOW_WRITE_MS)
-          deps.log.warn({ ms, lines: lines.length, retentionPolicy }, 'slow InfluxDB write');
+        if (ms >= SLOW_WRITE_MS) slowWrite({ ms, lines: lines.length, retentionPolicy });
       },
       maxItems: 1000,
       maxDelayMs: 0,

@@ -26,3 +26,28 @@ export function createLogger(level: string, base: Record<string, unknown> = {}):
     },
   });
 }
+
+/**
+ * A warning that repeats many times a second under overload (slow worker steps, slow InfluxDB
+ * writes): logged at most once per `intervalMs`, with how many more there were since the last one
+ * (`similarSinceLast`), so an overloaded process stays readable and its log does not add to the load.
+ */
+export function sampledWarning(
+  log: Logger,
+  msg: string,
+  intervalMs = 10_000,
+  now: () => number = Date.now,
+): (fields: Record<string, unknown>) => void {
+  let lastMs = Number.NEGATIVE_INFINITY;
+  let similar = 0;
+  return (fields) => {
+    const t = now();
+    if (t - lastMs < intervalMs) {
+      similar++;
+      return;
+    }
+    log.warn(similar > 0 ? { ...fields, similarSinceLast: similar } : fields, msg);
+    lastMs = t;
+    similar = 0;
+  };
+}

@@ -8,7 +8,7 @@ import { DATA_TYPE_INFO } from '../domain/data-types.ts';
 import type { Status } from '../domain/types.ts';
 import type { HistoryWriter, ValuePoint, ContactPoint } from '../history/history-writer.ts';
 import type { IngestLog } from '../ingest/ingest-log.ts';
-import type { Logger } from '../log/logger.ts';
+import { sampledWarning, type Logger } from '../log/logger.ts';
 import type { IngestItem } from '../queue/jobs.ts';
 import type { Sandbox } from '../sandbox/sandbox.ts';
 import type { StateStore } from '../state/state-store.ts';
@@ -48,6 +48,7 @@ export function createIngestProcessor(
   deps: IngestProcessorDeps,
 ): (items: IngestItem[]) => Promise<ProcessResult> {
   const clock = deps.clock ?? Date.now;
+  const slowStep = sampledWarning(deps.log, 'slow worker step');
   return async function processItems(items) {
     const nowMs = clock();
     const marks = [performance.now()];
@@ -70,18 +71,15 @@ export function createIngestProcessor(
     if (marks[5]! - marks[0]! >= SLOW_STEP_MS) {
       // State lags by this much: say where the time went (an event-loop stall shows in every phase).
       const ms = (i: number) => Math.round(marks[i + 1]! - marks[i]!);
-      deps.log.warn(
-        {
-          payloads: items.length,
-          devices: converted.devices.length,
-          preparseMs: ms(0),
-          resolveMs: ms(1),
-          parseMs: ms(2),
-          convertMs: ms(3),
-          stateMs: ms(4),
-        },
-        'slow worker step',
-      );
+      slowStep({
+        payloads: items.length,
+        devices: converted.devices.length,
+        preparseMs: ms(0),
+        resolveMs: ms(1),
+        parseMs: ms(2),
+        convertMs: ms(3),
+        stateMs: ms(4),
+      });
     }
     const values = settleStatuses(converted.pending, applied);
     const contacts: ContactPoint[] = converted.devices.map((d) => ({

@@ -1,8 +1,8 @@
 /**
  * The read side of current state: each device's state hash (`Keys.deviceState`, fields
  * `<sensor>|<field>` and `@<field>`, see STATE_FIELD / DEVICE_FIELD) and its suppressed data points.
- * Callers put the reads in their own pipelines (shownStateFields, stateFromReplies) so one round
- * trip serves a whole request.
+ * Callers put the reads in their own pipelines (planStateRead, queueStateRead, stateFromQueued) so
+ * one round trip serves a whole request.
  */
 import type { ChainableCommander } from 'ioredis';
 import type { Bucket } from '../history/last-24-hours.ts';

@@ -4,7 +4,7 @@
  * definition version, a device override or a suppression reaches every worker within a second,
  * without a restart, while a busy worker reads each record about once a second, not per payload.
  */
-import { createTtlCache } from '../ingest/ttl-cache.ts';
+import { createTtlCache, type TtlCache } from '../ingest/ttl-cache.ts';
 import type { DeviceSettings, TenancyStore } from '../tenancy/tenancy-store.ts';
 import type { DefinitionRecord, DeviceRecord, Environment, PreparserRecord } from '../tenancy/types.ts';
 
@@ -39,45 +39,50 @@ export function createCatalog(deps: {
     environment: (env) => envs.get(env, () => tenancy.getEnvironment(env)),
     preparser: (env) => preparsers.get(env, () => tenancy.getPreparser(env)),
     async devices(env, names) {
-      const found = new Map<string, DeviceRecord>();
-      const missing: string[] = [];
-      for (const name of new Set(names)) {
-        const hit = devices.peek(`${env}\n${name}`);
-        if (hit === undefined) missing.push(name);
-        else if (hit) found.set(name, hit);
-      }
-      if (missing.length > 0) {
-        // One pipelined read for every device of the job that is not cached.
-        const loaded = await tenancy.getDevices(env, missing);
-        missing.forEach((name, i) => {
-          const record = loaded[i] ?? null;
-          devices.set(`${env}\n${name}`, record);
-          if (record) found.set(name, record);
-        });
-      }
-      return found;
+      const records = await readBatch(devices, env, names, async (missing) => {
+        const got = await tenancy.getDevices(env, missing);
+        return missing.map((_, i) => got[i] ?? null);
+      });
+      // Unknown devices are cached (as null) but not returned.
+      for (const [name, record] of records) if (!record) records.delete(name);
+      return records as Map<string, DeviceRecord>;
     },
     definition: (env, name, isPublic) =>
       definitions.get(isPublic ? `public\n${name}` : `${env}\n${name}`, () =>
         tenancy.getDefinition(env, name, isPublic),
       ),
-    async deviceSettings(env, names) {
-      const found = new Map<string, DeviceSettings>();
-      const missing: string[] = [];
-      for (const name of new Set(names)) {
-        const hit = settings.peek(`${env}\n${name}`);
-        if (hit === undefined) missing.push(name);
-        else found.set(name, hit);
-      }
-      if (missing.length > 0) {
-        const loaded = await tenancy.getDeviceSettings(env, missing);
-        missing.forEach((name, i) => {
-          const got = loaded[i] ?? { overrides: {}, suppressed: {} };
-          settings.set(`${env}\n${name}`, got);
-          found.set(name, got);
-        });
-      }
-      return found;
-    },
+    deviceSettings: (env, names) =>
+      readBatch(settings, env, names, async (missing) => {
+        const got = await tenancy.getDeviceSettings(env, missing);
+        return missing.map((_, i) => got[i] ?? { overrides: {}, suppressed: {} });
+      }),
   };
+}
+
+/**
+ * Values of `names` from `cache` (key `env\nname`), the ones not cached read with one `load` call
+ * (a pipelined read) that answers one value per missing name, in order; all are cached.
+ */
+async function readBatch<V>(
+  cache: TtlCache<V>,
+  env: string,
+  names: readonly string[],
+  load: (missing: string[]) => Promise<V[]>,
+): Promise<Map<string, V>> {
+  const found = new Map<string, V>();
+  const missing: string[] = [];
+  for (const name of new Set(names)) {
+    const hit = cache.peek(`${env}\n${name}`);
+    if (hit === undefined) missing.push(name);
+    else found.set(name, hit);
+  }
+  if (missing.length > 0) {
+    const loaded = await load(missing);
+    missing.forEach((name, i) => {
+      const value = loaded[i] as V;
+      cache.set(`${env}\n${name}`, value);
+      found.set(name, value);
+    });
+  }
+  return found;
 }

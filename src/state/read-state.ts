@@ -40,7 +40,7 @@ const SHOWN_FIELDS = [
 ] as const;
 
 /** The state-hash fields the read API shows of `sensors` (for one HMGET instead of HGETALL). */
-export function shownStateFields(sensors: readonly string[]): string[] {
+function shownStateFields(sensors: readonly string[]): string[] {
   const fields: string[] = [];
   for (const sensor of sensors) for (const f of SHOWN_FIELDS) fields.push(stateField(sensor, f));
   return fields;
@@ -124,7 +124,7 @@ export function currentHourOf(
  * A device's state out of an HMGET of `fields` (`values` in the same order, null where absent) and
  * its suppressed hash.
  */
-export function stateFromReplies(
+function stateFromReplies(
   fields: readonly string[],
   values: readonly (string | null)[],
   suppressed: Record<string, string>,

@@ -61,6 +61,19 @@ export async function startWorker(deps: {
   const metrics = workerMetrics(deps.metrics);
   const control = connectRedis(config.redisUrl, 'blocking', 'vigil-worker');
   await ensureGroups(control, keys, partitions);
+  // Reconnections of the worker's connections. Across one, a read's reply or an acknowledgement
+  // can be lost (the connection dropped with it unanswered, or Redis restarted from an AOF that had
+  // not synced it): its entries then sit pending with nobody's step holding them. Each loop reads
+  // its partitions' pending entries first after any reconnection, so none stays behind.
+  let reconnections = 0;
+  const countReconnections = (redis: Redis, connected: boolean) => {
+    let first = !connected;
+    redis.on('ready', () => {
+      if (first) first = false;
+      else reconnections++;
+    });
+  };
+  countReconnections(control, true);
   const leases = createPartitionLeases({
     redis: control,
     keys,
@@ -106,6 +119,7 @@ export async function startWorker(deps: {
     // Payloads per entry, assumed the largest possible until measured (a step stays within its cap).
     let averageEntry = config.batchMaxPayloads;
     let lastStepMs = 0;
+    let reconnectionsSeen = reconnections;
 
     const failed = (entries: readonly QueueEntry[], err: unknown) => {
       const message = err instanceof Error ? err.message : String(err);
@@ -173,6 +187,11 @@ export async function startWorker(deps: {
       syncAssignments();
       // A partition new to this loop may hold entries its previous owner read: those go first.
       for (const p of newlyAssigned[index]!.splice(0)) recovering.add(p);
+      if (reconnectionsSeen !== reconnections) {
+        reconnectionsSeen = reconnections;
+        for (const p of assigned[index]!) recovering.add(p);
+        continue; // wait for the steps in flight before reading what is pending
+      }
       const now = Date.now();
       const ready = [...assigned[index]!].filter((p) => (failures.get(p)?.retryAtMs ?? 0) <= now);
       if (ready.length === 0) {
@@ -267,6 +286,7 @@ export async function startWorker(deps: {
   };
 
   const readers = assigned.map((_, i) => connectRedis(config.redisUrl, 'blocking', `vigil-worker-${i}`));
+  for (const reader of readers) countReconnections(reader, false);
   syncAssignments();
   const loops = readers.map((reader, i) =>
     runLoop(i, reader).catch((err: unknown) => {

@@ -4,13 +4,23 @@
  * order, retries failed steps, and moves an entry that keeps failing to the dead-letter stream
  * while the other partitions — and the rest of its own partition, after it — keep flowing.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Registry } from 'prom-client';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { startRedis } from '../../scripts/lib/local-services.ts';
 import type { Config } from '../../src/config/schema.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { createIngestProducer } from '../../src/queue/ingest-producer.ts';
-import { countEntries, listDeadLetters } from '../../src/queue/ingest-queue.ts';
+import {
+  countEntries,
+  entryFields,
+  INGEST_CONSUMER,
+  INGEST_GROUP,
+  listDeadLetters,
+} from '../../src/queue/ingest-queue.ts';
 import { partitionOf, type IngestItem } from '../../src/queue/jobs.ts';
 import { createPartitionLeases } from '../../src/queue/partition-leases.ts';
 import { closeRedis, connectRedis } from '../../src/redis/connect.ts';
@@ -155,6 +165,40 @@ describe('worker steps', () => {
       'acknowledged',
     );
     expect(await listDeadLetters(redis, keys)).toEqual([]);
+  });
+
+  it('reads what a lost reply left pending once its connections come back', async () => {
+    // A private Redis: this test drops every client connection.
+    const dir = mkdtempSync(join(tmpdir(), 'vigil-queue-reconnect-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const server = await startRedis({ dataDir: dir });
+    onTestFinished(() => server.stop());
+    const { config, keys, redis } = await setup({ workerConcurrency: 1, redisUrl: server.url });
+    const processed: string[] = [];
+    await worker(config, (items) => {
+      processed.push(...items.map((i) => i.id));
+      return Promise.resolve();
+    });
+    await sleep(300); // started, and blocked reading new entries
+    // An entry delivered to the worker's consumer whose reply never reached it: what a read
+    // resent across a dropped connection, or Redis restarted from an AOF, leaves behind.
+    const [device] = devicePerPartition(4);
+    const stream = keys.ingestStream(partitionOf(`e1\n${device!}`, 4));
+    await redis
+      .multi()
+      .xadd(stream, '*', ...entryFields([item(device!, 1)]))
+      .call('XREADGROUP', 'GROUP', INGEST_GROUP, INGEST_CONSUMER, 'COUNT', 10, 'STREAMS', stream, '>')
+      .exec();
+    await sleep(500);
+    expect(processed).toEqual([]);
+    // The worker's connections drop and come back.
+    await redis.call('CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
+    await eventually(
+      async () => ((await countEntries(redis, keys, 4)) === 0 ? true : undefined),
+      10_000,
+      'the pending entry processed and acknowledged',
+    );
+    expect(processed).toEqual([`${device!}-1`]);
   });
 
   it('dead-letters an entry that keeps failing; its partition goes on after it, the others never stop', async () => {

@@ -26,6 +26,7 @@ import { createHistoryWriter } from './history/history-writer.ts';
 import type { InfluxClient } from './history/influx-client.ts';
 import { createSandbox } from './sandbox/sandbox.ts';
 import { createStateStore } from './state/state-store.ts';
+import { packLegacyState } from './state/pack-legacy-state.ts';
 import { createCatalog } from './worker/catalog.ts';
 import { createIngestProcessor } from './worker/ingest-processor.ts';
 import { startWorker } from './worker/start-worker.ts';
@@ -79,6 +80,7 @@ export async function startVigil(config: Config, log: Logger): Promise<RunningVi
 
   try {
     const keys = createKeys(config.keyPrefix);
+    await packLegacyState({ redis, keys, log });
     const tenancy = createTenancyStore({
       redis,
       keys,

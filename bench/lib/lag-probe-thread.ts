@@ -5,6 +5,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { connectRedis } from '../../src/redis/connect.ts';
+import { decodePoint } from '../../src/state/point-record.ts';
 
 const { redisUrl, stateKeys, field, intervalMs } = workerData as {
   redisUrl: string;
@@ -13,21 +14,23 @@ const { redisUrl, stateKeys, field, intervalMs } = workerData as {
   intervalMs: number;
 };
 const redis = connectRedis(redisUrl, 'command', 'bench-lag');
-const last = new Array<string | null>(stateKeys.length).fill(null);
+const last = new Array<number | null>(stateKeys.length).fill(null);
 let busy = false;
 const timer = setInterval(() => {
   if (busy) return;
   busy = true;
   const p = redis.pipeline();
-  for (const k of stateKeys) p.hget(k, field);
+  for (const k of stateKeys) p.hgetBuffer(k, field);
   p.exec()
     .then((results) => {
       const now = Date.now();
       const lags: number[] = [];
       results?.forEach(([err, value], i) => {
-        if (err || typeof value !== 'string') return;
-        if (last[i] !== null && value !== last[i]) lags.push(now - Number(value));
-        last[i] = value;
+        if (err || !Buffer.isBuffer(value)) return;
+        const updatedMs = decodePoint(value)?.updatedMs ?? null;
+        if (updatedMs === null) return;
+        if (last[i] !== null && updatedMs !== last[i]) lags.push(now - updatedMs);
+        last[i] = updatedMs;
       });
       if (lags.length > 0) parentPort?.postMessage(lags);
     })

@@ -1,12 +1,12 @@
 /**
- * Accept-to-state lag, sampled: every `intervalMs` the probe reads `Temperature|u` of a few devices
- * (the measurement time of the value in state, which without a device-supplied time is the moment
+ * Accept-to-state lag, sampled: every `intervalMs` the probe reads the packed state `Temperature|p` of a few
+ * devices for the measurement time of the value in state, which without a device-supplied time is the moment
  * the gateway accepted the payload). When it changes, the probe records now − u: how long after
  * acceptance the value became visible in state. Resolution: `intervalMs` (an upper bound). The
  * polling runs in its own thread, so the load generators' event loop does not delay it.
  */
 import { Worker } from 'node:worker_threads';
-import { createKeys, stateField } from '../../src/state/keys.ts';
+import { createKeys, STATE_FIELD, stateField } from '../../src/state/keys.ts';
 import { BENCH_ENV, deviceName } from './provision.ts';
 
 export interface LagProbe {
@@ -29,7 +29,7 @@ export function startLagProbe(opts: {
     workerData: {
       redisUrl: opts.redisUrl,
       stateKeys: opts.devices.map((d) => keys.deviceState(BENCH_ENV, deviceName(d))),
-      field: stateField('Temperature', 'u'),
+      field: stateField('Temperature', STATE_FIELD.packed),
       intervalMs: opts.intervalMs ?? 10,
     },
   });

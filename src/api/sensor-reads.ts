@@ -12,6 +12,7 @@ import type { Redis } from '../redis/connect.ts';
 import { createSharedPipeline } from '../redis/shared-pipeline.ts';
 import type { Keys } from '../state/keys.ts';
 import {
+  emptyState,
   planStateRead,
   queueStateRead,
   stateFromQueued,
@@ -39,14 +40,12 @@ export interface LoadedDevices {
 
 /**
  * Loads `names` (DEVICE_NOT_FOUND names the first unknown one). `sensorsOf` names the data points
- * whose state is needed; without it, every data point of the device's definition. `withHour` also
- * reads each data point's current hour (currentHourOf), for last24Hours.
+ * whose state is needed; without it, every data point of the device's definition.
  */
 export type LoadDevices = (
   env: string,
   names: readonly string[],
   sensorsOf?: (device: string) => readonly string[],
-  opts?: { withHour?: boolean },
 ) => Promise<LoadedDevices>;
 
 /** Most remembered device → definition guesses and parsed definitions. */
@@ -99,7 +98,6 @@ export function createSensorReads(deps: { redis: Redis; keys: Keys }): LoadDevic
     env: string,
     device: string,
     sensorsOf: ((device: string) => readonly string[]) | undefined,
-    withHour: boolean,
   ): Plan {
     const guess = lastDefinition.get(`${env}\n${device}`);
     const sensors = sensorsOf
@@ -107,13 +105,12 @@ export function createSensorReads(deps: { redis: Redis; keys: Keys }): LoadDevic
       : guess === undefined
         ? undefined
         : parsed.get(guess)?.names;
-    const read = planStateRead(sensors ?? [], withHour);
+    const read = planStateRead(sensors ?? []);
     return { guess, sensors: read.fields.length > 0 ? sensors : undefined, read };
   }
 
-  return async (env, names, sensorsOf, opts = {}) => {
-    const withHour = opts.withHour ?? false;
-    const plans = names.map((n) => plan(env, n, sensorsOf, withHour));
+  return async (env, names, sensorsOf) => {
+    const plans = names.map((n) => plan(env, n, sensorsOf));
     const guesses = [...new Set(plans.flatMap((p) => (p.guess === undefined ? [] : [p.guess])))];
     const replies = await read((pipe) => {
       pipe.hget(keys.env(env), 'locale');
@@ -141,14 +138,14 @@ export function createSensorReads(deps: { redis: Redis; keys: Keys }): LoadDevic
         sensorsOf !== undefined || (p.guess === defKeys[i] && p.sensors === definitions[i]?.names);
       return right ? state : undefined;
     });
-    await readMissingStates(env, names, definitions, states, withHour);
+    await readMissingStates(env, names, definitions, states);
     names.forEach((n, i) => remember(lastDefinition, `${env}\n${n}`, defKeys[i] ?? ''));
     return {
       locale,
       devices: devices.map((device, i) => ({
         device,
         dataPoints: definitions[i]?.dataPoints ?? [],
-        state: states[i] ?? { fields: {}, suppressed: {} },
+        state: states[i] ?? emptyState(),
       })),
     };
   };
@@ -169,12 +166,11 @@ export function createSensorReads(deps: { redis: Redis; keys: Keys }): LoadDevic
     names: readonly string[],
     definitions: (ParsedDefinition | null)[],
     states: (DeviceStateHash | undefined)[],
-    withHour: boolean,
   ): Promise<void> {
     const wanted = names.flatMap((n, i) => {
-      const plan = planStateRead(definitions[i]?.names ?? [], withHour);
+      const plan = planStateRead(definitions[i]?.names ?? []);
       // A device without data points has no state to show (and HMGET needs a field).
-      if (states[i] === undefined && plan.fields.length === 0) states[i] = { fields: {}, suppressed: {} };
+      if (states[i] === undefined && plan.fields.length === 0) states[i] = emptyState();
       return states[i] === undefined ? [{ i, n, plan }] : [];
     });
     if (wanted.length === 0) return;

@@ -59,7 +59,7 @@ export function sensorRoutes(deps: ApiDeps): ApiRoute[] {
       async handle({ env, attrs, nowMs }) {
         const deviceName = readString(attrs, 'deviceName');
         const sensorName = readString(attrs, 'sensorName');
-        const { locale, devices } = await loadDevices(env, [deviceName], () => [sensorName], HOURLY);
+        const { locale, devices } = await loadDevices(env, [deviceName], () => [sensorName]);
         const [loaded] = devices;
         if (!loaded) throw deviceNotFound(deviceName);
         const dp = findDataPoint(loaded, sensorName);
@@ -91,12 +91,7 @@ export function sensorRoutes(deps: ApiDeps): ApiRoute[] {
           (r) => `${r.deviceName}|${r.sensorName}`,
         );
         const groups = groupByDevice(refs);
-        const { locale, devices } = await loadDevices(
-          env,
-          [...groups.keys()],
-          (d) => groups.get(d) ?? [],
-          HOURLY,
-        );
+        const { locale, devices } = await loadDevices(env, [...groups.keys()], (d) => groups.get(d) ?? []);
         const wanted = devices.map((l) => ({
           l,
           dataPoints: (groups.get(l.device.deviceName) ?? []).map((s) => findDataPoint(l, s)),
@@ -119,9 +114,6 @@ export function sensorRoutes(deps: ApiDeps): ApiRoute[] {
     },
   ];
 }
-
-/** Data points read for last24Hours: with their current hour. */
-const HOURLY = { withHour: true };
 
 /**
  * A data point's last24Hours item, with its current hour from state: none for text and GPS data

@@ -52,6 +52,10 @@ export interface Keys {
   exports(env: string, month: string): string;
   /** Stream of created events waiting to be written to InfluxDB (field `e` = event JSON). */
   eventOutbox(): string;
+  /** The layout of the device state hashes ("1": packed, see point-record.ts); absent before. */
+  stateLayout(): string;
+  /** SCAN pattern matching every device state hash. */
+  stateHashes(): string;
   /** Stream of one ingest queue partition (entries: `n` = payload count, `d` = JSON of the items). */
   ingestStream(partition: number): string;
   /** Lease of an ingest partition: the token of the worker that owns it, with a TTL. */
@@ -68,28 +72,12 @@ export type DefinitionScope = { kind: 'public' } | { kind: 'private'; env: strin
 export const STATE_FIELD = {
   /** Converted value as JSON (number, string, boolean or {lat, lon}). */
   value: 'v',
-  /** Sub-millisecond offset (ns, 0..999999) of the stored value: breaks ties of equal `updated`. */
-  order: 't',
-  /** Current status name. */
-  status: 's',
-  /** Index of the threshold rule the status was entered through (-1 = none). */
-  rule: 'r',
-  /** Fingerprint of the rule list `rule` refers to. */
-  rulesId: 'ri',
-  /** Epoch ms: last time in SUCCESS. */
-  lastSuccess: 'ls',
-  /** Epoch ms: when the current status was entered. */
-  statusSince: 'ss',
-  /** Epoch ms: measurement time of the current value. */
-  updated: 'u',
   /**
-   * The numeric values of the clock hour of the current value, for last24Hours' current hour:
-   * hour (epoch ms / 3,600,000), count, total, min, max and a late flag as six little-endian
-   * doubles (binary: exact, and far cheaper in the state script than text). Counts each value
-   * that became the current value once; late = 1 when a value of that hour came that did not (older
-   * than the current one, or a repeat), and the reader then asks InfluxDB for that hour.
+   * Everything else of the data point, packed (point-record.ts): measurement time and sub-ms
+   * offset, rule index and rules fingerprint, status, last success, status since, and the clock
+   * hour of the current value for last24Hours (count, total, min, max, late flag).
    */
-  hour: 'h',
+  packed: 'p',
 } as const;
 
 /** Device-level fields inside `deviceState`. */
@@ -132,6 +120,8 @@ export function createKeys(prefix: string): Keys {
     ingestLog: (env) => `${p}:env:${env}:ingest-log`,
     exports: (env, month) => `${p}:env:${env}:exports:${month}`,
     eventOutbox: () => `${p}:event-outbox`,
+    stateLayout: () => `${p}:state-layout`,
+    stateHashes: () => `${p.replace(/[*?[\]\\]/g, '\\$&')}:state:*`,
     // One hash tag for the whole queue: a worker reads all its partitions in one XREADGROUP.
     ingestStream: (n) => `${p}:{q}:ingest-${n}`,
     partitionLease: (n) => `${p}:{q}:lease-${n}`,

@@ -8,15 +8,16 @@ import type { ChainableCommander } from 'ioredis';
 import type { Bucket } from '../history/last-24-hours.ts';
 import type { Redis } from '../redis/connect.ts';
 import { DEVICE_FIELD, STATE_FIELD, stateField, type Keys } from './keys.ts';
+import { decodePoint } from './point-record.ts';
 
 /** The stored state of one device, undecoded. */
 export interface DeviceStateHash {
-  /** The `deviceState` hash ({} when the device never posted). */
-  fields: Record<string, string>;
+  /** Values as JSON by sensor (`<sensor>|v`); {} when the device never posted. */
+  values: Record<string, string>;
+  /** Packed state by sensor (`<sensor>|p`, point-record.ts). */
+  points: Record<string, Buffer>;
   /** Sensor → suppressed until (epoch ms; 0 = no expiry), as stored. */
   suppressed: Record<string, number>;
-  /** Sensor → its current hour as stored (binary, see STATE_FIELD.hour), when read. */
-  hours?: Record<string, Buffer>;
 }
 
 /** One data point's decoded state; null fields before its first value. */
@@ -30,34 +31,19 @@ export interface DataPointState {
   suppressed: boolean;
 }
 
-/** The fields of a data point that the read API shows, in the order `shownStateFields` lists them. */
-const SHOWN_FIELDS = [
-  STATE_FIELD.value,
-  STATE_FIELD.status,
-  STATE_FIELD.updated,
-  STATE_FIELD.lastSuccess,
-  STATE_FIELD.statusSince,
-] as const;
-
-/** The state-hash fields the read API shows of `sensors` (for one HMGET instead of HGETALL). */
-function shownStateFields(sensors: readonly string[]): string[] {
-  const fields: string[] = [];
-  for (const sensor of sensors) for (const f of SHOWN_FIELDS) fields.push(stateField(sensor, f));
-  return fields;
-}
-
-/** What one device's state read asks for: shown fields of some data points, maybe their hours. */
+/** What one device's state read asks for: the value and packed fields of some data points. */
 export interface StateRead {
+  sensors: readonly string[];
   fields: string[];
-  /** Data points whose current hour is read too ([] for none). */
-  hourSensors: readonly string[];
 }
 
-export function planStateRead(sensors: readonly string[], withHour: boolean): StateRead {
-  return { fields: shownStateFields(sensors), hourSensors: withHour ? sensors : [] };
+export function planStateRead(sensors: readonly string[]): StateRead {
+  const fields: string[] = [];
+  for (const s of sensors) fields.push(stateField(s, STATE_FIELD.value), stateField(s, STATE_FIELD.packed));
+  return { sensors, fields };
 }
 
-/** Queues the reads of `plan` on `pipe`: 2 replies, 3 with hours (see stateFromQueued). */
+/** Queues the reads of `plan` on `pipe`: 2 replies (see stateFromQueued). */
 export function queueStateRead(
   pipe: ChainableCommander,
   keys: Keys,
@@ -65,37 +51,35 @@ export function queueStateRead(
   device: string,
   plan: StateRead,
 ): void {
-  const key = keys.deviceState(env, device);
-  pipe.hmget(key, ...plan.fields).hgetall(keys.deviceSuppressed(env, device));
-  // Binary: read as Buffers, in a command of their own.
-  if (plan.hourSensors.length > 0)
-    pipe.hmgetBuffer(key, ...plan.hourSensors.map((s) => stateField(s, STATE_FIELD.hour)));
+  // Buffers: the packed fields are binary.
+  pipe.hmgetBuffer(keys.deviceState(env, device), ...plan.fields).hgetall(keys.deviceSuppressed(env, device));
 }
 
 /** The state out of the replies queueStateRead queued, taken in order from `next`. */
 export function stateFromQueued(plan: StateRead, next: () => unknown): DeviceStateHash {
-  const state = stateFromReplies(plan.fields, next() as (string | null)[], next() as Record<string, string>);
-  if (plan.hourSensors.length > 0) {
-    const buffers = next() as (Buffer | null)[];
-    state.hours = {};
-    plan.hourSensors.forEach((sensor, i) => {
-      const b = buffers[i];
-      if (b && state.hours) state.hours[sensor] = b;
-    });
-  }
+  const replies = next() as (Buffer | null)[];
+  const suppressed = next() as Record<string, string>;
+  const state: DeviceStateHash = { values: {}, points: {}, suppressed: {} };
+  plan.sensors.forEach((sensor, i) => {
+    const value = replies[2 * i];
+    const packed = replies[2 * i + 1];
+    if (value) state.values[sensor] = value.toString('utf8');
+    if (packed) state.points[sensor] = packed;
+  });
+  for (const [sensor, until] of Object.entries(suppressed)) state.suppressed[sensor] = Number(until) || 0;
   return state;
 }
 
+/** A device's state before its first value. */
+export const emptyState = (): DeviceStateHash => ({ values: {}, points: {}, suppressed: {} });
+
 const HOUR_MS = 3_600_000;
-/** Field `h`: hour, count, total, min, max and a late flag as little-endian doubles. */
-const HOUR_BYTES = 48;
 
 /**
- * The last24Hours bucket of the clock hour holding `nowMs`, from a data point's state (read with
- * its hour): the bucket, null when no value came in that hour, undefined when the state cannot tell
- * and InfluxDB must be asked: a value of this hour came that did not become current (older than the
- * current one, or a repeat), or the current value is from this hour but no hour was kept with it
- * (state written before Vigil kept hours).
+ * The last24Hours bucket of the clock hour holding `nowMs`, from a data point's state: the bucket,
+ * null when no value came in that hour, undefined when the state cannot tell and InfluxDB must be
+ * asked: a value of this hour came that did not become current (older than the current one, or a
+ * repeat), or the current value is from this hour but no hour was kept with it.
  */
 export function currentHourOf(
   state: DeviceStateHash,
@@ -103,41 +87,16 @@ export function currentHourOf(
   nowMs: number,
 ): Bucket | null | undefined {
   const hour = Math.floor(nowMs / HOUR_MS);
-  const kept = state.hours?.[sensor];
-  if (kept?.length === HOUR_BYTES && kept.readDoubleLE(0) === hour) {
-    const [count, total, min, max, late] = [8, 16, 24, 32, 40].map((at) => kept.readDoubleLE(at)) as [
-      number,
-      number,
-      number,
-      number,
-      number,
-    ];
-    if (late !== 0) return undefined;
+  const packed = state.points[sensor];
+  const point = packed ? decodePoint(packed) : null;
+  const kept = point?.hour;
+  if (kept?.hour === hour) {
+    if (kept.late) return undefined;
     const sUTC = hour * 3600;
+    const { count, total, min, max } = kept;
     return { sUTC, eUTC: sUTC + 3600, count, total, max, min, avg: total / count };
   }
-  const updatedMs = toMs(state.fields[stateField(sensor, STATE_FIELD.updated)]);
-  return updatedMs !== null && Math.floor(updatedMs / HOUR_MS) === hour ? undefined : null;
-}
-
-/**
- * A device's state out of an HMGET of `fields` (`values` in the same order, null where absent) and
- * its suppressed hash.
- */
-function stateFromReplies(
-  fields: readonly string[],
-  values: readonly (string | null)[],
-  suppressed: Record<string, string>,
-): DeviceStateHash {
-  const state: DeviceStateHash = { fields: {}, suppressed: {} };
-  for (let i = 0; i < fields.length; i++) {
-    const v = values[i];
-    if (v !== null && v !== undefined) state.fields[fields[i] ?? ''] = v;
-  }
-  state.suppressed = Object.fromEntries(
-    Object.entries(suppressed).map(([sensor, until]) => [sensor, Number(until) || 0]),
-  );
-  return state;
+  return point && Math.floor(point.updatedMs / HOUR_MS) === hour ? undefined : null;
 }
 
 /** Reads only `@lc` (last contact) of each device, in one pipeline; null = never posted. */
@@ -157,22 +116,18 @@ export async function readLastContacts(
   });
 }
 
-/** The last contact of a device's state hash (epoch ms), or null. */
-export const lastContactOf = (state: DeviceStateHash): number | null =>
-  toMs(state.fields[DEVICE_FIELD.lastContact]);
-
 /** One data point's state out of its device's hash; `nowMs` decides whether suppression expired. */
 export function dataPointState(state: DeviceStateHash, sensor: string, nowMs: number): DataPointState {
-  const f = (field: (typeof STATE_FIELD)[keyof typeof STATE_FIELD]) =>
-    state.fields[stateField(sensor, field)];
-  const raw = f(STATE_FIELD.value);
+  const raw = state.values[sensor];
+  const packed = state.points[sensor];
+  const point = packed ? decodePoint(packed) : null;
   const until = state.suppressed[sensor];
   return {
     value: raw === undefined ? null : parseValue(raw),
-    status: f(STATE_FIELD.status) ?? 'SUCCESS',
-    updatedMs: toMs(f(STATE_FIELD.updated)),
-    lastSuccessMs: toMs(f(STATE_FIELD.lastSuccess)),
-    statusSinceMs: toMs(f(STATE_FIELD.statusSince)),
+    status: point?.status ?? 'SUCCESS',
+    updatedMs: point?.updatedMs ?? null,
+    lastSuccessMs: point?.lastSuccessMs ?? null,
+    statusSinceMs: point?.statusSinceMs ?? null,
     suppressed: until !== undefined && (until === 0 || until > nowMs),
   };
 }

@@ -18,6 +18,7 @@ import { createIngestLog, type IngestLog } from '../../src/ingest/ingest-log.ts'
 import { createLogger } from '../../src/log/logger.ts';
 import { closeRedis, connectRedis, type Redis } from '../../src/redis/connect.ts';
 import { createKeys, type Keys } from '../../src/state/keys.ts';
+import { encodePoint } from '../../src/state/point-record.ts';
 import { createTenancyAdmin, type TenancyAdmin } from '../../src/tenancy/tenancy-admin.ts';
 import { createTenancyStore } from '../../src/tenancy/tenancy-store.ts';
 import { testConfig } from '../support/context.ts';
@@ -153,17 +154,20 @@ export async function startApiHarness(
       return { token, apiKey: key };
     },
     async setState(env, device, sensor, s) {
-      const f = (x: string) => `${sensor}|${x}`;
       const status = s.status ?? 'SUCCESS';
+      const packed = encodePoint({
+        updatedMs: s.updatedMs,
+        offsetNs: 0,
+        rule: -1,
+        rulesId: '',
+        status,
+        statusSinceMs: s.statusSinceMs ?? s.updatedMs,
+        lastSuccessMs: s.lastSuccessMs ?? (status === 'SUCCESS' ? s.updatedMs : null),
+        hour: null,
+      });
       await redis.hset(keys.deviceState(env, device), {
-        [f('v')]: JSON.stringify(s.value),
-        [f('u')]: String(s.updatedMs),
-        [f('t')]: '0',
-        [f('s')]: status,
-        [f('ss')]: String(s.statusSinceMs ?? s.updatedMs),
-        ...(s.lastSuccessMs !== undefined || status === 'SUCCESS'
-          ? { [f('ls')]: String(s.lastSuccessMs ?? s.updatedMs) }
-          : {}),
+        [`${sensor}|v`]: JSON.stringify(s.value),
+        [`${sensor}|p`]: packed,
       });
     },
     async setContact(env, device, ms) {

@@ -11,6 +11,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { queryLast24Hours } from '../../src/history/last-24-hours.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { startVigil } from '../../src/main.ts';
+import { storedState } from '../support/state.ts';
 import { call, COMFORT_SENSORS, startApiHarness } from './api-harness.ts';
 import { BUCKET, DETAILS, DEVICE, EVENT, expectShape, LISTED, UTC } from './api-shapes.ts';
 
@@ -103,8 +104,8 @@ describe('read API over the real gateway and worker', () => {
     expect(details.json.data.last24Hours).toHaveLength(1);
     expect(details.json.data.last24Hours[0]).toMatchObject({ count: 2, total: 46.5, max: 26.5, min: 20 });
     // The current hour comes from the state in Redis; InfluxDB, once written, gives the same bucket.
-    const kept = await h.redis.hgetBuffer(h.keys.deviceState('demo', 'device_1_hallway'), 'Temperature|h');
-    expect([8, 16, 24, 32].map((at) => kept?.readDoubleLE(at))).toEqual([2, 46.5, 20, 26.5]);
+    const kept = await storedState(h.redis, h.keys.deviceState('demo', 'device_1_hallway'));
+    expect(kept.points.Temperature?.hour).toMatchObject({ count: 2, total: 46.5, min: 20, max: 26.5 });
     const item = { device: 'device_1_hallway', sensor: 'Temperature' };
     const fromInflux = await eventually(
       () => queryLast24Hours(h.influx, 'demo', [item], Date.now()),

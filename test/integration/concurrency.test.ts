@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { evaluateStatus } from '../../src/domain/thresholds.ts';
 import type { ThresholdSet } from '../../src/domain/types.ts';
+import { decodePoint } from '../../src/state/point-record.ts';
 import { COMFORT_SPEC } from '../fixtures/definitions/comfort.ts';
 import { eventually, provisionComfort, queueIdle, startPipeline } from '../support/pipeline.ts';
 import { spawnVigil } from '../support/workers.ts';
@@ -91,7 +92,7 @@ describe('concurrent workers', () => {
       const mismatches: string[] = [];
       const pipeline = p.redis.pipeline();
       for (const name of names) {
-        pipeline.hmget(p.keys.deviceState('acme', name), 'Temperature|v', 'Temperature|u');
+        pipeline.hmgetBuffer(p.keys.deviceState('acme', name), 'Temperature|v', 'Temperature|p');
         pipeline.zrange(p.keys.deviceEvents('acme', name), 0, -1);
       }
       const results = (await pipeline.exec())!.map(([err, r]) => {
@@ -99,9 +100,9 @@ describe('concurrent workers', () => {
         return r;
       });
       names.forEach((name, d) => {
-        const [value, updated] = results[d * 2] as [string, string];
-        expect(Number(value)).toBe(values[d]![PER_DEVICE - 1]);
-        expect(Number(updated)).toBe(times[PER_DEVICE - 1]);
+        const [value, packed] = results[d * 2] as [Buffer, Buffer];
+        expect(Number(value.toString())).toBe(values[d]![PER_DEVICE - 1]);
+        expect(decodePoint(packed)?.updatedMs).toBe(times[PER_DEVICE - 1]);
         const stored = (results[d * 2 + 1] as string[])
           .map((j) => JSON.parse(j) as { id: string; eventStatus: string })
           .map((e) => `${/\/(\d+)\.\d+$/.exec(e.id)![1]}:${e.eventStatus}`)

@@ -2,7 +2,9 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { connectRedis, closeRedis } from '../../src/redis/connect.ts';
 import { createKeys } from '../../src/state/keys.ts';
 import { createStateStore, type DeviceReadings, type StateValue } from '../../src/state/state-store.ts';
+import { encodePoint } from '../../src/state/point-record.ts';
 import { testConfig } from '../support/context.ts';
+import { storedState } from '../support/state.ts';
 
 function setup() {
   const config = testConfig();
@@ -78,11 +80,19 @@ describe('state store', () => {
       ]),
     );
     expect(events).toHaveLength(4);
-    const s = await redis.hgetall(keys.deviceState('e1', 'd1'));
-    expect(s['Temperature|v']).toBe('20');
-    expect(s['Temperature|s']).toBe('SUCCESS');
-    expect(s['Temperature|ls']).toBe('1006');
-    expect(s['@lc']).toBe('5000');
+    const s = await storedState(redis, keys.deviceState('e1', 'd1'));
+    expect(s.points.Temperature).toEqual({
+      value: '20',
+      updatedMs: 1006,
+      offsetNs: 0,
+      rule: -1,
+      rulesId: 'r1',
+      status: 'SUCCESS',
+      lastSuccessMs: 1006,
+      statusSinceMs: 1006,
+      hour: { hour: 0, count: 7, total: 179, min: 20, max: 31, late: false },
+    });
+    expect(s.device).toEqual({ '@lc': '5000' });
     expect(await redis.zscore(keys.availabilityDeadlines(), 'e1\nd1')).toBe('65000');
     expect(await redis.xlen(keys.eventOutbox())).toBe(4);
   });
@@ -100,8 +110,8 @@ describe('state store', () => {
       2,
     );
     expect(again[0]).toEqual([null, null]);
-    const s = await redis.hgetall(keys.deviceState('e1', 'd1'));
-    expect(s['Temperature|v']).toBe('31');
+    const s = await storedState(redis, keys.deviceState('e1', 'd1'));
+    expect(s.points.Temperature).toMatchObject({ value: '31', updatedMs: 2000, status: 'CRITICAL' });
     expect(await redis.zcard(keys.envEvents('e1'))).toBe(1);
   });
 
@@ -137,10 +147,10 @@ describe('state store', () => {
 
 describe('state store: the current hour of each data point', () => {
   const H = 3_600_000;
-  /** Field h as [hour, count, total, min, max, late], null when absent. */
+  /** The kept hour as [hour, count, total, min, max, late], null when none is kept. */
   const hourOf = async (redis: ReturnType<typeof setup>['redis'], keys: ReturnType<typeof setup>['keys']) => {
-    const raw = await redis.hgetBuffer(keys.deviceState('e1', 'd1'), 'Temperature|h');
-    return raw && [0, 8, 16, 24, 32, 40].map((at) => raw.readDoubleLE(at));
+    const h = (await storedState(redis, keys.deviceState('e1', 'd1'))).points.Temperature?.hour;
+    return h ? [h.hour, h.count, h.total, h.min, h.max, h.late ? 1 : 0] : null;
   };
 
   it('sums the values that became current in their clock hour, starting over in a new hour', async () => {
@@ -182,10 +192,33 @@ describe('state store: the current hour of each data point', () => {
     expect(await redis.hget(keys.deviceState('e1', 'd1'), 'Temperature|v')).toBe('"open"');
   });
 
-  it('starts over from a kept hour it cannot read', async () => {
+  it('starts over from packed state of a layout it does not know', async () => {
     const { redis, keys, state } = setup();
-    await redis.hset(keys.deviceState('e1', 'd1'), 'Temperature|h', '10 1 5 5 5');
+    await redis.hset(keys.deviceState('e1', 'd1'), 'Temperature|p', '10 1 5 5 5');
     await state.applyReadings([reading([[10 * H + 1, 7]])], 11 * H);
     expect(await hourOf(redis, keys)).toEqual([10, 1, 7, 7, 7, 0]);
+  });
+
+  it('reads back what encodePoint writes, as the read side decodes what the script writes', async () => {
+    const { redis, keys, state } = setup();
+    const seeded = encodePoint({
+      updatedMs: 10 * H,
+      offsetNs: 0,
+      rule: 1,
+      rulesId: 'r1',
+      status: 'CRITICAL',
+      lastSuccessMs: null,
+      statusSinceMs: 10 * H,
+      hour: { hour: 10, count: 1, total: 35, min: 35, max: 35, late: false },
+    });
+    await redis.hset(keys.deviceState('e1', 'd1'), 'Temperature|p', seeded);
+    // 29.5 holds CRITICAL through hysteresis only if the stored rule (1) is read back.
+    const [applied] = await state.applyReadings([reading([[10 * H + 1, 29.5]])], 11 * H);
+    expect(applied).toEqual(['CRITICAL']);
+    expect((await storedState(redis, keys.deviceState('e1', 'd1'))).points.Temperature).toMatchObject({
+      lastSuccessMs: null,
+      statusSinceMs: 10 * H,
+      hour: { hour: 10, count: 2, total: 64.5, min: 29.5, max: 35, late: false },
+    });
   });
 });

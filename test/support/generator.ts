@@ -11,6 +11,7 @@ import mqtt from 'mqtt';
 import type { InfluxClient } from '../../src/history/influx-client.ts';
 import type { Redis } from '../../src/redis/connect.ts';
 import type { Keys } from '../../src/state/keys.ts';
+import { decodePoint } from '../../src/state/point-record.ts';
 
 /** Pre-parser of the numbered runs: device, measurement time and number come from the body. */
 export const NUMBERED_PREPARSER =
@@ -264,12 +265,14 @@ export async function verifyNumbered(
   }
   const stateMismatches: string[] = [];
   for (const [device, m] of newest) {
-    const [v, u] = await deps.redis.hmget(
+    const [value, packed] = await deps.redis.hmgetBuffer(
       deps.keys.deviceState(env, device),
       `${NUMBERED_SENSOR}|v`,
-      `${NUMBERED_SENSOR}|u`,
+      `${NUMBERED_SENSOR}|p`,
     );
-    if (Number(v) !== m.n || Number(u) !== m.timeMs)
+    const v = value?.toString();
+    const u = packed ? decodePoint(packed)?.updatedMs : undefined;
+    if (Number(v) !== m.n || u !== m.timeMs)
       stateMismatches.push(`${device}: state ${v}@${u}, newest stored ${m.n}@${m.timeMs}`);
   }
   return {

@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { csvCell } from '../../../src/api/export-route.ts';
 import { deviceShape, listedSensor, sensorDetails, sensorUtc } from '../../../src/api/sensor-shapes.ts';
 import type { DataPointSpec } from '../../../src/domain/types.ts';
+import { encodePoint } from '../../../src/state/point-record.ts';
+import { emptyState } from '../../../src/state/read-state.ts';
 
 const temperature: DataPointSpec = {
   name: 'Temperature',
@@ -12,13 +14,18 @@ const temperature: DataPointSpec = {
 };
 const t0 = Date.UTC(2026, 10, 22, 5, 0, 0, 123);
 const state = {
-  fields: {
-    'Temperature|v': '19.25',
-    'Temperature|u': String(t0),
-    'Temperature|s': 'WARNING',
-    'Temperature|ls': String(t0 - 60_000),
-    'Temperature|ss': String(t0),
-    '@lc': String(t0),
+  values: { Temperature: '19.25' },
+  points: {
+    Temperature: encodePoint({
+      updatedMs: t0,
+      offsetNs: 0,
+      rule: 0,
+      rulesId: 'r',
+      status: 'WARNING',
+      lastSuccessMs: t0 - 60_000,
+      statusSinceMs: t0,
+      hour: null,
+    }),
   },
   suppressed: {},
 };
@@ -51,7 +58,7 @@ describe('data point shapes', () => {
 
   it('lists a data point without a value with nulls and SUCCESS', () => {
     const empty = listedSensor(temperature, {
-      state: { fields: {}, suppressed: {} },
+      state: emptyState(),
       locale: 'en',
       nowMs: t0,
     });
@@ -71,7 +78,7 @@ describe('data point shapes', () => {
     [t0 + 1, true],
     [t0 - 1, false],
   ])('treats suppression until %d as suppressed=%s at now', (until, expected) => {
-    const s = { fields: {}, suppressed: { Temperature: until } };
+    const s = { ...emptyState(), suppressed: { Temperature: until } };
     expect(sensorUtc(temperature, { state: s, locale: 'en', nowMs: t0 }).suppressed).toBe(expected);
   });
 

@@ -1,0 +1,86 @@
+/**
+ * The packed state of one data point, field `<sensor>|p` of its device's state hash (STATE_FIELD.
+ * packed), as the state script writes it (apply-readings.lua, POINT_FORMAT): a layout byte (1), then
+ * eleven little-endian doubles — measurement ms, sub-ms offset, rule index, last success ms, status
+ * since ms, and the current hour (hour, count, total, min, max, late flag) — then the status and the
+ * rules fingerprint as zero-terminated UTF-8. NaN stands for "never" (last success, status since);
+ * hour -1 for "no hour kept".
+ */
+
+export const POINT_LAYOUT = 1;
+const DOUBLES = 11;
+const STRINGS_AT = 1 + DOUBLES * 8;
+
+/** A data point's current hour: the numeric values that became current in it. */
+export interface KeptHour {
+  /** Epoch ms / 3,600,000. */
+  hour: number;
+  count: number;
+  total: number;
+  min: number;
+  max: number;
+  /** A value of this hour came that did not become current (older, or a repeat). */
+  late: boolean;
+}
+
+export interface PointRecord {
+  /** Measurement time of the current value, epoch ms. */
+  updatedMs: number;
+  /** Sub-ms tiebreak of `updatedMs` (ns). */
+  offsetNs: number;
+  /** Index of the threshold rule the status was entered through (-1 = none). */
+  rule: number;
+  rulesId: string;
+  status: string;
+  lastSuccessMs: number | null;
+  statusSinceMs: number | null;
+  /** Null when no hour is kept (text and GPS values). */
+  hour: KeptHour | null;
+}
+
+/** The record, or null for a buffer of another layout or length (treated as no state). */
+export function decodePoint(b: Buffer): PointRecord | null {
+  if (b.length < STRINGS_AT + 2 || b[0] !== POINT_LAYOUT) return null;
+  const d = (i: number) => b.readDoubleLE(1 + i * 8);
+  const statusEnd = b.indexOf(0, STRINGS_AT);
+  const rulesEnd = statusEnd < 0 ? -1 : b.indexOf(0, statusEnd + 1);
+  if (rulesEnd < 0) return null;
+  const hour = d(5);
+  return {
+    updatedMs: d(0),
+    offsetNs: d(1),
+    rule: d(2),
+    lastSuccessMs: orNull(d(3)),
+    statusSinceMs: orNull(d(4)),
+    hour: hour < 0 ? null : { hour, count: d(6), total: d(7), min: d(8), max: d(9), late: d(10) !== 0 },
+    status: b.toString('utf8', STRINGS_AT, statusEnd),
+    rulesId: b.toString('utf8', statusEnd + 1, rulesEnd),
+  };
+}
+
+/** The packed bytes of `r`, exactly as the state script writes them (for seeding and tests). */
+export function encodePoint(r: PointRecord): Buffer {
+  const status = Buffer.from(`${r.status}\0`, 'utf8');
+  const rulesId = Buffer.from(`${r.rulesId}\0`, 'utf8');
+  const b = Buffer.alloc(STRINGS_AT + status.length + rulesId.length);
+  b[0] = POINT_LAYOUT;
+  const h = r.hour;
+  [
+    r.updatedMs,
+    r.offsetNs,
+    r.rule,
+    r.lastSuccessMs ?? NaN,
+    r.statusSinceMs ?? NaN,
+    h ? h.hour : -1,
+    h?.count ?? 0,
+    h?.total ?? 0,
+    h?.min ?? 0,
+    h?.max ?? 0,
+    h?.late ? 1 : 0,
+  ].forEach((x, i) => b.writeDoubleLE(x, 1 + i * 8));
+  status.copy(b, STRINGS_AT);
+  rulesId.copy(b, STRINGS_AT + status.length);
+  return b;
+}
+
+const orNull = (x: number): number | null => (Number.isNaN(x) ? null : x);

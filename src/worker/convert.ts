@@ -5,25 +5,19 @@
 import { DATA_TYPE_INFO, convertValue, formatValue, numericValue } from '../domain/data-types.ts';
 import { payloadFingerprint, valueOffsetNs } from '../domain/history-offset.ts';
 import { possibleOutcomes, ruleDescription, thresholdFingerprint } from '../domain/thresholds.ts';
-import type { DataPointSpec, DataValue, Locale, ThresholdSet } from '../domain/types.ts';
+import type { DataPointSpec, DefinitionSpec, Locale, Status, ThresholdSet } from '../domain/types.ts';
+import type { ValuePoint } from '../history/history-writer.ts';
 import type { DeviceReadings, SensorMeta, StateValue } from '../state/state-store.ts';
 import type { Catalog } from './catalog.ts';
 import type { OutcomeLog } from './outcomes.ts';
 import type { ParsedReading } from './parse.ts';
 
-/** A converted value on its way to history; `status` is settled after the state step. */
-export interface PendingValue {
-  env: string;
-  device: string;
-  sensor: string;
-  dataPoint: DataPointSpec;
-  timeMs: number;
-  offsetNs: number;
-  value: DataValue;
-  /** Status without hysteresis context (used when the state step did not apply the value). */
-  freshStatus: StateValue['outcomes'][number];
-  statuses: SensorMeta['statuses'];
-}
+/**
+ * A converted value on its way to history. `status` starts as the status without hysteresis
+ * context, which stays when the state step does not apply the value (older than the stored one);
+ * otherwise the state step's status replaces it (ingest-processor's settleStatuses).
+ */
+export type PendingValue = ValuePoint;
 
 export interface Converted {
   devices: DeviceReadings[];
@@ -72,7 +66,7 @@ export async function convertReadings(
     const overrides = deviceSettings?.overrides ?? {};
     const suppressed = deviceSettings?.suppressed ?? {};
     const locale: Locale = environment?.locale ?? 'en';
-    const points = new Map(definition.spec.dataPoints.map((dp) => [dp.name, dp]));
+    const points = dataPointsByName(definition.spec);
     const sensors: Record<string, SensorMeta> = {};
     const sets = new Map<string, ThresholdSet>();
     const values: { v: StateValue; p: PendingValue }[] = [];
@@ -119,12 +113,12 @@ export async function convertReadings(
             env,
             device: device.deviceName,
             sensor: key,
-            dataPoint: dp,
+            sensorType: meta.sensorType,
+            dataType: dp.dataType,
             timeMs: r.timeMs,
             offsetNs,
             value: converted.value,
-            freshStatus: outs[0] ?? -1,
-            statuses: meta.statuses,
+            status: freshStatus(outs[0] ?? -1, meta.statuses),
           },
         });
         accepted += 1;
@@ -156,6 +150,20 @@ export async function convertReadings(
     pending.push(values.map((x) => x.p));
   }
   return { devices, pending };
+}
+
+const freshStatus = (rule: number, statuses: Status[]): Status =>
+  rule >= 0 ? (statuses[rule] ?? 'SUCCESS') : 'SUCCESS';
+
+/** A definition's data points by name, made once per definition version (cached objects). */
+const byName = new WeakMap<DefinitionSpec, Map<string, DataPointSpec>>();
+function dataPointsByName(spec: DefinitionSpec): Map<string, DataPointSpec> {
+  let points = byName.get(spec);
+  if (!points) {
+    points = new Map(spec.dataPoints.map((dp) => [dp.name, dp]));
+    byName.set(spec, points);
+  }
+  return points;
 }
 
 /**

@@ -4,7 +4,6 @@
  * problems are logged and never fail the step; only infrastructure faults (Redis, InfluxDB) fail it, so the worker retries the whole step — which is
  * safe, because every step is idempotent (state by measurement time, history by timestamp).
  */
-import { DATA_TYPE_INFO } from '../domain/data-types.ts';
 import type { Status } from '../domain/types.ts';
 import type { HistoryWriter, ValuePoint, ContactPoint } from '../history/history-writer.ts';
 import type { IngestLog } from '../ingest/ingest-log.ts';
@@ -104,24 +103,18 @@ export function createIngestProcessor(
   };
 }
 
-/** History records the status each value got; values the state step skipped get their own. */
+/**
+ * History records the status each value got from the state step; values it did not apply (older
+ * than the stored one) keep their status without hysteresis context.
+ */
 function settleStatuses(pending: PendingValue[][], applied: (Status | null)[][]): ValuePoint[] {
   const points: ValuePoint[] = [];
   pending.forEach((device, d) => {
+    const statuses = applied[d];
     device.forEach((p, i) => {
-      const status =
-        applied[d]?.[i] ?? (p.freshStatus >= 0 ? (p.statuses[p.freshStatus] ?? 'SUCCESS') : 'SUCCESS');
-      points.push({
-        env: p.env,
-        device: p.device,
-        sensor: p.sensor,
-        sensorType: DATA_TYPE_INFO[p.dataPoint.dataType].sensorType,
-        dataType: p.dataPoint.dataType,
-        timeMs: p.timeMs,
-        offsetNs: p.offsetNs,
-        value: p.value,
-        status,
-      });
+      const status = statuses?.[i];
+      if (status) p.status = status;
+      points.push(p);
     });
   });
   return points;

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { payloadFingerprint, valueOffsetNs } from '../../../src/domain/history-offset.ts';
 
@@ -8,6 +9,13 @@ describe('payloadFingerprint', () => {
     expect(a).toMatch(/^[0-9a-f]{16}$/);
     expect(payloadFingerprint('device_1\n{"Temperature":21.5}')).toBe(a);
     expect(payloadFingerprint('device_1\n{"Temperature":21.6}')).not.toBe(a);
+  });
+
+  it('stays the first 16 hex digits of SHA-1 (a replay after an upgrade must land on the same points)', () => {
+    expect(payloadFingerprint('device_1\n{"Temperature":21.5}')).toBe('87ff51951e5cb1cc');
+    expect(payloadFingerprint('d\n{"t":"é ✓"}')).toBe(
+      createHash('sha1').update('d\n{"t":"é ✓"}').digest('hex').slice(0, 16),
+    );
   });
 });
 

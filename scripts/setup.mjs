@@ -26,7 +26,10 @@ function installDeps() {
   // `npm install`, not `npm ci`: it installs what package-lock.json pins, but tolerates optional
   // platform packages the registry does not serve in the locked version (msgpackr-extract's
   // darwin/win32 builds), which make `npm ci` refuse the whole lock file.
-  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: root, stdio: 'inherit' });
+  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error'], {
+    cwd: root,
+    stdio: 'inherit',
+  });
 }
 
 function has(binary) {

@@ -1,9 +1,10 @@
 /**
- * Accept-to-state lag, sampled: every `intervalMs` the probe reads the packed state `Temperature|p` of a few
- * devices for the measurement time of the value in state, which without a device-supplied time is the moment
- * the gateway accepted the payload). When it changes, the probe records now − u: how long after
- * acceptance the value became visible in state. Resolution: `intervalMs` (an upper bound). The
- * polling runs in its own thread, so the load generators' event loop does not delay it.
+ * Accept-to-state lag, sampled: every `intervalMs` the probe reads the packed state of Temperature
+ * (`Temperature|p`) of a few devices for the measurement time of the value in state, which without
+ * a device-supplied time is the moment the gateway accepted the payload. When it changes, the
+ * probe records now − that time: how long after acceptance the value became visible in state.
+ * Resolution: `intervalMs` (an upper bound). The polling runs in its own thread, so the load
+ * generators' event loop does not delay it.
  */
 import { Worker } from 'node:worker_threads';
 import { createKeys, STATE_FIELD, stateField } from '../../src/state/keys.ts';

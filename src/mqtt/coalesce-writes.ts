@@ -13,12 +13,12 @@ export function coalesceWrites(socket: Socket): void {
     corked = false;
     socket.uncork();
   };
-  socket.write = ((...args: unknown[]) => {
+  socket.write = (...args: unknown[]) => {
     if (!corked && !socket.destroyed) {
       corked = true;
       socket.cork();
       process.nextTick(uncork);
     }
     return write(...args);
-  });
+  };
 }

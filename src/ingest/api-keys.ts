@@ -3,7 +3,7 @@
  * `Keys.apiKey(hash)` (written by the tenancy CLI). Answers, positive and negative, are cached for
  * `cacheMs`, so a revoked key stops working within that time.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { AppError } from '../errors/app-error.ts';
 import type { Redis } from '../redis/connect.ts';
 import type { Keys } from '../state/keys.ts';
@@ -27,7 +27,7 @@ const KEY_SHAPE = /^vk_[A-Za-z0-9_-]{1,125}$/;
 /** True when `key` could be an API key (`vk_` + base64url, at most 128 characters): others need no lookup. */
 export const isPlausibleApiKey = (key: string): boolean => KEY_SHAPE.test(key);
 
-export const hashApiKey = (key: string): string => createHash('sha256').update(key).digest('hex');
+export const hashApiKey = (key: string): string => hash('sha256', key, 'hex');
 
 export function createApiKeyResolver(deps: {
   redis: Redis;

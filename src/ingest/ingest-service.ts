@@ -7,8 +7,8 @@ import type { Config } from '../config/schema.ts';
 import { AppError } from '../errors/app-error.ts';
 import { ERROR_CODES, type ErrorCode } from '../errors/catalogue.ts';
 import type { Logger } from '../log/logger.ts';
-import type { GatewayKind, IngestItem } from '../queue/jobs.ts';
-import { createIngestProducer, type IngestProducer } from '../queue/ingest-producer.ts';
+import { isJsonGateway, ROUTING_KEY, type GatewayKind, type IngestItem } from '../queue/jobs.ts';
+import { createIngestProducer, routingKey, type IngestProducer } from '../queue/ingest-producer.ts';
 import type { Redis } from '../redis/connect.ts';
 import type { Keys } from '../state/keys.ts';
 import type { Registry } from 'prom-client';
@@ -29,7 +29,6 @@ import { createIngestLog, type IngestLog, type IngestLogRecord } from './ingest-
 import { createIngestMetrics, type IngestMetrics } from './metrics.ts';
 import { createPreparserStates } from './preparser-state.ts';
 import { createRateLimiter } from './rate-limiter.ts';
-import { isJsonGateway } from '../queue/jobs.ts';
 
 /** How a payload arrived; `bridge` items are queued with `via: 'mqtt'`. */
 export type Entry = 'http' | 'mqtt' | 'bridge';
@@ -150,23 +149,33 @@ export function createIngestService(deps: IngestDeps): IngestService {
     }
   };
 
-  /** The synchronous checks of PRODUCT.md §6, in order: size, body, device name, pre-parser. */
-  const check = async (s: Submission, body: string, bodyIsHex: boolean): Promise<Rejection | undefined> => {
+  /**
+   * The synchronous checks of PRODUCT.md §6, in order: size, body, device name, pre-parser. Passed,
+   * it gives the body's JSON value (JSON gateways), which routes the payload without a second parse.
+   */
+  const check = async (
+    s: Submission,
+    body: string,
+    bodyIsHex: boolean,
+  ): Promise<Rejection | { parsedBody?: { value: unknown } }> => {
     if (s.body.length > config.bodyLimitBytes) {
       return { code: 'PAYLOAD_TOO_LARGE', message: `The body exceeds ${config.bodyLimitBytes} bytes.` };
     }
-    let jsonValue: unknown;
+    let parsedBody: { value: unknown } | undefined;
     if (isJsonGateway(s.kind)) {
       const parsed = parseJsonBody(body, bodyIsHex);
       if ('code' in parsed) return parsed;
-      jsonValue = parsed.value;
+      parsedBody = parsed;
     }
     const badName = checkExternalDeviceName(s.deviceName);
     if (badName) return badName;
+    const jsonValue = parsedBody?.value;
     const preparser = needsPreparserState(s.kind, jsonValue, s.deviceName)
       ? await preparsers.get(s.key.env)
       : undefined;
-    return checkDeviceSource(s.kind, jsonValue, s.deviceName, preparser);
+    return (
+      checkDeviceSource(s.kind, jsonValue, s.deviceName, preparser) ?? (parsedBody ? { parsedBody } : {})
+    );
   };
 
   let closing: Promise<void> | undefined;
@@ -198,10 +207,10 @@ export function createIngestService(deps: IngestDeps): IngestService {
       }
       const { body, bodyIsHex } =
         s.body.length > config.bodyLimitBytes ? { body: '', bodyIsHex: false } : decodeBody(s.body);
-      const rejection = await check(s, body, bodyIsHex);
-      if (rejection) {
-        recordRefusal(s, rejection, id, receivedMs);
-        throw new AppError(rejection.code, rejection.message);
+      const checked = await check(s, body, bodyIsHex);
+      if ('code' in checked) {
+        recordRefusal(s, checked, id, receivedMs);
+        throw new AppError(checked.code, checked.message);
       }
       if (backlog.isFull()) {
         countRejected(s.via, s.kind, 'BACKLOG_FULL');
@@ -220,6 +229,7 @@ export function createIngestService(deps: IngestDeps): IngestService {
         client: s.client,
         ...(s.deviceName === undefined ? {} : { deviceName: s.deviceName }),
       };
+      if (checked.parsedBody) item[ROUTING_KEY] = routingKey(item, checked.parsedBody);
       try {
         await batcher.submit(item);
       } catch (err) {

@@ -8,7 +8,7 @@ import { AppError } from '../errors/app-error.ts';
 import type { Redis } from '../redis/connect.ts';
 import type { Keys } from '../state/keys.ts';
 import { countEntries, entryFields } from './ingest-queue.ts';
-import { partitionOf, type IngestItem } from './jobs.ts';
+import { partitionOf, ROUTING_KEY, type IngestItem } from './jobs.ts';
 
 export interface IngestProducer {
   readonly partitions: number;
@@ -78,17 +78,27 @@ export function createIngestProducer(deps: {
 /**
  * Which partition a payload belongs to: its device when the gateway can tell (raw paths and MQTT
  * raw topics name it; /gateway/submit bodies carry `deviceName`), else its sender (client
- * address or MQTT client id), so one device's payloads always share a partition.
+ * address or MQTT client id), so one device's payloads always share a partition. `parsedBody`: the
+ * body's JSON value when the caller has parsed it already (else it is parsed here); the key the
+ * gateway stored on the item (ROUTING_KEY) wins.
  */
-export function routingKey(item: IngestItem): string {
+export function routingKey(item: IngestItem, parsedBody?: { value: unknown }): string {
+  const known = item[ROUTING_KEY];
+  if (known !== undefined) return known;
   if (item.deviceName) return `${item.env}\n${item.deviceName}`;
   if (item.gateway === 'submit' && !item.bodyIsHex) {
-    try {
-      const parsed = JSON.parse(item.body) as { deviceName?: unknown } | null;
-      if (typeof parsed?.deviceName === 'string') return `${item.env}\n${parsed.deviceName}`;
-    } catch {
-      // Not JSON: it will be refused or logged later; any partition will do.
-    }
+    const value = parsedBody ? parsedBody.value : parseOrUndefined(item.body);
+    const deviceName = (value as { deviceName?: unknown } | null | undefined)?.deviceName;
+    if (typeof deviceName === 'string') return `${item.env}\n${deviceName}`;
   }
   return `${item.env}\nclient:${item.client}`;
+}
+
+/** The JSON value of `text`, or undefined when it is not JSON (refused or logged later). */
+function parseOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
 }

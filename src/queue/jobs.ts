@@ -41,7 +41,15 @@ export interface IngestItem {
   deviceName?: string;
   /** Client address (IP or MQTT client id). */
   client: string;
+  /**
+   * The routing key, when the gateway worked it out while checking the body (ingest-producer.ts
+   * routingKey): a symbol key, so it is never written to the queue.
+   */
+  [ROUTING_KEY]?: string;
 }
+
+/** Key of IngestItem's routing key worked out at the gateway. */
+export const ROUTING_KEY: unique symbol = Symbol('routingKey');
 
 /**
  * The ingest queue is partitioned: a payload goes to the partition of its routing key (the device

@@ -3,7 +3,7 @@
  * (scrypt) and TOTP second factors (RFC 6238). Every comparison of secret material is
  * constant-time.
  */
-import { createHash, randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { hash, randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 import { Secret, TOTP } from 'otpauth';
 
 /** A new API key: `vk_` + 32 random bytes, base64url. */
@@ -13,7 +13,7 @@ export const generateApiKey = (): string => `vk_${randomBytes(32).toString('base
 export const generateToken = (): string => `vt_${randomBytes(32).toString('base64url')}`;
 
 /** SHA-256 hex: how API keys and tokens are addressed in Redis (they carry 256 random bits). */
-export const sha256Hex = (secret: string): string => createHash('sha256').update(secret).digest('hex');
+export const sha256Hex = (secret: string): string => hash('sha256', secret, 'hex');
 
 /** Public identifier of a key or token: the first 12 hex digits of its hash (stable, not secret). */
 export const secretId = (hash: string): string => hash.slice(0, 12);

@@ -51,7 +51,7 @@ describe('docker-compose.yml', () => {
   it('configures Redis for durability and a queue that is never evicted, InfluxDB 1.11 and Grafana with provisioning', () => {
     expect(svc('redis').image).toBe('redis:7');
     expect(svc('redis').command?.join(' ')).toBe(
-      'redis-server --appendonly yes --appendfsync everysec --maxmemory-policy noeviction',
+      'redis-server --appendonly yes --appendfsync everysec --maxmemory-policy noeviction --hash-max-listpack-value 128',
     );
     expect(svc('influxdb').image).toBe('influxdb:1.11');
     expect(svc('grafana').ports).toContain('3000:3000');

@@ -8,14 +8,14 @@ import type { ChainableCommander } from 'ioredis';
 import type { Bucket } from '../history/last-24-hours.ts';
 import type { Redis } from '../redis/connect.ts';
 import { DEVICE_FIELD, STATE_FIELD, stateField, type Keys } from './keys.ts';
-import { decodePoint } from './point-record.ts';
+import { decodePoint, type PointRecord } from './point-record.ts';
 
 /** The stored state of one device, undecoded. */
 export interface DeviceStateHash {
   /** Values as JSON by sensor (`<sensor>|v`); {} when the device never posted. */
   values: Record<string, string>;
-  /** Packed state by sensor (`<sensor>|p`, point-record.ts). */
-  points: Record<string, Buffer>;
+  /** Packed state by sensor (`<sensor>|p`), decoded once as read; absent when unreadable. */
+  points: Record<string, PointRecord>;
   /** Sensor → suppressed until (epoch ms; 0 = no expiry), as stored. */
   suppressed: Record<string, number>;
 }
@@ -64,7 +64,8 @@ export function stateFromQueued(plan: StateRead, next: () => unknown): DeviceSta
     const value = replies[2 * i];
     const packed = replies[2 * i + 1];
     if (value) state.values[sensor] = value.toString('utf8');
-    if (packed) state.points[sensor] = packed;
+    const point = packed ? decodePoint(packed) : null;
+    if (point) state.points[sensor] = point;
   });
   for (const [sensor, until] of Object.entries(suppressed)) state.suppressed[sensor] = Number(until) || 0;
   return state;
@@ -87,8 +88,7 @@ export function currentHourOf(
   nowMs: number,
 ): Bucket | null | undefined {
   const hour = Math.floor(nowMs / HOUR_MS);
-  const packed = state.points[sensor];
-  const point = packed ? decodePoint(packed) : null;
+  const point = state.points[sensor];
   const kept = point?.hour;
   if (kept?.hour === hour) {
     if (kept.late) return undefined;
@@ -119,8 +119,7 @@ export async function readLastContacts(
 /** One data point's state out of its device's hash; `nowMs` decides whether suppression expired. */
 export function dataPointState(state: DeviceStateHash, sensor: string, nowMs: number): DataPointState {
   const raw = state.values[sensor];
-  const packed = state.points[sensor];
-  const point = packed ? decodePoint(packed) : null;
+  const point = state.points[sensor];
   const until = state.suppressed[sensor];
   return {
     value: raw === undefined ? null : parseValue(raw),

@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import { csvCell } from '../../../src/api/export-route.ts';
 import { deviceShape, listedSensor, sensorDetails, sensorUtc } from '../../../src/api/sensor-shapes.ts';
 import type { DataPointSpec } from '../../../src/domain/types.ts';
-import { encodePoint } from '../../../src/state/point-record.ts';
 import { emptyState } from '../../../src/state/read-state.ts';
 
 const temperature: DataPointSpec = {
@@ -16,7 +15,7 @@ const t0 = Date.UTC(2026, 10, 22, 5, 0, 0, 123);
 const state = {
   values: { Temperature: '19.25' },
   points: {
-    Temperature: encodePoint({
+    Temperature: {
       updatedMs: t0,
       offsetNs: 0,
       rule: 0,
@@ -25,7 +24,7 @@ const state = {
       lastSuccessMs: t0 - 60_000,
       statusSinceMs: t0,
       hour: null,
-    }),
+    },
   },
   suppressed: {},
 };

@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { encodePoint, type KeptHour, type PointRecord } from '../../../src/state/point-record.ts';
-import { currentHourOf, type DeviceStateHash } from '../../../src/state/read-state.ts';
+import type { KeptHour, PointRecord } from '../../../src/state/point-record.ts';
+import {
+  currentHourOf,
+  planStateRead,
+  stateFromQueued,
+  type DeviceStateHash,
+} from '../../../src/state/read-state.ts';
 
 const H = 3_600_000;
 const NOW = 100 * H + 1234;
@@ -17,7 +22,7 @@ function state(updatedMs: number, hour: KeptHour | null): DeviceStateHash {
     statusSinceMs: updatedMs,
     hour,
   };
-  return { values: { T: '1' }, points: { T: encodePoint(record) }, suppressed: {} };
+  return { values: { T: '1' }, points: { T: record }, suppressed: {} };
 }
 const kept = (hour: number, count: number, total: number, min: number, max: number, late = false) => ({
   hour,
@@ -57,7 +62,8 @@ describe('currentHourOf', () => {
   });
 
   it('treats a packed field of an unknown layout as no state', () => {
-    const garbled = { values: { T: '1' }, points: { T: Buffer.from('garbled') }, suppressed: {} };
+    const replies = [[Buffer.from('1'), Buffer.from('garbled')], {}];
+    const garbled = stateFromQueued(planStateRead(['T']), () => replies.shift());
     expect(currentHourOf(garbled, 'T', NOW)).toBeNull();
   });
 });

@@ -20,6 +20,18 @@ async function stateOf(p: Pipeline, env: string, device: string): Promise<Stored
   return storedState(p.redis, p.keys.deviceState(env, device));
 }
 
+/** Waits until env acme has at least `count` Availability events; returns them. */
+async function availabilityEvents(p: Pipeline, count: number): Promise<StoredEvent[]> {
+  return eventually(
+    async () => {
+      const ev = (await events(p, 'acme')).filter((e) => e.eventCategory === 'Availability');
+      return ev.length >= count ? ev : undefined;
+    },
+    10_000,
+    `${count} availability event(s)`,
+  );
+}
+
 /** Waits until every submitted payload has an ingestion log entry. */
 async function processed(p: Pipeline, env: string, count: number) {
   return eventually(
@@ -207,14 +219,7 @@ describe('processing', () => {
     const { key } = await provisionComfort(p, 'acme', ['d1'], { availabilityMinutes: 0.02 });
     await p.post('gateway/submit', key, JSON.stringify({ deviceName: 'd1', Temperature: 20 }));
     await processed(p, 'acme', 1);
-    const lost = await eventually(
-      async () => {
-        const ev = (await events(p, 'acme')).filter((e) => e.eventCategory === 'Availability');
-        return ev.length > 0 ? ev : undefined;
-      },
-      10_000,
-      'availability event',
-    );
+    const lost = await availabilityEvents(p, 1);
     await new Promise((r) => setTimeout(r, 1500));
     const afterWait = (await events(p, 'acme')).filter((e) => e.eventCategory === 'Availability');
     expect(afterWait).toHaveLength(1);
@@ -223,14 +228,7 @@ describe('processing', () => {
       /^availability - No contact for 0 minutes - ERROR - \d{4}-\d\d-\d\dT/,
     );
     await p.post('gateway/submit', key, JSON.stringify({ deviceName: 'd1', Temperature: 20 }));
-    const all = await eventually(
-      async () => {
-        const ev = (await events(p, 'acme')).filter((e) => e.eventCategory === 'Availability');
-        return ev.length > 1 ? ev : undefined;
-      },
-      10_000,
-      'contact restored event',
-    );
+    const all = await availabilityEvents(p, 2);
     expect(all.map((e) => e.eventStatus)).toEqual(['ERROR', 'SUCCESS']);
     expect(all[1]!.eventMessage).toMatch(/^availability - Contact restored - SUCCESS - /);
   });

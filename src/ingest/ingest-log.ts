@@ -3,6 +3,7 @@
  * newest first, in `Keys.ingestLog(env)` (a Redis LIST of JSON entries, trimmed to `size`).
  * Written by the gateway (payloads refused after their environment was known) and the worker.
  */
+import type { ChainableCommander } from 'ioredis';
 import type { Redis } from '../redis/connect.ts';
 import type { Keys } from '../state/keys.ts';
 import type { GatewayKind } from '../queue/jobs.ts';
@@ -26,25 +27,34 @@ export interface IngestLogRecord extends IngestLogEntry {
 export interface IngestLog {
   /** Appends entries (one pipelined LPUSH + LTRIM per environment). */
   record(entries: readonly IngestLogRecord[]): Promise<void>;
+  /**
+   * Queues the same commands on `commands` (a MULTI), so the entries land together with whatever
+   * else it holds: the worker's acknowledgement of the step that produced them.
+   */
+  appendTo(commands: ChainableCommander, entries: readonly IngestLogRecord[]): void;
   /** Newest first, at most `limit` (capped at the log size). */
   list(env: string, limit: number): Promise<IngestLogEntry[]>;
 }
 
 export function createIngestLog(deps: { redis: Redis; keys: Keys; size: number }): IngestLog {
+  const appendTo = (commands: ChainableCommander, entries: readonly IngestLogRecord[]) => {
+    const byEnv = new Map<string, string[]>();
+    for (const { env, ...entry } of entries) {
+      const list = byEnv.get(env);
+      if (list) list.push(JSON.stringify(entry));
+      else byEnv.set(env, [JSON.stringify(entry)]);
+    }
+    for (const [env, lines] of byEnv) {
+      const key = deps.keys.ingestLog(env);
+      commands.lpush(key, ...lines).ltrim(key, 0, deps.size - 1);
+    }
+  };
   return {
+    appendTo,
     async record(entries) {
       if (entries.length === 0) return;
-      const byEnv = new Map<string, string[]>();
-      for (const { env, ...entry } of entries) {
-        const list = byEnv.get(env) ?? [];
-        list.push(JSON.stringify(entry));
-        byEnv.set(env, list);
-      }
       const pipeline = deps.redis.pipeline();
-      for (const [env, lines] of byEnv) {
-        const key = deps.keys.ingestLog(env);
-        pipeline.lpush(key, ...lines).ltrim(key, 0, deps.size - 1);
-      }
+      appendTo(pipeline, entries);
       const results = await pipeline.exec();
       const failed = results?.find(([err]) => err !== null);
       if (failed) throw failed[0] ?? new Error('ingest log write failed');

@@ -11,6 +11,7 @@
  * Every worker reads as the same consumer: the lease, not the consumer name, makes a partition's
  * reader exclusive, and whoever holds the lease inherits the pending entries with it.
  */
+import type { ChainableCommander } from 'ioredis';
 import type { Redis } from '../redis/connect.ts';
 import type { Keys } from '../state/keys.ts';
 import type { IngestItem } from './jobs.ts';
@@ -84,10 +85,19 @@ function fieldMap(fields: readonly string[]): Map<string, string> {
   return map;
 }
 
-/** Acknowledges and deletes entries, atomically per call. */
-export async function ackEntries(redis: Redis, keys: Keys, entries: readonly QueueEntry[]): Promise<void> {
+/**
+ * Acknowledges and deletes entries, atomically per call, together with the commands `along` adds
+ * to the same MULTI: what must happen once per entry and not again when a failed step is retried.
+ */
+export async function ackEntries(
+  redis: Redis,
+  keys: Keys,
+  entries: readonly QueueEntry[],
+  along?: (multi: ChainableCommander) => void,
+): Promise<void> {
   if (entries.length === 0) return;
   const multi = redis.multi();
+  along?.(multi);
   for (const [partition, ids] of idsByPartition(entries)) {
     const stream = keys.ingestStream(partition);
     multi.xack(stream, INGEST_GROUP, ...ids);

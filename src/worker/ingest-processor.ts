@@ -1,9 +1,12 @@
 /**
  * Processing of one worker step: pre-parse → resolve devices → parse → convert → store state →
- * write history and log outcomes (these two finish after the result is returned). Per-payload
- * problems are logged and never fail the step; only infrastructure faults (Redis, InfluxDB) fail it, so the worker retries the whole step — which is
- * safe, because every step is idempotent (state by measurement time, history by timestamp).
+ * write history (which finishes after the result is returned); the outcomes go to the ingestion
+ * log in the MULTI that acknowledges the step. Per-payload problems are logged and never fail the
+ * step; only infrastructure faults (Redis, InfluxDB) fail it, so the worker retries the whole step
+ * — which is safe, because state (by measurement time) and history (by timestamp) are idempotent,
+ * and the ingestion log, which is not, is written only by the acknowledgement that ends the retries.
  */
+import type { ChainableCommander } from 'ioredis';
 import type { Status } from '../domain/types.ts';
 import type { HistoryWriter, ValuePoint, ContactPoint } from '../history/history-writer.ts';
 import type { IngestLog } from '../ingest/ingest-log.ts';
@@ -34,10 +37,12 @@ export interface ProcessResult {
   values: number;
   staleValues: number;
   /**
-   * Settles once history and the ingestion log are written (state already is when the result
-   * comes), so the worker can start its next step meanwhile; the entries are acknowledged after.
+   * Settles once history is written (state already is when the result comes), so the worker can
+   * start its next step meanwhile; the entries are acknowledged after.
    */
   written?: Promise<void>;
+  /** Adds the step's ingestion-log entries to the MULTI that acknowledges its queue entries. */
+  acknowledgeWith?: (multi: ChainableCommander) => void;
 }
 
 /** A step whose state takes this long is logged (warn), with the time of each phase. */
@@ -87,18 +92,16 @@ export function createIngestProcessor(
       timeMs: d.contactMs,
       offsetNs: 0,
     }));
-    // Independent writes: history (InfluxDB) and the ingestion log (Redis) go out together.
-    const written = Promise.all([
-      deps.history.write({ values, events: [], contacts }),
-      deps.ingestLog.record(outcomes.entries().map(({ env, entry }) => ({ env, ...entry }))),
-    ]).then(() => undefined);
+    const written = deps.history.write({ values, events: [], contacts });
     // Observed by the worker; this keeps an early failure from counting as unhandled meanwhile.
     written.catch(() => undefined);
+    const logEntries = outcomes.entries().map(({ env, entry }) => ({ env, ...entry }));
     return {
       payloads: items.length,
       values: values.length,
       staleValues: applied.flat().filter((s) => s === null).length,
       written,
+      acknowledgeWith: (multi) => deps.ingestLog.appendTo(multi, logEntries),
     };
   };
 }

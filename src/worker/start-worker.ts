@@ -141,8 +141,8 @@ export async function startWorker(deps: {
     };
 
     /**
-     * Processes entries up to their state; resolves with the rest (history, ingestion log, then the
-     * acknowledgement), which runs while the loop starts its next step.
+     * Processes entries up to their state; resolves with the rest (history, then the
+     * acknowledgement with the ingestion log), which runs while the loop starts its next step.
      */
     const processEntries = async (
       entries: QueueEntry[],
@@ -153,7 +153,7 @@ export async function startWorker(deps: {
       const result = items.length > 0 ? await deps.process(items) : undefined;
       const finished = (async () => {
         await result?.written;
-        await ackEntries(control, keys, entries);
+        await ackEntries(control, keys, entries, result?.acknowledgeWith);
         end();
         metrics.steps.inc({ result: 'completed' });
         if (result) {

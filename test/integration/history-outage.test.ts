@@ -1,6 +1,7 @@
 /**
  * InfluxDB stopped for 30 s during a run: jobs fail and retry with backoff, events wait in the
- * outbox, and once InfluxDB is back every accepted value and every event is in history, once.
+ * outbox, and once InfluxDB is back every accepted value and every event is in history, once,
+ * and the ingestion log holds one entry per payload however often its step was retried.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,7 +22,7 @@ describe('InfluxDB outage', () => {
       onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
       const influxd = await startInflux({ dataDir: dir });
       onTestFinished(() => influxd.stop());
-      const p = await startPipeline({ roles: 'gateway,worker', influxUrl: influxd.url });
+      const p = await startPipeline({ roles: 'gateway,worker', influxUrl: influxd.url, ingestLogSize: 5000 });
       const devices = Array.from({ length: 10 }, (_, i) => `d${i}`);
       const { key } = await provisionComfort(p, 'acme', devices);
       await p.admin.setPreparser(
@@ -83,6 +84,13 @@ describe('InfluxDB outage', () => {
         'events in InfluxDB',
       );
       expect(influxEvents).toBe(redisEvents);
+      // Steps retried through the outage log each payload once, not once per attempt.
+      await eventually(() => queueIdle(p), 30_000, 'queue drained');
+      const logged = (await p.redis.lrange(p.keys.ingestLog('acme'), 0, -1)).map(
+        (l) => (JSON.parse(l) as { ingestId: string }).ingestId,
+      );
+      expect(new Set(logged).size).toBe(accepted);
+      expect(logged).toHaveLength(accepted);
     },
   );
 });

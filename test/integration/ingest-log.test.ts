@@ -29,4 +29,17 @@ describe('ingestion log', () => {
     expect(await log.list('nobody', 10)).toEqual([]);
     expect(await h.redis.llen(h.keys.ingestLog('a'))).toBe(3);
   });
+
+  it('appends inside a caller’s MULTI, together with its other commands', async () => {
+    const h = createIngestHarness();
+    onTestFinished(() => h.close());
+    const log = createIngestLog({ redis: h.redis, keys: h.keys, size: 2 });
+    const multi = h.redis.multi().set(`${h.keys.ingestLog('a')}:marker`, '1');
+    log.appendTo(multi, [entry('a', 1), entry('b', 2), entry('a', 3), entry('a', 4)]);
+    expect(await h.redis.llen(h.keys.ingestLog('a'))).toBe(0); // nothing before EXEC
+    await multi.exec();
+    expect((await log.list('a', 10)).map((e) => e.ingestId)).toEqual(['id-4', 'id-3']);
+    expect((await log.list('b', 10)).map((e) => e.ingestId)).toEqual(['id-2']);
+    expect(await h.redis.get(`${h.keys.ingestLog('a')}:marker`)).toBe('1');
+  });
 });

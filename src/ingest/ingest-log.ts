@@ -38,14 +38,16 @@ export interface IngestLog {
 
 export function createIngestLog(deps: { redis: Redis; keys: Keys; size: number }): IngestLog {
   const appendTo = (commands: ChainableCommander, entries: readonly IngestLogRecord[]) => {
-    const byEnv = new Map<string, string[]>();
-    for (const { env, ...entry } of entries) {
-      const list = byEnv.get(env);
-      if (list) list.push(JSON.stringify(entry));
-      else byEnv.set(env, [JSON.stringify(entry)]);
+    const byEnv = new Map<string, IngestLogRecord[]>();
+    for (const entry of entries) {
+      const list = byEnv.get(entry.env);
+      if (list) list.push(entry);
+      else byEnv.set(entry.env, [entry]);
     }
-    for (const [env, lines] of byEnv) {
+    for (const [env, list] of byEnv) {
       const key = deps.keys.ingestLog(env);
+      // Only the newest `size` can stay: the older ones of a large step would be trimmed at once.
+      const lines = list.slice(-deps.size).map(({ env: _env, ...entry }) => JSON.stringify(entry));
       commands.lpush(key, ...lines).ltrim(key, 0, deps.size - 1);
     }
   };

@@ -20,7 +20,7 @@ const cpu = () => {
 };
 let t = 1_700_000_000_000;
 const line = (i: number) =>
-  `readings,device=dev-${i % 1000},env=bench,sensor=S${i % 4},sensorType=number value=${i % 50},status="SUCCESS",severity=0i ${(t += 1)}000000`;
+  `readings,device=dev-${i % 1000},env=bench,sensor=S${i % 4},sensorType=number value=${i % 50},severity=0i ${(t += 1)}000000`;
 const write = async (lines: string[]) => {
   const r = await fetch(`${influx.url}/write?db=b&precision=ns`, { method: 'POST', body: lines.join('\n') });
   await r.arrayBuffer();

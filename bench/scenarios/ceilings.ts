@@ -99,7 +99,7 @@ async function influxCeiling(ctx: BenchContext, seconds: number): Promise<number
     for (let i = 0; i < 5000; i++, seq++) {
       const sensor = sensors[seq % 4]!;
       lines.push(
-        `readings,env=bench,device=dev-${seq % 1000},sensor=${sensor},sensorType=t value=${seq % 97},status="SUCCESS",severity=0i ${nowNs + BigInt(seq)}`,
+        `readings,env=bench,device=dev-${seq % 1000},sensor=${sensor},sensorType=t value=${seq % 97},severity=0i ${nowNs + BigInt(seq)}`,
       );
     }
     return lines.join('\n');

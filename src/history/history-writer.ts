@@ -201,14 +201,14 @@ export function valueLine(p: ValuePoint): string | undefined {
     const value = valueFieldText(p.value);
     return `${READINGS},device=${escapeTag(p.device)},env=${escapeTag(p.env)},sensor=${escapeTag(
       p.sensor,
-    )},sensorType=${escapeTag(p.sensorType)} ${value === '' ? '' : `${value},`}status="${p.status}",severity=${severityOf(
+    )},sensorType=${escapeTag(p.sensorType)} ${value === '' ? '' : `${value},`}severity=${severityOf(
       p.status,
     )}i ${timestampNs(p.timeMs, p.offsetNs)}`;
   }
   return formatLine(
     READINGS,
     { env: p.env, device: p.device, sensor: p.sensor, sensorType: p.sensorType },
-    { ...valueFields(p.value), status: p.status, severity: { int: severityOf(p.status) } },
+    { ...valueFields(p.value), severity: { int: severityOf(p.status) } },
     timestampNs(p.timeMs, p.offsetNs),
   );
 }

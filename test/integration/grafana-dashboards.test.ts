@@ -35,10 +35,55 @@ function dashboards(): { file: string; json: Record<string, unknown> }[] {
     }));
 }
 
+interface ValueMapping {
+  type: string;
+  options: Record<string, { text?: string }>;
+}
+
 interface Panel {
   title: string;
+  type?: string;
   targets?: { query?: string }[];
   panels?: Panel[];
+  fieldConfig?: {
+    defaults?: { mappings?: ValueMapping[] };
+    overrides?: { matcher: { id: string; options: string }; properties: { id: string; value: unknown }[] }[];
+  };
+}
+
+/** Every panel of every dashboard, by title. */
+function panelsByTitle(): Map<string, Panel> {
+  const out = new Map<string, Panel>();
+  const walk = (panels: Panel[] = []) => {
+    for (const p of panels) {
+      out.set(p.title, p);
+      walk(p.panels);
+    }
+  };
+  for (const { json } of dashboards()) walk(json.panels as Panel[]);
+  return out;
+}
+
+/**
+ * What a panel shows for `value` in column `field`: the text of the value mapping that applies to
+ * that column (an override by its name first, else the panel's defaults, which apply to every
+ * column), or the value itself.
+ */
+function shown(title: string, field: string, value: unknown): unknown {
+  const panel = panelsByTitle().get(title);
+  if (!panel) throw new Error(`no panel ${title}`);
+  const override = panel.fieldConfig?.overrides?.find(
+    (o) => o.matcher.id === 'byName' && o.matcher.options === field,
+  );
+  const mappings =
+    (override?.properties.find((p) => p.id === 'mappings')?.value as ValueMapping[] | undefined) ??
+    panel.fieldConfig?.defaults?.mappings ??
+    [];
+  for (const m of mappings) {
+    const text = m.type === 'value' ? m.options[String(value)]?.text : undefined;
+    if (text !== undefined) return text;
+  }
+  return value;
 }
 
 function queriesOf(dashboard: string, json: Record<string, unknown>): DashboardQuery[] {
@@ -240,10 +285,13 @@ describe('dashboard numbers for known input', () => {
       ['d2', 4],
     ]);
     const notOk = await find('Data points not in SUCCESS');
-    expect(notOk.map((r) => [r.device, r.sensor, r.status])).toEqual([
+    expect(
+      notOk.map((r) => [r.device, r.sensor, shown('Data points not in SUCCESS', 'status', r.status)]),
+    ).toEqual([
       [HALL, 'Temperature', 'WARNING'],
       ['d2', 'Temperature', 'CRITICAL'],
     ]);
+    expect(shown('Devices: worst current status', 'worst', 4)).toBe('CRITICAL');
   });
 
   it('fleet overview: payloads and events per hour, latest events', async () => {
@@ -272,15 +320,22 @@ describe('dashboard numbers for known input', () => {
 
   it('device detail: statuses, values, contact, events and annotations of the chosen device', async () => {
     const timeline = await find('$sensor: status');
-    expect(timeline.map((r) => r.status)).toEqual(hallValues.map((v) => v.status));
+    expect(timeline.map((r) => shown('$sensor: status', 'status', r.status))).toEqual(
+      hallValues.map((v) => v.status),
+    );
     const points = await find('Data points of $device: newest value and status');
-    expect(points.map((r) => [r.sensor, r.status])).toEqual([
+    const pointsTitle = 'Data points of $device: newest value and status';
+    expect(points.map((r) => [r.sensor, shown(pointsTitle, 'status', r.status)])).toEqual([
       ['Label', 'SUCCESS'],
       ['Temperature', 'WARNING'],
     ]);
     expect(points.find((r) => r.sensor === 'Label')?.text).toBe('open');
-    const table = await find('$sensor: values with status (text and GPS too)');
+    const tableTitle = '$sensor: values with status (text and GPS too)';
+    const table = await find(tableTitle);
     expect(table).toHaveLength(hallValues.length);
+    expect(table.map((r) => shown(tableTitle, 'status', r.status))).toEqual(
+      hallValues.map((v) => v.status).reverse(),
+    );
     const contact = await find('Last contact');
     expect(contact[0]?.time).toBe(hallValues.at(-1)?.timeMs);
     const events = await find('Events of $device');
@@ -291,5 +346,16 @@ describe('dashboard numbers for known input', () => {
     expect(sensors.map((r) => r.value)).toEqual(['Label', 'Temperature']);
     const devices = await find('variable device');
     expect(devices.map((r) => r.value)).toEqual([HALL, 'd2']);
+  });
+
+  it('shows status names in status columns only: a value of 2 stays 2, not WARNING', () => {
+    for (const title of [
+      'Data points not in SUCCESS',
+      'Data points of $device: newest value and status',
+      '$sensor: values with status (text and GPS too)',
+    ]) {
+      expect(shown(title, 'status', 2), title).toBe('WARNING');
+      expect(shown(title, 'value', 2), title).toBe(2);
+    }
   });
 });

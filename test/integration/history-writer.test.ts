@@ -103,9 +103,12 @@ describe('history writer', () => {
         out.push(v);
       expect(out, dataType).toEqual([{ timeMs: T0 + i, value }]);
     }
-    const statuses = await rows(influx, 'SELECT "status", "severity" FROM "raw"."readings"');
+    const statuses = await rows(influx, 'SELECT "severity" FROM "raw"."readings"');
     expect(statuses).toHaveLength(cases.length);
-    expect(statuses.every((r) => r.status === 'WARNING' && r.severity === 2)).toBe(true);
+    expect(statuses.every((r) => r.severity === 2)).toBe(true); // WARNING
+    // The status is the severity alone: no string field repeats it.
+    const fields = await rows(influx, 'SHOW FIELD KEYS FROM "raw"."readings"');
+    expect(fields.map((r) => r.fieldKey).sort()).toEqual(['lat', 'lon', 'severity', 'text', 'value']);
     await writer.close();
   });
 

@@ -70,17 +70,17 @@ const point = (over: Partial<ValuePoint>): ValuePoint => ({
 });
 
 describe('value, contact and event lines', () => {
-  it('writes numbers as float value with status and severity', () => {
+  it('writes numbers as float value with the status as severity', () => {
     expect(valueLine(point({}))).toBe(
-      'readings,device=dev\\ 1,env=demo,sensor=Temperature,sensorType=tempC value=21.5,status="WARNING",severity=2i 1763790000000000042',
+      'readings,device=dev\\ 1,env=demo,sensor=Temperature,sensorType=tempC value=21.5,severity=2i 1763790000000000042',
     );
   });
   it('writes booleans as 0/1, strings as text and GPS as lat/lon', () => {
-    expect(valueLine(point({ dataType: 'boolean', value: true }))).toContain(' value=1,status=');
-    expect(valueLine(point({ dataType: 'boolean', value: false }))).toContain(' value=0,status=');
-    expect(valueLine(point({ dataType: 'string', value: 'hi "x"' }))).toContain(' text="hi \\"x\\"",status=');
+    expect(valueLine(point({ dataType: 'boolean', value: true }))).toContain(' value=1,severity=');
+    expect(valueLine(point({ dataType: 'boolean', value: false }))).toContain(' value=0,severity=');
+    expect(valueLine(point({ dataType: 'string', value: 'hi "x"' }))).toContain(' text="hi \\"x\\"",severity=');
     expect(valueLine(point({ dataType: 'gps', value: { lat: 52.37, lon: 4.89 } }))).toContain(
-      ' lat=52.37,lon=4.89,status=',
+      ' lat=52.37,lon=4.89,severity=',
     );
   });
   it('builds exactly the line formatLine builds, for every kind of value and awkward names', () => {
@@ -97,7 +97,7 @@ describe('value, contact and event lines', () => {
       return formatLine(
         'readings',
         { env: p.env, device: p.device, sensor: p.sensor, sensorType: p.sensorType },
-        { ...fields, status: p.status, severity: { int: STATUSES.indexOf(p.status) } },
+        { ...fields, severity: { int: STATUSES.indexOf(p.status) } },
         timestampNs(p.timeMs, p.offsetNs),
       );
     };

@@ -1,8 +1,9 @@
 /**
  * Redis CPU of the state script per device, alone: starts a private Redis, applies `--calls` calls
  * of 64 devices with one 4-data-point value each (every value newer than the last, as under steady
- * ingestion) and prints Redis's own time per call from INFO commandstats.
- * `node --no-node-snapshot bench/state-script.ts [--calls N] [--lua other.lua …]`: each `--lua`
+ * ingestion; `--payloads N` such values per device and call) and prints Redis's own time per call
+ * from INFO commandstats.
+ * `node --no-node-snapshot bench/state-script.ts [--calls N] [--payloads N] [--lua other.lua …]`: each `--lua`
  * script (another version, e.g. `git show REV:src/state/lua/apply-readings.lua`) gets the same
  * input, taking turns with the current one.
  */
@@ -19,11 +20,14 @@ import { commandStats } from './lib/redis-stats.ts';
 const { values: args } = parseArgs({
   options: {
     calls: { type: 'string', default: '3000' },
+    payloads: { type: 'string', default: '1' },
     lua: { type: 'string', multiple: true },
     config: { type: 'string', multiple: true },
   },
 });
 const calls = Number(args.calls);
+/** Payloads per device and call: the e2e bench's devices send ~3 per worker step. */
+const payloads = Number(args.payloads);
 const BLOCK = 50;
 const scripts = [
   new URL('../src/state/lua/apply-readings.lua', import.meta.url).pathname,
@@ -54,19 +58,21 @@ try {
         contactMs: timeMs,
         timeoutMs: 600_000,
         sensors,
-        values: Object.keys(sensors).map((sensor, i) => {
-          const v = 20 + ((call + d + i) % 10) / 10;
-          const text = String(v);
-          return {
-            sensor,
-            timeMs,
-            offsetNs: i,
-            valueJson: text,
-            currentValue: `${text} °C`,
-            outcomes: [-1, -1],
-            number: v,
-          };
-        }),
+        values: Array.from({ length: payloads }, (_, k) =>
+          Object.keys(sensors).map((sensor, i) => {
+            const v = 20 + ((call + d + i + k) % 10) / 10;
+            const text = String(v);
+            return {
+              sensor,
+              timeMs: timeMs + k,
+              offsetNs: i,
+              valueJson: text,
+              currentValue: `${text} °C`,
+              outcomes: [-1, -1],
+              number: v,
+            };
+          }),
+        ).flat(),
       };
     });
   // One connection, store and key prefix per script; the scripts take turns in blocks of BLOCK
@@ -91,7 +97,7 @@ try {
     const state = createKeys(`bench${runs.indexOf(r)}`).deviceState('bench', 'device_0');
     const [encoding, fields] = await Promise.all([r.client.object('ENCODING', state), r.client.hlen(state)]);
     process.stdout.write(
-      `${r.file}: Redis ${(r.usec / n).toFixed(0)} µs per call of ${DEVICES_PER_CALL} devices × 4 data points, ` +
+      `${r.file}: Redis ${(r.usec / n).toFixed(0)} µs per call of ${DEVICES_PER_CALL} devices × ${payloads} × 4 data points, ` +
         `${(r.usec / (n * DEVICES_PER_CALL)).toFixed(1)} µs per device (${n} calls; state hash: ${fields} fields, ${String(encoding)})\n`,
     );
     r.client.disconnect();

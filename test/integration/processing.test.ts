@@ -232,4 +232,26 @@ describe('processing', () => {
     expect(all.map((e) => e.eventStatus)).toEqual(['ERROR', 'SUCCESS']);
     expect(all[1]!.eventMessage).toMatch(/^availability - Contact restored - SUCCESS - /);
   });
+
+  it('keeps a device that reports across several timeouts available, its deadline moved lazily', async () => {
+    const p = await startPipeline({ roles: 'gateway,worker,scheduler' });
+    const { key } = await provisionComfort(p, 'acme', ['d1'], { availabilityMinutes: 0.04 }); // 2.4 s
+    const deadline = () => p.redis.zscore(p.keys.availabilityDeadlines(), 'acme\nd1');
+    const seen = new Set<string | null>();
+    const until = Date.now() + 7000;
+    for (let n = 1; Date.now() < until; n++) {
+      const res = await p.post('gateway/submit', key, JSON.stringify({ deviceName: 'd1', Temperature: 20 }));
+      await res.arrayBuffer();
+      await processed(p, 'acme', n);
+      seen.add(await deadline());
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    expect((await events(p, 'acme')).filter((e) => e.eventCategory === 'Availability')).toEqual([]);
+    // ~25 payloads over 7 s moved the deadline only when it came due (about every 2.4 s).
+    expect(seen.size).toBeGreaterThan(1);
+    expect(seen.size).toBeLessThan(8);
+    const lost = await availabilityEvents(p, 1);
+    const lastContact = Number(await p.redis.hget(p.keys.deviceState('acme', 'd1'), '@lc'));
+    expect(lost[0]!.id).toBe(`acme/d1/availability-lost/${lastContact + 2400}`);
+  });
 });

@@ -92,7 +92,7 @@ describe('state store', () => {
       statusSinceMs: 1006,
       hour: { hour: 0, count: 7, total: 179, min: 20, max: 31, late: false },
     });
-    expect(s.device).toEqual({ '@lc': '5000' });
+    expect(s.device).toEqual({ '@lc': '5000', '@to': '60000', '@dl': '65000' });
     expect(await redis.zscore(keys.availabilityDeadlines(), 'e1\nd1')).toBe('65000');
     expect(await redis.xlen(keys.eventOutbox())).toBe(4);
   });
@@ -136,12 +136,52 @@ describe('state store', () => {
     expect(await redis.zscore(keys.availabilityDeadlines(), 'e1\nd1')).toBe('140000');
   });
 
-  it('does not mark a device lost when contact came after the deadline was read', async () => {
+  it('moves a deadline to the last contact when it comes due, and marks lost only past that', async () => {
+    const { redis, keys, state } = setup();
+    const deadline = () => redis.zscore(keys.availabilityDeadlines(), 'e1\nd1');
+    await state.applyReadings([reading([], 1000)], 1000);
+    expect(await deadline()).toBe('61000');
+    // Later contact does not rewrite the deadline (one ZADD per timeout period, not per step) …
+    await state.applyReadings([reading([], 2000)], 2000);
+    await state.applyReadings([reading([], 3000)], 3000);
+    expect(await deadline()).toBe('61000');
+    // … the scheduler, finding contact since, moves it to last contact + timeout instead.
+    expect(await state.markContactLost('e1', 'd1', 61_000, '{}', 61_500)).toBe(false);
+    expect(await deadline()).toBe('63000');
+    expect(await redis.hget(keys.deviceState('e1', 'd1'), '@lost')).toBeNull();
+    // A scheduler that read the old score finds nothing to do.
+    expect(await state.markContactLost('e1', 'd1', 61_000, '{}', 64_000)).toBe(false);
+    expect(await state.markContactLost('e1', 'd1', 63_000, '{}', 64_000)).toBe(true);
+    expect(await deadline()).toBeNull();
+    expect(await redis.hget(keys.deviceState('e1', 'd1'), '@lost')).toBe('1');
+    // Contact again: a deadline at once.
+    await state.applyReadings([reading([], 90_000)], 90_000);
+    expect(await deadline()).toBe('150000');
+  });
+
+  it('brings a deadline forward at once for a shorter timeout, and drops it for timeout 0', async () => {
+    const { redis, keys, state } = setup();
+    const deadline = () => redis.zscore(keys.availabilityDeadlines(), 'e1\nd1');
+    await state.applyReadings([reading([], 1000)], 1000);
+    await state.applyReadings([{ ...reading([], 2000), timeoutMs: 10_000 }], 2000);
+    expect(await deadline()).toBe('12000');
+    // A longer timeout waits for the scheduler, which moves the deadline out.
+    await state.applyReadings([{ ...reading([], 3000), timeoutMs: 100_000 }], 3000);
+    expect(await deadline()).toBe('12000');
+    expect(await state.markContactLost('e1', 'd1', 12_000, '{}', 12_500)).toBe(false);
+    expect(await deadline()).toBe('103000');
+    // Not monitored any more: the entry goes when it comes due, without an event.
+    await state.applyReadings([{ ...reading([], 4000), timeoutMs: 0 }], 4000);
+    expect(await state.markContactLost('e1', 'd1', 103_000, '{}', 200_000)).toBe(false);
+    expect(await deadline()).toBeNull();
+    expect(await redis.zcard(keys.envEvents('e1'))).toBe(0);
+  });
+
+  it('marks lost at the entry written by an earlier version (no @to yet) as before', async () => {
     const { redis, keys, state } = setup();
     await state.applyReadings([reading([], 1000)], 1000);
-    const deadline = Number(await redis.zscore(keys.availabilityDeadlines(), 'e1\nd1'));
-    await state.applyReadings([reading([], 2000)], 2000);
-    expect(await state.markContactLost('e1', 'd1', deadline, '{}', 70_000)).toBe(false);
+    await redis.hdel(keys.deviceState('e1', 'd1'), '@to', '@dl');
+    expect(await state.markContactLost('e1', 'd1', 61_000, '{}', 61_500)).toBe(true);
   });
 });
 

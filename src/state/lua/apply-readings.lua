@@ -29,8 +29,9 @@ little-endian doubles the measurement ms, sub-ms offset, rule index, last succes
 status since ms, and the current hour (hour, count, total, min, max, late flag; hour -1: none), then
 the status and the rules fingerprint as zero-terminated strings. One packed field instead of eight
 text fields: the script's cost is mostly per field read and written (31 against 53 µs per device,
-bench/state-script.ts), and numbers are exact and need no text conversion. Device fields: `@lc`,
-`@lost`.
+bench/state-script.ts), and numbers are exact and need no text conversion. Device fields: `@lc`
+(last contact ms), `@lost`, `@dl` (the availability deadline in the deadlines set), `@to` (the
+availability timeout ms).
 ]]
 local a = cjson.decode(ARGV[1])
 local deadlines, outbox = KEYS[1], KEYS[2]
@@ -76,7 +77,7 @@ local function applyDevice(i, dev)
     dev[1], dev[2], dev[3], dev[4], dev[5], dev[6], dev[7], dev[8]
 
   -- Read every field this device may need in one HMGET.
-  local fields = { '@lc', '@lost' }
+  local fields = { '@lc', '@lost', '@dl', '@to' }
   for name, _ in pairs(sensorMeta) do fields[#fields + 1] = fieldsOf(name).p end
   local got = redis.call('HMGET', stateKey, unpack(fields))
   local cur = {}
@@ -173,13 +174,24 @@ local function applyDevice(i, dev)
     if p.v ~= nil or p.changed then set(p.f.p, packPoint(p)) end
   end
 
-  -- Contact: the receive time of the latest accepted payload.
+  -- Contact: the receive time of the latest accepted payload. The availability deadline (last
+  -- contact + timeout) is kept lazily: the deadlines set holds a time no later than the real one
+  -- (`@dl`), and the scheduler, finding contact since, moves it to the real one (`@lc` + `@to`,
+  -- mark-contact-lost.lua). So a device that keeps reporting costs one ZADD per timeout period,
+  -- not one per step; a ZADD goes out only for a first deadline, after a lost contact, or for a
+  -- shorter timeout.
   if contactMs > 0 then
     local lc = tonumber(cur['@lc'])
     if lc == nil or contactMs > lc then
       set('@lc', string.format('%d', contactMs))
+      set('@to', string.format('%d', timeoutMs))
       if timeoutMs > 0 then
-        redis.call('ZADD', deadlines, contactMs + timeoutMs, env .. '\n' .. device)
+        local due = contactMs + timeoutMs
+        local dl = tonumber(cur['@dl'])
+        if dl == nil or due < dl or cur['@lost'] == '1' then
+          redis.call('ZADD', deadlines, due, env .. '\n' .. device)
+          set('@dl', string.format('%d', due))
+        end
       end
     end
     if cur['@lost'] == '1' then

@@ -1,7 +1,11 @@
 --[[
 Marks one device's contact as lost, exactly once however many schedulers run: the deadline
-entry must still hold the score the scheduler saw (no contact since) and is removed in the
-same step, so a second scheduler finds nothing to do.
+entry must still hold the score the scheduler saw and is removed in the same step, so a second
+scheduler finds nothing to do.
+
+The state step moves deadlines lazily (apply-readings.lua): a device with contact since its entry
+was written has a real deadline (`@lc` + `@to`) later than the entry's. Then the entry moves there
+and nothing is marked; a device whose timeout is now 0 (not monitored) loses its entry.
 
 KEYS[1] availability deadlines  KEYS[2] device state hash  KEYS[3] env events  KEYS[4] device events
 KEYS[5] event outbox stream
@@ -11,6 +15,22 @@ Returns 1 when the event was created, 0 otherwise.
 ]]
 local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not score or tonumber(score) ~= tonumber(ARGV[2]) then return 0 end
+local contact = redis.call('HMGET', KEYS[2], '@lc', '@to')
+local lc, timeout = tonumber(contact[1]), tonumber(contact[2])
+if lc ~= nil and timeout ~= nil then
+  if timeout <= 0 then
+    redis.call('ZREM', KEYS[1], ARGV[1])
+    redis.call('HDEL', KEYS[2], '@dl')
+    return 0
+  end
+  local due = lc + timeout
+  if due > tonumber(ARGV[4]) then
+    local dueText = string.format('%d', due)
+    redis.call('ZADD', KEYS[1], dueText, ARGV[1])
+    redis.call('HSET', KEYS[2], '@dl', dueText)
+    return 0
+  end
+end
 redis.call('ZREM', KEYS[1], ARGV[1])
 if redis.call('HGET', KEYS[2], '@lost') == '1' then return 0 end
 redis.call('HSET', KEYS[2], '@lost', '1')

@@ -4,6 +4,7 @@ import { eventually, provisionComfort, startPipeline, type Pipeline } from '../s
 import { storedState, type StoredState } from '../support/state.ts';
 
 interface StoredEvent {
+  id: string;
   deviceName: string;
   sensorName: string;
   eventStatus: string;

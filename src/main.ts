@@ -91,7 +91,11 @@ export async function startVigil(config: Config, log: Logger): Promise<RunningVi
     const state = createStateStore({ redis, keys, eventsCap: config.eventsKeptPerEnv });
     const history = createHistoryWriter({ influx, log, metrics });
     if (roles.has('worker')) {
-      started.push(keepEnsuringSchema(influx, config, log));
+      const schema = keepEnsuringSchema(influx, config, log);
+      started.push(schema);
+      // Steps started before the retention policies exist fail their history writes and are
+      // retried: with InfluxDB up, start after the schema is in place.
+      await schema.firstAttempt;
       const sandbox = createSandbox({
         timeoutMs: config.sandboxTimeoutMs,
         memoryLimitMb: config.sandboxMemoryMb,
@@ -182,11 +186,16 @@ export async function startVigil(config: Config, log: Logger): Promise<RunningVi
 /**
  * Creates the InfluxDB schema now, or, while InfluxDB is unreachable, keeps trying in the
  * background (history writes fail and their jobs retry meanwhile; nothing is lost).
+ * `firstAttempt` settles (never rejects) once the first try succeeded or failed.
  */
-function keepEnsuringSchema(influx: InfluxClient, config: Config, log: Logger): Stoppable {
+function keepEnsuringSchema(
+  influx: InfluxClient,
+  config: Config,
+  log: Logger,
+): Stoppable & { firstAttempt: Promise<void> } {
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
-  const attempt = () => {
+  const attempt = (): Promise<void> =>
     ensureHistorySchema(influx, {
       rawRetention: config.rawRetention,
       rollupRetention: config.rollupRetention,
@@ -198,12 +207,11 @@ function keepEnsuringSchema(influx: InfluxClient, config: Config, log: Logger): 
           { err: err instanceof Error ? err.message : String(err) },
           'InfluxDB schema not created yet; retrying',
         );
-        if (!stopped) timer = setTimeout(attempt, 5000);
+        if (!stopped) timer = setTimeout(() => void attempt(), 5000);
       },
     );
-  };
-  attempt();
   return {
+    firstAttempt: attempt(),
     name: 'influx schema',
     close: () => {
       stopped = true;

@@ -1,4 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { DEVICE_FIELD } from '../../src/state/keys.ts';
 import { eventually, provisionComfort, startPipeline, type Pipeline } from '../support/pipeline.ts';
 import { storedState, type StoredState } from '../support/state.ts';
@@ -234,6 +236,39 @@ describe('processing', () => {
     expect(all[1]!.eventMessage).toMatch(/^availability - Contact restored - SUCCESS - /);
   });
 
+  it('has the history schema in place before the first step: no failed step on a fresh database', async () => {
+    // The payload waits in the queue, so the worker's first step runs as it starts, on a database
+    // no process has created yet (the gateway role does not touch InfluxDB).
+    const entry = await startPipeline({ roles: 'gateway' });
+    const { key } = await provisionComfort(entry, 'acme', ['d1']);
+    const res = await entry.post(
+      'gateway/submit',
+      key,
+      JSON.stringify({ deviceName: 'd1', Temperature: 20 }),
+    );
+    await res.arrayBuffer();
+    expect(res.status).toBe(202);
+    // InfluxDB behind a proxy that holds each query (the schema statements) 250 ms and passes
+    // writes at once: a worker that wrote before its schema was in place would fail its step.
+    const influxUrl = await slowQueryProxy(entry.config.influxUrl, 250);
+    const p = await startPipeline({
+      roles: 'worker,api',
+      keyPrefix: entry.config.keyPrefix,
+      influxDatabase: entry.config.influxDatabase,
+      influxUrl,
+    });
+    await processed(p, 'acme', 1);
+    const metrics = await eventually(
+      async () => {
+        const text = await (await fetch(`${p.apiUrl}/metrics`)).text();
+        return /^vigil_worker_steps_total\{result="completed"\} 1$/m.test(text) ? text : undefined;
+      },
+      5000,
+      'the completed step counted',
+    );
+    expect(metrics).not.toMatch(/^vigil_worker_steps_total\{result="failed"\}/m);
+  });
+
   it('keeps a device that reports across several timeouts available, its deadline moved lazily', async () => {
     const p = await startPipeline({ roles: 'gateway,worker,scheduler' });
     const { key } = await provisionComfort(p, 'acme', ['d1'], { availabilityMinutes: 0.04 }); // 2.4 s
@@ -256,3 +291,26 @@ describe('processing', () => {
     expect(lost[0]!.id).toBe(`acme/d1/availability-lost/${lastContact + 2400}`);
   });
 });
+
+/** An HTTP proxy to `target` (loopback) that delays `/query` requests by `delayMs`; closed after the test. */
+async function slowQueryProxy(target: string, delayMs: number): Promise<string> {
+  const { port } = new URL(target);
+  const server = createServer((req, res) => {
+    const forward = () => {
+      const upstream = request(
+        { host: '127.0.0.1', port, path: req.url, method: req.method, headers: req.headers },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
+      upstream.on('error', () => res.destroy());
+      req.pipe(upstream);
+    };
+    if (req.url?.startsWith('/query')) setTimeout(forward, delayMs);
+    else forward();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}

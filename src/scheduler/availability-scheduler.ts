@@ -10,7 +10,7 @@ import type { Logger } from '../log/logger.ts';
 import type { Redis } from '../redis/connect.ts';
 import type { Keys } from '../state/keys.ts';
 import { DEVICE_FIELD } from '../state/keys.ts';
-import type { StateStore } from '../state/state-store.ts';
+import type { DueDeadline, StateStore } from '../state/state-store.ts';
 import type { Catalog } from '../worker/catalog.ts';
 
 export interface AvailabilityScheduler {
@@ -46,15 +46,44 @@ export function startAvailabilityScheduler(deps: {
         0,
         page,
       );
+      const entries: DueDeadline[] = [];
       for (let i = 0; i < due.length; i += 2) {
-        if (await markLost(due[i]!, Number(due[i + 1]), nowMs)) created += 1;
+        const [env = '', device = ''] = due[i]!.split('\n');
+        entries.push({ env, device, deadlineMs: Number(due[i + 1]) });
+      }
+      // Deadlines move lazily (apply-readings.lua): most due entries of a live fleet belong to
+      // devices with contact since, which move on in one round trip; the rest are looked at one
+      // by one.
+      const contact = await readContact(entries, nowMs);
+      await deps.state.moveDeadlines(
+        entries.filter((_, i) => contact[i]!),
+        nowMs,
+      );
+      for (const [i, e] of entries.entries()) {
+        if (!contact[i] && (await markLost(e, nowMs))) created += 1;
       }
       if (due.length < page * 2) return created;
     }
   }
 
-  async function markLost(member: string, deadlineMs: number, nowMs: number): Promise<boolean> {
-    const [env = '', device = ''] = member.split('\n');
+  /** Per entry: whether its device had contact within its timeout before `nowMs` (one round trip). */
+  async function readContact(entries: readonly DueDeadline[], nowMs: number): Promise<boolean[]> {
+    if (entries.length === 0) return [];
+    const pipeline = deps.redis.pipeline();
+    for (const e of entries) {
+      pipeline.hmget(deps.keys.deviceState(e.env, e.device), DEVICE_FIELD.lastContact, DEVICE_FIELD.timeout);
+    }
+    const results = (await pipeline.exec()) ?? [];
+    return entries.map((_, i) => {
+      const [err, fields] = results[i] ?? [new Error('no reply'), null];
+      if (err) throw err;
+      const [lc, timeout] = (fields as (string | null)[]).map((f) => (f === null ? Number.NaN : Number(f)));
+      return timeout! > 0 && lc! + timeout! > nowMs;
+    });
+  }
+
+  async function markLost({ env, device, deadlineMs }: DueDeadline, nowMs: number): Promise<boolean> {
+    const member = `${env}\n${device}`;
     const record = (await deps.catalog.devices(env, [device])).get(device);
     if (!record) {
       // Deleted since its last contact: nothing to watch any more.

@@ -86,6 +86,10 @@ export const DEVICE_FIELD = {
   lastContact: '@lc',
   /** "1" while an Availability (lost) event is open. */
   contactLost: '@lost',
+  /** Epoch ms of this device's entry in the availability deadlines set (no later than the real one). */
+  deadline: '@dl',
+  /** Availability timeout in ms the last payload came with (0: not watched). */
+  timeout: '@to',
 } as const;
 
 export const stateField = (sensor: string, field: (typeof STATE_FIELD)[keyof typeof STATE_FIELD]): string =>

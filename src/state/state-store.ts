@@ -69,6 +69,19 @@ export interface StateStore {
     eventJson: string,
     nowMs: number,
   ): Promise<boolean>;
+  /**
+   * Moves the due deadline entries of devices with contact since to their real deadline (last
+   * contact + timeout), in one round trip; an entry whose device turns out to be lost stays for
+   * markContactLost. Returns the number moved.
+   */
+  moveDeadlines(due: readonly DueDeadline[], nowMs: number): Promise<number>;
+}
+
+/** An entry of the availability deadlines set, with the score a scheduler read. */
+export interface DueDeadline {
+  env: string;
+  device: string;
+  deadlineMs: number;
 }
 
 type ScriptRedis = Redis & {
@@ -95,6 +108,19 @@ export function createStateStore(deps: {
     redis.defineCommand('vigilApplyReadings', { lua: applyLua });
     redis.defineCommand('vigilMarkContactLost', { numberOfKeys: 5, lua: lostLua });
   }
+  const markLostArgs = (d: DueDeadline, eventJson: string, nowMs: number): (string | number)[] => [
+    keys.availabilityDeadlines(),
+    keys.deviceState(d.env, d.device),
+    keys.envEvents(d.env),
+    keys.deviceEvents(d.env, d.device),
+    keys.eventOutbox(),
+    `${d.env}\n${d.device}`,
+    d.deadlineMs,
+    eventJson,
+    nowMs,
+    deps.eventsCap,
+    outboxMax,
+  ];
   return {
     async applyReadings(batch, nowMs) {
       if (batch.length === 0) return [];
@@ -123,19 +149,23 @@ export function createStateStore(deps: {
     },
     async markContactLost(env, device, deadlineMs, eventJson, nowMs) {
       const created = await redis.vigilMarkContactLost(
-        keys.availabilityDeadlines(),
-        keys.deviceState(env, device),
-        keys.envEvents(env),
-        keys.deviceEvents(env, device),
-        keys.eventOutbox(),
-        `${env}\n${device}`,
-        deadlineMs,
-        eventJson,
-        nowMs,
-        deps.eventsCap,
-        outboxMax,
+        ...markLostArgs({ env, device, deadlineMs }, eventJson, nowMs),
       );
       return created === 1;
+    },
+    async moveDeadlines(due, nowMs) {
+      if (due.length === 0) return 0;
+      const pipeline = redis.pipeline() as unknown as ScriptRedis & {
+        exec(): Promise<[Error | null, unknown][] | null>;
+      };
+      for (const d of due) void pipeline.vigilMarkContactLost(...markLostArgs(d, '', nowMs));
+      const results = (await pipeline.exec()) ?? [];
+      let moved = 0;
+      for (const [err, res] of results) {
+        if (err) throw err;
+        if (res === 2) moved += 1;
+      }
+      return moved;
     },
   };
 }

@@ -159,6 +159,19 @@ describe('state store', () => {
     expect(await deadline()).toBe('150000');
   });
 
+  it('moves due entries in one pipeline, and never marks a device lost while doing so', async () => {
+    const { redis, keys, state } = setup();
+    await state.applyReadings([reading([], 1000)], 1000);
+    await state.applyReadings([reading([], 5000)], 5000);
+    const due = [{ env: 'e1', device: 'd1', deadlineMs: 61_000 }];
+    expect(await state.moveDeadlines(due, 61_500)).toBe(1);
+    expect(await redis.zscore(keys.availabilityDeadlines(), 'e1\nd1')).toBe('65000');
+    // Past the real deadline, an entry is left for markContactLost: moving never creates an event.
+    expect(await state.moveDeadlines([{ ...due[0]!, deadlineMs: 65_000 }], 70_000)).toBe(0);
+    expect(await redis.zscore(keys.availabilityDeadlines(), 'e1\nd1')).toBe('65000');
+    expect(await redis.zcard(keys.envEvents('e1'))).toBe(0);
+  });
+
   it('brings a deadline forward at once for a shorter timeout, and drops it for timeout 0', async () => {
     const { redis, keys, state } = setup();
     const deadline = () => redis.zscore(keys.availabilityDeadlines(), 'e1\nd1');

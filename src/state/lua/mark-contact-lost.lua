@@ -11,7 +11,8 @@ KEYS[1] availability deadlines  KEYS[2] device state hash  KEYS[3] env events  K
 KEYS[5] event outbox stream
 ARGV[1] member (env \n device)  ARGV[2] deadline score seen  ARGV[3] event JSON  ARGV[4] nowMs
 ARGV[5] events cap  ARGV[6] outbox max length
-Returns 1 when the event was created, 0 otherwise.
+An empty event JSON only moves the entry (the scheduler saw contact since); it never marks lost.
+Returns 1 when the event was created, 2 when the entry moved, 0 otherwise.
 ]]
 local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not score or tonumber(score) ~= tonumber(ARGV[2]) then return 0 end
@@ -28,9 +29,10 @@ if lc ~= nil and timeout ~= nil then
     local dueText = string.format('%d', due)
     redis.call('ZADD', KEYS[1], dueText, ARGV[1])
     redis.call('HSET', KEYS[2], '@dl', dueText)
-    return 0
+    return 2
   end
 end
+if ARGV[3] == '' then return 0 end
 redis.call('ZREM', KEYS[1], ARGV[1])
 if redis.call('HGET', KEYS[2], '@lost') == '1' then return 0 end
 redis.call('HSET', KEYS[2], '@lost', '1')

@@ -29,6 +29,7 @@ import { createStateStore } from './state/state-store.ts';
 import { packLegacyState } from './state/pack-legacy-state.ts';
 import { createCatalog } from './worker/catalog.ts';
 import { createIngestProcessor } from './worker/ingest-processor.ts';
+import { deadLetterOutcomes } from './worker/outcomes.ts';
 import { startWorker } from './worker/start-worker.ts';
 import { startOutboxDrainer } from './events/outbox-drainer.ts';
 import { startAvailabilityScheduler } from './scheduler/availability-scheduler.ts';
@@ -119,7 +120,14 @@ export async function startVigil(config: Config, log: Logger): Promise<RunningVi
         log,
         defaultAvailabilityMinutes: config.defaultAvailabilityMinutes,
       });
-      const worker = await startWorker({ config, keys, log, metrics, process: processItems });
+      const worker = await startWorker({
+        config,
+        keys,
+        log,
+        metrics,
+        process: processItems,
+        deadLettered: (items) => (multi) => ingestLog.appendTo(multi, deadLetterOutcomes(items)),
+      });
       started.push({ name: 'worker', close: () => worker.close() });
     }
     if (roles.has('scheduler')) {

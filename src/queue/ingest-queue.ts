@@ -110,12 +110,20 @@ export async function ackEntries(
 
 /**
  * Moves an entry that kept failing to the dead-letter stream, with the reason, in the same MULTI
- * that removes it from its partition: it is kept, and the partition moves on.
+ * that removes it from its partition (and with the commands `along` adds): it is kept, and the
+ * partition moves on.
  */
-export async function deadLetter(redis: Redis, keys: Keys, entry: QueueEntry, reason: string): Promise<void> {
+export async function deadLetter(
+  redis: Redis,
+  keys: Keys,
+  entry: QueueEntry,
+  reason: string,
+  along?: (multi: ChainableCommander) => void,
+): Promise<void> {
   const stream = keys.ingestStream(entry.partition);
-  const results = await redis
-    .multi()
+  const multi = redis.multi();
+  along?.(multi);
+  const results = await multi
     .xadd(
       keys.deadLetters(),
       '*',

@@ -95,7 +95,7 @@ export function createIngestProcessor(
     const written = deps.history.write({ values, events: [], contacts });
     // Observed by the worker; this keeps an early failure from counting as unhandled meanwhile.
     written.catch(() => undefined);
-    const logEntries = outcomes.entries().map(({ env, entry }) => ({ env, ...entry }));
+    const logEntries = outcomes.entries();
     return {
       payloads: items.length,
       values: values.length,

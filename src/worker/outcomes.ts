@@ -4,7 +4,7 @@
  * first problem's code and message.
  */
 import type { ErrorCode } from '../errors/catalogue.ts';
-import type { IngestLogEntry } from '../ingest/ingest-log.ts';
+import type { IngestLogRecord } from '../ingest/ingest-log.ts';
 import type { IngestItem } from '../queue/jobs.ts';
 import { isoUtc } from '../domain/time.ts';
 
@@ -56,7 +56,8 @@ export class OutcomeLog {
     this.of(item).acceptedValues += values;
   }
 
-  entries(): { env: string; entry: IngestLogEntry }[] {
+  /** One ingestion-log record per item seen, with its environment. */
+  entries(): IngestLogRecord[] {
     return [...this.byId.values()].map((o) => {
       const first = o.problems[0];
       const outcome = !first
@@ -74,16 +75,31 @@ export class OutcomeLog {
         : null;
       return {
         env: o.item.env,
-        entry: {
-          receivedUTC: isoUtc(o.item.receivedMs) ?? '',
-          ingestId: o.item.id,
-          gateway: o.item.gateway,
-          deviceName: o.deviceName,
-          outcome,
-          code: first?.code ?? null,
-          message,
-        },
+        receivedUTC: isoUtc(o.item.receivedMs) ?? '',
+        ingestId: o.item.id,
+        gateway: o.item.gateway,
+        deviceName: o.deviceName,
+        outcome,
+        code: first?.code ?? null,
+        message,
       };
     });
   }
+}
+
+/**
+ * The ingestion-log entries of items moved to the dead-letter stream: rejected, INTERNAL. The
+ * reason stays in the server log and `vigil queue dead-letters` (it may name servers); the
+ * operator can put them back with `vigil queue requeue`, and they are then logged again.
+ */
+export function deadLetterOutcomes(items: readonly IngestItem[]): IngestLogRecord[] {
+  const log = new OutcomeLog();
+  for (const item of items) {
+    log.problem(
+      item,
+      'INTERNAL',
+      'Processing failed repeatedly; the payload is kept in the dead-letter queue for an operator to retry.',
+    );
+  }
+  return log.entries();
 }

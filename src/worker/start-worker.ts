@@ -15,6 +15,7 @@
  * only; an entry that failed VIGIL_JOB_ATTEMPTS times moves to the dead-letter stream (kept). A
  * worker that dies leaves its entries pending; whoever takes its partitions over reads them first.
  */
+import type { ChainableCommander } from 'ioredis';
 import type { Registry } from 'prom-client';
 import { Counter, Gauge, Histogram } from 'prom-client';
 import type { Config } from '../config/schema.ts';
@@ -55,6 +56,8 @@ export async function startWorker(deps: {
   log: Logger;
   metrics: Registry;
   process: (items: IngestItem[]) => Promise<ProcessResult>;
+  /** Commands to run with the move of these items to the dead-letter stream (their ingestion log). */
+  deadLettered?: (items: IngestItem[]) => (multi: ChainableCommander) => void;
 }): Promise<RunningWorker> {
   const { config, keys, log } = deps;
   const partitions = config.queuePartitions;
@@ -271,7 +274,7 @@ export async function startWorker(deps: {
     async function moveToDeadLetters(entry: QueueEntry, err: unknown): Promise<void> {
       const reason = err instanceof Error ? err.message : String(err);
       try {
-        await deadLetter(control, keys, entry, reason);
+        await deadLetter(control, keys, entry, reason, deps.deadLettered?.(entry.items));
         attempts.delete(entry.id);
         failures.delete(entry.partition);
         metrics.deadLetters.inc(entry.items.length);

@@ -12,6 +12,7 @@ import { Registry } from 'prom-client';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { startRedis } from '../../scripts/lib/local-services.ts';
 import type { Config } from '../../src/config/schema.ts';
+import { createIngestLog } from '../../src/ingest/ingest-log.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { createIngestProducer } from '../../src/queue/ingest-producer.ts';
 import {
@@ -25,6 +26,7 @@ import { partitionOf, type IngestItem } from '../../src/queue/jobs.ts';
 import { createPartitionLeases } from '../../src/queue/partition-leases.ts';
 import { closeRedis, connectRedis } from '../../src/redis/connect.ts';
 import { createKeys } from '../../src/state/keys.ts';
+import { deadLetterOutcomes } from '../../src/worker/outcomes.ts';
 import { startWorker } from '../../src/worker/start-worker.ts';
 import { testConfig } from '../support/context.ts';
 import { eventually } from '../support/pipeline.ts';
@@ -64,7 +66,11 @@ function devicePerPartition(partitions: number): string[] {
   return [...found.entries()].sort((a, b) => a[0] - b[0]).map(([, d]) => d);
 }
 
-async function worker(config: Config, process: (items: IngestItem[]) => Promise<void>) {
+async function worker(
+  config: Config,
+  process: (items: IngestItem[]) => Promise<void>,
+  deadLettered?: Parameters<typeof startWorker>[0]['deadLettered'],
+) {
   const w = await startWorker({
     config,
     keys: createKeys(config.keyPrefix),
@@ -74,6 +80,7 @@ async function worker(config: Config, process: (items: IngestItem[]) => Promise<
       await process(items);
       return { payloads: items.length, values: 0, staleValues: 0 };
     },
+    ...(deadLettered ? { deadLettered } : {}),
   });
   onTestFinished(() => w.close());
   return w;
@@ -206,11 +213,16 @@ describe('worker steps', () => {
     const producer = createIngestProducer({ connection: redis, keys, config });
     const devices = devicePerPartition(4);
     const processed: IngestItem[] = [];
-    await worker(config, (items) => {
-      if (items.some((i) => i.body === 'poison')) return Promise.reject(new Error('cannot process poison'));
-      processed.push(...items);
-      return Promise.resolve();
-    });
+    const ingestLog = createIngestLog({ redis, keys, size: 100 });
+    await worker(
+      config,
+      (items) => {
+        if (items.some((i) => i.body === 'poison')) return Promise.reject(new Error('cannot process poison'));
+        processed.push(...items);
+        return Promise.resolve();
+      },
+      (items) => (multi) => ingestLog.appendTo(multi, deadLetterOutcomes(items)),
+    );
     await producer.add(devices.map((d) => item(d, 0)));
     await producer.add([{ ...item(devices[1]!, 1), body: 'poison' }]);
     for (let n = 2; n < 10; n++) await producer.add(devices.map((d) => item(d, n)));
@@ -222,6 +234,19 @@ describe('worker steps', () => {
     const dead = await listDeadLetters(redis, keys);
     expect(dead).toHaveLength(1);
     expect(dead[0]).toMatchObject({ partition: 1, items: 1, reason: 'cannot process poison' });
+    // The payload's ingestion log says so, once, without the server-side reason.
+    const logged = await ingestLog.list('e1', 100);
+    expect(logged).toEqual([
+      {
+        receivedUTC: new Date(1_700_000_000_001).toISOString(),
+        ingestId: `${devices[1]!}-1`,
+        gateway: 'raw',
+        deviceName: devices[1],
+        outcome: 'rejected',
+        code: 'INTERNAL',
+        message: expect.stringContaining('dead-letter queue') as string,
+      },
+    ]);
     for (const d of devices) {
       expect(processed.filter((i) => i.deviceName === d).map((i) => i.body)).toEqual([
         '0',

@@ -54,20 +54,23 @@ export function startAvailabilityScheduler(deps: {
       // Deadlines move lazily (apply-readings.lua): most due entries of a live fleet belong to
       // devices with contact since, which move on in one round trip; the rest are looked at one
       // by one.
-      const contact = await readContact(entries, nowMs);
+      const contact = await readContact(entries);
+      const live = contact.map((c) => c.timeoutMs > 0 && c.lastContactMs + c.timeoutMs > nowMs);
       await deps.state.moveDeadlines(
-        entries.filter((_, i) => contact[i]!),
+        entries.filter((_, i) => live[i]),
         nowMs,
       );
       for (const [i, e] of entries.entries()) {
-        if (!contact[i] && (await markLost(e, nowMs))) created += 1;
+        if (!live[i] && (await markLost(e, contact[i]!.lastContactMs, nowMs))) created += 1;
       }
       if (due.length < page * 2) return created;
     }
   }
 
-  /** Per entry: whether its device had contact within its timeout before `nowMs` (one round trip). */
-  async function readContact(entries: readonly DueDeadline[], nowMs: number): Promise<boolean[]> {
+  /** Each entry's device's last contact and timeout (0 where unknown), in one round trip. */
+  async function readContact(
+    entries: readonly DueDeadline[],
+  ): Promise<{ lastContactMs: number; timeoutMs: number }[]> {
     if (entries.length === 0) return [];
     const pipeline = deps.redis.pipeline();
     for (const e of entries) {
@@ -77,12 +80,16 @@ export function startAvailabilityScheduler(deps: {
     return entries.map((_, i) => {
       const [err, fields] = results[i] ?? [new Error('no reply'), null];
       if (err) throw err;
-      const [lc, timeout] = (fields as (string | null)[]).map((f) => (f === null ? Number.NaN : Number(f)));
-      return timeout! > 0 && lc! + timeout! > nowMs;
+      const [lc, timeout] = fields as (string | null)[];
+      return { lastContactMs: Number(lc), timeoutMs: Number(timeout) };
     });
   }
 
-  async function markLost({ env, device, deadlineMs }: DueDeadline, nowMs: number): Promise<boolean> {
+  async function markLost(
+    { env, device, deadlineMs }: DueDeadline,
+    lastContactMs: number,
+    nowMs: number,
+  ): Promise<boolean> {
     const member = `${env}\n${device}`;
     const record = (await deps.catalog.devices(env, [device])).get(device);
     if (!record) {
@@ -92,9 +99,6 @@ export function startAvailabilityScheduler(deps: {
     }
     const definition = await deps.catalog.definition(env, record.definitionName, record.definitionIsPublic);
     const status = definition?.spec.availability?.status ?? 'ERROR';
-    const lastContactMs = Number(
-      await deps.redis.hget(deps.keys.deviceState(env, device), DEVICE_FIELD.lastContact),
-    );
     const minutes = Math.floor((nowMs - lastContactMs) / 60_000);
     const lastContactIso = isoUtc(lastContactMs) ?? '';
     const event = {

@@ -110,13 +110,22 @@ export class Report {
 
   /** Writes the figures and the machine to `path`; `merge` keeps the baseline's other figures. */
   write(path: string, meta: Record<string, unknown>, merge: boolean): void {
-    const figures: Record<string, unknown> = merge ? Object.fromEntries(this.baseline) : {};
+    // A scenario measured in this run replaces all of its earlier figures, including ones it no
+    // longer reports; the others are kept.
+    const measured = new Set([...this.figures.keys()].map(scenarioOf));
+    const kept = merge ? [...this.baseline].filter(([id]) => !measured.has(scenarioOf(id))) : [];
+    const figures: Record<string, unknown> = Object.fromEntries(kept);
     for (const f of this.figures.values()) {
       figures[f.id] = { ...f, ratioToCeiling: this.ratio(f) ?? null, verdict: this.verdict(f) || null };
     }
     mkdirSync(dirname(path), { recursive: true });
     writeFileSync(path, `${JSON.stringify({ ...meta, notes: this.notes, figures }, null, 2)}\n`);
   }
+}
+
+/** The scenario of a figure id: what comes before its first dot (`soak.rss.end` → `soak`). */
+function scenarioOf(id: string): string {
+  return id.split('.', 1)[0] ?? id;
 }
 
 export function machine(): Record<string, unknown> {

@@ -20,6 +20,8 @@ export interface BenchOptions {
   sustainS: number;
   /** Payloads queued before the drain scenario starts its worker. */
   drainPayloads: number;
+  /** Worker processes the drain scenario starts on the full queue (default 1). */
+  drainWorkers: number;
   /** Seconds of the soak run. */
   soakS: number;
   /** Payloads/s of the soak; default half the last sustained end-to-end rate. */
@@ -37,7 +39,7 @@ export interface BenchOptions {
 }
 
 const usage = `usage: npm run bench -- [--quick] [--soak] [--only ${SCENARIOS.join(',')}] [--runs N]
-       [--measure S] [--sustain S] [--soak-seconds S] [--soak-rate N] [--drain-payloads N] [--e2e-rate N] [--single] [--profile]
+       [--measure S] [--sustain S] [--soak-seconds S] [--soak-rate N] [--drain-payloads N] [--drain-workers N] [--e2e-rate N] [--single] [--profile]
        [--set <config key>=<value>[,<key>=<value>…]]`;
 
 export function parseOptions(argv: readonly string[]): BenchOptions {
@@ -55,7 +57,11 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
   }
   const known = ['quick', 'soak', 'only', 'runs', 'measure', 'sustain', 'soak-seconds', 'soak-rate'];
   for (const name of flags.keys()) {
-    if (![...known, 'drain-payloads', 'e2e-rate', 'single', 'profile', 'set', 'help'].includes(name))
+    if (
+      ![...known, 'drain-payloads', 'drain-workers', 'e2e-rate', 'single', 'profile', 'set', 'help'].includes(
+        name,
+      )
+    )
       throw new Error(`unknown option --${name}\n${usage}`);
   }
   if (flags.has('help')) throw new Error(usage);
@@ -99,6 +105,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     measureS: num('measure', quick ? 5 : 10),
     sustainS: num('sustain', quick ? 15 : 60),
     drainPayloads: num('drain-payloads', quick ? 40_000 : 150_000),
+    drainWorkers: Math.round(num('drain-workers', 1)),
     soakS: num('soak-seconds', quick ? 60 : 300),
     soakRate: rate === undefined ? undefined : num('soak-rate', 1),
     e2eRate: flags.has('e2e-rate') ? num('e2e-rate', 1) : undefined,

@@ -224,7 +224,7 @@ export async function runEndToEnd(ctx: BenchContext): Promise<void> {
     }
     const { w, cpu, perStep, lags, writes } = sustained;
     const grew = w.backlogGrowth > rate;
-    const note = `offered ${rate}/s; backlog ${grew ? 'GREW' : 'stayed flat, changed'} by ${Math.round(w.backlogGrowth)} payloads over ${opts.sustainS} s; ${lags.length} lag samples; ${perStep} payloads per worker step; ${writes} lines per InfluxDB write; ${cpu}`;
+    const note = `offered ${rate}/s, accepted ${Math.round(w.acceptedPerSecond)}/s; backlog ${grew ? 'GREW' : 'stayed flat, changed'} by ${Math.round(w.backlogGrowth)} payloads over ${opts.sustainS} s; ${lags.length} lag samples; ${perStep} payloads per worker step; ${writes} lines per InfluxDB write; ${cpu}`;
     report.add({
       id: 'e2e.sustained',
       label: `end-to-end sustained, every feature on${opts.split ? ' (worker in its own process)' : ''}`,

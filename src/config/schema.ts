@@ -145,8 +145,8 @@ export const SETTINGS = {
   rollupRetention: setting('VIGIL_ROLLUP_RETENTION', 'Retention of hourly rollups.', 'INF', duration),
   rollupResampleEvery: setting(
     'VIGIL_ROLLUP_RESAMPLE_EVERY',
-    'How often the rollup continuous query recomputes (keeps the current hour fresh).',
-    '1m',
+    'How often the rollup continuous query runs; each run recomputes the hours of the last 2 (so late values up to an hour late are folded in) and costs InfluxDB ~2 µs per raw value scanned, so 1h scans each value twice, 1m about 150 times.',
+    '1h',
     duration,
   ),
   logLevel: setting(

@@ -12,7 +12,8 @@ import { payloadBody } from '../lib/provision.ts';
 
 const root = new URL('../../', import.meta.url).pathname;
 
-async function startCeilingServer(kind: string): Promise<{ port: number; stop(): Promise<void> }> {
+/** A ceiling server (bench/ceiling-server.ts) of `kind` in its own process. */
+export async function startCeilingServer(kind: string): Promise<{ port: number; stop(): Promise<void> }> {
   const child = fork(`${root}bench/ceiling-server.ts`, [kind], {
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });

@@ -22,7 +22,17 @@ export function payloadFingerprint(text: string): string {
  * Runs once per value on the hot path, so it mixes integers instead of hashing again.
  */
 export function valueOffsetNs(fingerprint: string, position: number): number {
-  const mixed = fmix32((fnv1a32(fingerprint) + Math.imul(position | 0, 0x9e3779b1)) | 0);
+  return offsetFromSeed(fingerprintSeed(fingerprint), position);
+}
+
+/** The part of valueOffsetNs that depends on the payload alone: computed once per payload. */
+export function fingerprintSeed(fingerprint: string): number {
+  return fnv1a32(fingerprint);
+}
+
+/** valueOffsetNs(fingerprint, position) from fingerprintSeed(fingerprint). */
+export function offsetFromSeed(seed: number, position: number): number {
+  const mixed = fmix32((seed + Math.imul(position | 0, 0x9e3779b1)) | 0);
   return mixed % OFFSETS_PER_MS;
 }
 

@@ -145,17 +145,8 @@ export function evaluateStatus(
   set: ThresholdSet,
   previousRuleIndex: number,
 ): StatusOutcome {
-  let best: StatusOutcome = { status: 'SUCCESS', ruleIndex: -1 };
-  set.rules.forEach((rule, index) => {
-    const held = index === previousRuleIndex;
-    if (
-      SEVERITY[rule.status] > SEVERITY[best.status] &&
-      ruleMatches(rule, value, held ? set.hysteresis : 0)
-    ) {
-      best = { status: rule.status, ruleIndex: index };
-    }
-  });
-  return best;
+  const ruleIndex = ruleFor(value, set.rules, previousRuleIndex, set.hysteresis);
+  return { status: ruleIndex >= 0 ? set.rules[ruleIndex]!.status : 'SUCCESS', ruleIndex };
 }
 
 /**
@@ -187,20 +178,55 @@ function valueEquals(value: DataValue, expected: string | number | boolean): boo
 }
 
 /**
+ * The rule index (-1 = SUCCESS) `value` enters for every possible previous rule: position 0 for
+ * previous -1 (SUCCESS), position i + 1 for previous rule i; possibleOutcomes' rule indexes. The
+ * worker computes these for every stored value, so the atomic Redis step can pick the outcome by
+ * the stored previous rule without re-implementing thresholds in Lua.
+ */
+export function possibleRules(value: DataValue, set: ThresholdSet): number[] {
+  const { rules, hysteresis } = set;
+  const fresh = ruleFor(value, rules, -1, 0);
+  const out = [fresh];
+  for (let index = 0; index < rules.length; index += 1) {
+    // Hysteresis changes nothing without a margin or for equals rules.
+    const sticky = hysteresis > 0 && rules[index]!.equals === undefined;
+    out.push(sticky ? ruleFor(value, rules, index, hysteresis) : fresh);
+  }
+  return out;
+}
+
+/**
+ * The index of the most severe matching rule (-1: none, SUCCESS), ties to the first in list order;
+ * the rule `held` (the previous one) matches with the hysteresis margin.
+ */
+function ruleFor(
+  value: DataValue,
+  rules: readonly ThresholdRule[],
+  held: number,
+  hysteresis: number,
+): number {
+  let best = -1;
+  let bestSeverity = 0; // SUCCESS
+  for (let index = 0; index < rules.length; index += 1) {
+    const rule = rules[index]!;
+    const severity = SEVERITY[rule.status];
+    if (severity > bestSeverity && ruleMatches(rule, value, index === held ? hysteresis : 0)) {
+      best = index;
+      bestSeverity = severity;
+    }
+  }
+  return best;
+}
+
+/**
  * The outcome for every possible previous rule: position 0 for previous -1 (SUCCESS), position
- * i + 1 for previous rule i. The worker precomputes these so the atomic Redis step can pick the
- * outcome by the stored previous rule without re-implementing thresholds in Lua.
+ * i + 1 for previous rule i (possibleRules with statuses).
  */
 export function possibleOutcomes(value: DataValue, set: ThresholdSet): StatusOutcome[] {
-  const fresh = evaluateStatus(value, set, -1);
-  const outcomes = [fresh];
-  for (let index = 0; index < set.rules.length; index += 1) {
-    const rule = set.rules[index]!;
-    // Hysteresis changes nothing without a margin or for equals rules.
-    const sticky = set.hysteresis > 0 && rule.equals === undefined;
-    outcomes.push(sticky ? evaluateStatus(value, set, index) : fresh);
-  }
-  return outcomes;
+  return possibleRules(value, set).map((ruleIndex) => ({
+    status: ruleIndex >= 0 ? set.rules[ruleIndex]!.status : 'SUCCESS',
+    ruleIndex,
+  }));
 }
 
 /**

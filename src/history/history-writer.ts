@@ -39,6 +39,8 @@ export interface ContactPoint {
 
 export interface HistoryBatch {
   values: ValuePoint[];
+  /** Value lines the caller built itself (valueLinePrefix, valueLineOf): the worker's hot path. */
+  valueLines?: string[];
   events: EventRecord[];
   contacts: ContactPoint[];
 }
@@ -97,7 +99,12 @@ export function createHistoryWriter(deps: {
   return {
     async write(batch) {
       if (closing) throw new Error('history writer is closed');
-      const rawLines = present([...batch.values.map(valueLine), ...batch.contacts.map(contactLine)]);
+      const rawLines = batch.valueLines ?? [];
+      for (const v of batch.values) rawLines.push(valueLine(v));
+      for (const c of batch.contacts) {
+        const line = contactLine(c);
+        if (line !== undefined) rawLines.push(line);
+      }
       const eventLines = present(batch.events.map(eventLine));
       await Promise.all([
         rawLines.length > 0 ? raw.submit(rawLines) : undefined,
@@ -184,7 +191,7 @@ function valueFields(value: DataValue | number | null): Record<string, FieldValu
 }
 
 /** `valueFields` as line protocol text ('' when there is nothing to write). */
-function valueFieldText(value: DataValue): string {
+export function valueFieldText(value: DataValue): string {
   if (typeof value === 'number') return Number.isFinite(value) ? `value=${value}` : '';
   if (typeof value === 'boolean') return value ? 'value=1' : 'value=0';
   if (typeof value === 'string') return `text=${quoteFieldString(value)}`;
@@ -194,32 +201,58 @@ function valueFieldText(value: DataValue): string {
   return parts.join(',');
 }
 
-/** The line of one value (exported for tests and benchmarks). */
-export function valueLine(p: ValuePoint): string | undefined {
-  if (p.env !== '' && p.device !== '' && p.sensor !== '' && p.sensorType !== '') {
-    // The hot path, built directly (same text as formatLine's): one line per stored value.
-    const value = valueFieldText(p.value);
-    return `${READINGS},device=${escapeTag(p.device)},env=${escapeTag(p.env)},sensor=${escapeTag(
-      p.sensor,
-    )},sensorType=${escapeTag(p.sensorType)} ${value === '' ? '' : `${value},`}severity=${severityOf(
-      p.status,
-    )}i ${timestampNs(p.timeMs, p.offsetNs)}`;
+/**
+ * A value line up to its fields, the space before them included: the same for every value of one
+ * data point, so the worker builds it once per device and step. Tags in InfluxDB's order (sorted
+ * by key), empty ones left out, as formatLine does.
+ */
+export function valueLinePrefix(env: string, device: string, sensor: string, sensorType: string): string {
+  if (env !== '' && device !== '' && sensor !== '' && sensorType !== '') {
+    return `${READINGS},device=${escapeTag(device)},env=${escapeTag(env)},sensor=${escapeTag(sensor)},sensorType=${escapeTag(sensorType)} `;
   }
-  return formatLine(
-    READINGS,
-    { env: p.env, device: p.device, sensor: p.sensor, sensorType: p.sensorType },
-    { ...valueFields(p.value), severity: { int: severityOf(p.status) } },
-    timestampNs(p.timeMs, p.offsetNs),
+  const tags = [
+    ['device', device],
+    ['env', env],
+    ['sensor', sensor],
+    ['sensorType', sensorType],
+  ].filter(([, v]) => v !== '');
+  return `${READINGS}${tags.map(([k, v]) => `,${k}=${escapeTag(v!)}`).join('')} `;
+}
+
+/** The line of one value from its prefix (valueLinePrefix) and field text (valueFieldText). */
+export function valueLineOf(
+  prefix: string,
+  fieldText: string,
+  status: Status,
+  timeMs: number,
+  offsetNs: number,
+): string {
+  const fields = fieldText === '' ? '' : `${fieldText},`;
+  return `${prefix}${fields}severity=${severityOf(status)}i ${timestampNs(timeMs, offsetNs)}`;
+}
+
+/** The line of one value (exported for tests and benchmarks). */
+export function valueLine(p: ValuePoint): string {
+  return valueLineOf(
+    valueLinePrefix(p.env, p.device, p.sensor, p.sensorType),
+    valueFieldText(p.value),
+    p.status,
+    p.timeMs,
+    p.offsetNs,
   );
 }
 
+/** The line of one contact (same text as formatLine's). */
 export function contactLine(c: ContactPoint): string | undefined {
-  return formatLine(
-    CONTACTS,
-    { env: c.env, device: c.device },
-    { seen: 1 },
-    timestampNs(c.timeMs, c.offsetNs),
-  );
+  if (c.env === '' || c.device === '') {
+    return formatLine(
+      CONTACTS,
+      { env: c.env, device: c.device },
+      { seen: 1 },
+      timestampNs(c.timeMs, c.offsetNs),
+    );
+  }
+  return `${CONTACTS},device=${escapeTag(c.device)},env=${escapeTag(c.env)} seen=1 ${timestampNs(c.timeMs, c.offsetNs)}`;
 }
 
 /**

@@ -47,7 +47,7 @@ export function createIngestLog(deps: { redis: Redis; keys: Keys; size: number }
     for (const [env, list] of byEnv) {
       const key = deps.keys.ingestLog(env);
       // Only the newest `size` can stay: the older ones of a large step would be trimmed at once.
-      const lines = list.slice(-deps.size).map(({ env: _env, ...entry }) => JSON.stringify(entry));
+      const lines = list.slice(-deps.size).map(entryJson);
       commands.lpush(key, ...lines).ltrim(key, 0, deps.size - 1);
     }
   };
@@ -68,4 +68,18 @@ export function createIngestLog(deps: { redis: Redis; keys: Keys; size: number }
       return lines.map((line) => JSON.parse(line) as IngestLogEntry);
     },
   };
+}
+
+/** An entry as stored: its fields without `env`, in IngestLogEntry's order. */
+function entryJson(e: IngestLogRecord): string {
+  // A literal of fixed shape, not a rest spread: this runs for every payload a worker processes.
+  return JSON.stringify({
+    receivedUTC: e.receivedUTC,
+    ingestId: e.ingestId,
+    gateway: e.gateway,
+    deviceName: e.deviceName,
+    outcome: e.outcome,
+    code: e.code,
+    message: e.message,
+  });
 }

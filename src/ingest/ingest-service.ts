@@ -19,6 +19,7 @@ import {
   checkDeviceSource,
   checkExternalDeviceName,
   decodeBody,
+  deviceNameInBody,
   needsPreparserState,
   parseJsonBody,
   type Rejection,
@@ -229,7 +230,11 @@ export function createIngestService(deps: IngestDeps): IngestService {
         client: s.client,
         ...(s.deviceName === undefined ? {} : { deviceName: s.deviceName }),
       };
-      if (checked.parsedBody) item[ROUTING_KEY] = routingKey(item, checked.parsedBody);
+      if (checked.parsedBody) {
+        item[ROUTING_KEY] = routingKey(item, checked.parsedBody);
+        const nameInBody = s.kind === 'submit' ? deviceNameInBody(checked.parsedBody.value) : undefined;
+        if (nameInBody !== undefined) item.nameInBody = nameInBody;
+      }
       try {
         await batcher.submit(item);
       } catch (err) {

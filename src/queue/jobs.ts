@@ -39,6 +39,12 @@ export interface IngestItem {
   bodyIsHex: boolean;
   /** Device name given outside the body (`?deviceName=` on /raw, `raw/<KEY>/<device>` topic). */
   deviceName?: string;
+  /**
+   * The body's `deviceName` as the gateway read it while checking a /gateway/submit body (a
+   * non-empty string, else absent): the worker's default rule takes it instead of parsing the body
+   * a second time.
+   */
+  nameInBody?: string;
   /** Client address (IP or MQTT client id). */
   client: string;
   /**

@@ -1,48 +1,70 @@
 /**
  * Step 4: convert each returned value to its data point's type, format it, and precompute its
- * threshold outcome for every possible previous rule, grouped per device for the state step.
+ * threshold outcome for every possible previous rule, grouped per device for the state step. Each
+ * value becomes one object that serves both the state step and its history line.
  */
-import { DATA_TYPE_INFO, convertValue, formatValue, numericValue } from '../domain/data-types.ts';
-import { payloadFingerprint, valueOffsetNs } from '../domain/history-offset.ts';
-import { possibleOutcomes, ruleDescription, thresholdFingerprint } from '../domain/thresholds.ts';
-import type { DataPointSpec, DefinitionSpec, Locale, Status, ThresholdSet } from '../domain/types.ts';
-import type { ValuePoint } from '../history/history-writer.ts';
+import {
+  DATA_TYPE_INFO,
+  convertValue,
+  formatNumberText,
+  formatValue,
+  numericValue,
+} from '../domain/data-types.ts';
+import { fingerprintSeed, offsetFromSeed, payloadFingerprint } from '../domain/history-offset.ts';
+import { possibleRules, ruleDescription, thresholdFingerprint } from '../domain/thresholds.ts';
+import type {
+  DataPointSpec,
+  DataValue,
+  DefinitionSpec,
+  Locale,
+  Status,
+  ThresholdSet,
+} from '../domain/types.ts';
+import { valueFieldText, valueLinePrefix } from '../history/history-writer.ts';
 import type { DeviceReadings, SensorMeta, StateValue } from '../state/state-store.ts';
+import type { DeviceSettings } from '../tenancy/tenancy-store.ts';
+import type { DeviceRecord } from '../tenancy/types.ts';
 import type { Catalog } from './catalog.ts';
 import type { OutcomeLog } from './outcomes.ts';
 import type { ParsedReading } from './parse.ts';
 
-/**
- * A converted value on its way to history. `status` starts as the status without hysteresis
- * context, which stays when the state step does not apply the value (older than the stored one);
- * otherwise the state step's status replaces it (ingest-processor's settleStatuses).
- */
-export type PendingValue = ValuePoint;
+/** A converted value: what the state step applies, and what its history line is made of. */
+export interface ConvertedValue extends StateValue {
+  /** The line up to its fields (valueLinePrefix), shared by the values of one data point in a step. */
+  linePrefix: string;
+  /** The value's line protocol fields (valueFieldText; '' when it has none to write). */
+  fieldText: string;
+  /**
+   * The status without hysteresis context, which history keeps when the state step does not
+   * apply the value (older than the stored one); otherwise the state step's status replaces it.
+   */
+  status: Status;
+}
 
-export interface Converted {
-  devices: DeviceReadings[];
-  /** Same order as the flattened `devices[i].values`. */
-  pending: PendingValue[][];
+/** A device's readings for the state step, with its values' history parts. */
+export interface ConvertedDevice extends DeviceReadings {
+  values: ConvertedValue[];
 }
 
 export async function convertReadings(
   parsed: ParsedReading[],
   deps: { catalog: Catalog; outcomes: OutcomeLog; defaultAvailabilityMinutes: number; nowMs: number },
-): Promise<Converted> {
+): Promise<ConvertedDevice[]> {
   const { catalog, outcomes, nowMs } = deps;
-  const byDevice = new Map<string, ParsedReading[]>();
+  // Device records are the catalog's cached objects, one per device in a step: grouping by the
+  // object needs no key string per reading.
+  const byDevice = new Map<DeviceRecord, ParsedReading[]>();
   for (const p of parsed) {
-    const key = `${p.item.env}\n${p.deviceName}`;
-    const list = byDevice.get(key) ?? [];
-    list.push(p);
-    byDevice.set(key, list);
+    const list = byDevice.get(p.device);
+    if (list) list.push(p);
+    else byDevice.set(p.device, [p]);
   }
   const namesByEnv = new Map<string, string[]>();
-  for (const group of byDevice.values()) {
-    const first = group[0]!;
-    const names = namesByEnv.get(first.item.env) ?? [];
-    names.push(first.device.deviceName);
-    namesByEnv.set(first.item.env, names);
+  for (const [device, group] of byDevice) {
+    const env = group[0]!.item.env;
+    const names = namesByEnv.get(env);
+    if (names) names.push(device.deviceName);
+    else namesByEnv.set(env, [device.deviceName]);
   }
   // Everything the devices need, read up front: the loop below never awaits. An await per device
   // let the worker's other step loops run in between, and a step of 250 devices then took seconds.
@@ -55,85 +77,31 @@ export async function convertReadings(
   ]);
   const environmentOf = new Map(environments);
   const settingsOf = new Map(settings);
-  const devices: DeviceReadings[] = [];
-  const pending: PendingValue[][] = [];
-  for (const group of byDevice.values()) {
+  const devices: ConvertedDevice[] = [];
+  for (const [device, group] of byDevice) {
     const first = group[0]!;
     const env = first.item.env;
-    const { device, definition } = first;
-    const environment = environmentOf.get(env);
+    const definition = first.definition;
     const deviceSettings = settingsOf.get(env)?.get(device.deviceName);
-    const overrides = deviceSettings?.overrides ?? {};
-    const suppressed = deviceSettings?.suppressed ?? {};
-    const locale: Locale = environment?.locale ?? 'en';
-    const points = dataPointsByName(definition.spec);
-    const sensors: Record<string, SensorMeta> = {};
-    const sets = new Map<string, ThresholdSet>();
-    const values: { v: StateValue; p: PendingValue }[] = [];
+    const context: DeviceContext = {
+      env,
+      device: device.deviceName,
+      locale: environmentOf.get(env)?.locale ?? 'en',
+      points: dataPointsByName(definition.spec),
+      overrides: deviceSettings?.overrides ?? {},
+      suppressed: deviceSettings?.suppressed ?? {},
+      nowMs,
+      sensors: {},
+      sets: new Map(),
+      prefixes: new Map(),
+    };
+    const values: ConvertedValue[] = [];
+    let contactMs = 0;
     for (const r of group) {
-      const fingerprint = payloadFingerprint(`${r.deviceName}\n${r.payloadStr}`);
-      let position = 0;
-      let accepted = 0;
-      const unknown: string[] = [];
-      for (const [key, input] of Object.entries(r.values)) {
-        position += 1;
-        const dp = points.get(key);
-        if (!dp) {
-          unknown.push(key);
-          continue;
-        }
-        const converted = convertValue(dp.dataType, input);
-        if (converted === null) continue;
-        if (!converted.ok) {
-          outcomes.problem(r.item, 'VALUE_CONVERSION_FAILED', `${key}: ${converted.reason}`, r.deviceName);
-          continue;
-        }
-        let set = sets.get(key);
-        let meta = sensors[key];
-        if (!set || !meta) {
-          set = overrides[key] ?? defaultSet(dp);
-          sets.set(key, set);
-          const until = suppressed[key];
-          meta = ruleMeta(set, dp, locale, until !== undefined && (until === 0 || until > nowMs));
-          sensors[key] = meta;
-        }
-        const outs = possibleOutcomes(converted.value, set).map((o) => o.ruleIndex);
-        const offsetNs = valueOffsetNs(fingerprint, position);
-        values.push({
-          v: {
-            sensor: key,
-            timeMs: r.timeMs,
-            offsetNs,
-            valueJson: JSON.stringify(converted.value),
-            currentValue: formatValue(dp.dataType, converted.value, locale),
-            outcomes: outs,
-            number: numericValue(dp.dataType, converted.value),
-          },
-          p: {
-            env,
-            device: device.deviceName,
-            sensor: key,
-            sensorType: meta.sensorType,
-            dataType: dp.dataType,
-            timeMs: r.timeMs,
-            offsetNs,
-            value: converted.value,
-            status: freshStatus(outs[0] ?? -1, meta.statuses),
-          },
-        });
-        accepted += 1;
-      }
-      if (unknown.length > 0) {
-        outcomes.problem(
-          r.item,
-          'UNKNOWN_DATA_POINT',
-          `not data points of ${definition.spec.name}: ${unknown.slice(0, 10).join(', ')}`,
-          r.deviceName,
-        );
-      }
-      outcomes.accepted(r.item, accepted);
+      if (r.item.receivedMs > contactMs) contactMs = r.item.receivedMs;
+      convertReading(r, context, values, outcomes);
     }
-    values.sort((a, b) => a.v.timeMs - b.v.timeMs || a.v.offsetNs - b.v.offsetNs);
+    if (!isSorted(values)) values.sort((a, b) => a.timeMs - b.timeMs || a.offsetNs - b.offsetNs);
     const minutes =
       device.availabilityMinutes ??
       definition.spec.availability?.timeoutMinutes ??
@@ -142,18 +110,133 @@ export async function convertReadings(
       env,
       device: device.deviceName,
       displayName: device.displayName,
-      contactMs: Math.max(...group.map((r) => r.item.receivedMs)),
+      contactMs,
       timeoutMs: Math.round(minutes * 60_000),
-      sensors,
-      values: values.map((x) => x.v),
+      sensors: context.sensors,
+      values,
     });
-    pending.push(values.map((x) => x.p));
   }
-  return { devices, pending };
+  return devices;
 }
 
-const freshStatus = (rule: number, statuses: Status[]): Status =>
-  rule >= 0 ? (statuses[rule] ?? 'SUCCESS') : 'SUCCESS';
+/** What converting one device's values needs, and what it builds up once per device and step. */
+interface DeviceContext {
+  env: string;
+  device: string;
+  locale: Locale;
+  points: Map<string, DataPointSpec>;
+  overrides: DeviceSettings['overrides'];
+  suppressed: DeviceSettings['suppressed'];
+  nowMs: number;
+  /** Rule metadata of each data point with a value (the state step's `sensors`). */
+  sensors: Record<string, SensorMeta>;
+  sets: Map<string, ThresholdSet>;
+  prefixes: Map<string, string>;
+}
+
+/** Converts the values of one reading into `values`; problems go to the ingestion log. */
+function convertReading(
+  r: ParsedReading,
+  ctx: DeviceContext,
+  values: ConvertedValue[],
+  outcomes: OutcomeLog,
+): void {
+  const seed = fingerprintSeed(payloadFingerprint(`${r.deviceName}\n${r.payloadStr}`));
+  let position = 0;
+  let accepted = 0;
+  let unknown: string[] | undefined;
+  const returned = r.values;
+  // The parser's result is a plain object fresh from JSON: for…in sees its own keys, in
+  // Object.keys order (the position below must stay that order: it fixes each history point).
+  for (const key in returned) {
+    position += 1;
+    const dp = ctx.points.get(key);
+    if (!dp) {
+      (unknown ??= []).push(key);
+      continue;
+    }
+    const converted = convertValue(dp.dataType, returned[key]);
+    if (converted === null) continue;
+    if (!converted.ok) {
+      outcomes.problem(r.item, 'VALUE_CONVERSION_FAILED', `${key}: ${converted.reason}`, r.deviceName);
+      continue;
+    }
+    values.push(convertedValue(ctx, dp, key, converted.value, r.timeMs, offsetFromSeed(seed, position)));
+    accepted += 1;
+  }
+  if (unknown) {
+    outcomes.problem(
+      r.item,
+      'UNKNOWN_DATA_POINT',
+      `not data points of ${r.definition.spec.name}: ${unknown.slice(0, 10).join(', ')}`,
+      r.deviceName,
+    );
+  }
+  outcomes.accepted(r.item, accepted);
+}
+
+function convertedValue(
+  ctx: DeviceContext,
+  dp: DataPointSpec,
+  sensor: string,
+  value: DataValue,
+  timeMs: number,
+  offsetNs: number,
+): ConvertedValue {
+  let set = ctx.sets.get(sensor);
+  let meta = ctx.sensors[sensor];
+  let linePrefix = ctx.prefixes.get(sensor);
+  if (!set || !meta || linePrefix === undefined) {
+    set = ctx.overrides[sensor] ?? defaultSet(dp);
+    ctx.sets.set(sensor, set);
+    const until = ctx.suppressed[sensor];
+    meta = ruleMeta(set, dp, ctx.locale, until !== undefined && (until === 0 || until > ctx.nowMs));
+    ctx.sensors[sensor] = meta;
+    linePrefix = valueLinePrefix(ctx.env, ctx.device, sensor, meta.sensorType);
+    ctx.prefixes.set(sensor, linePrefix);
+  }
+  const outcomes = possibleRules(value, set);
+  const rule = outcomes[0]!;
+  const status: Status = rule >= 0 ? (meta.statuses[rule] ?? 'SUCCESS') : 'SUCCESS';
+  if (typeof value === 'number') {
+    // One number-to-text for the state's JSON, the shown value and the history field.
+    const text = String(value);
+    const info = DATA_TYPE_INFO[dp.dataType];
+    return {
+      sensor,
+      timeMs,
+      offsetNs,
+      valueJson: text,
+      currentValue: formatNumberText(value, text, ctx.locale, info.decimals) + info.units,
+      outcomes,
+      number: dp.dataType === 'string' ? null : value,
+      linePrefix,
+      fieldText: `value=${text}`,
+      status,
+    };
+  }
+  return {
+    sensor,
+    timeMs,
+    offsetNs,
+    valueJson: JSON.stringify(value),
+    currentValue: formatValue(dp.dataType, value, ctx.locale),
+    outcomes,
+    number: numericValue(dp.dataType, value),
+    linePrefix,
+    fieldText: valueFieldText(value),
+    status,
+  };
+}
+
+function isSorted(values: readonly StateValue[]): boolean {
+  for (let i = 1; i < values.length; i++) {
+    const a = values[i - 1]!;
+    const b = values[i]!;
+    if (a.timeMs > b.timeMs || (a.timeMs === b.timeMs && a.offsetNs > b.offsetNs)) return false;
+  }
+  return true;
+}
 
 /** A definition's data points by name, made once per definition version (cached objects). */
 const byName = new WeakMap<DefinitionSpec, Map<string, DataPointSpec>>();

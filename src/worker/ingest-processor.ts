@@ -8,14 +8,14 @@
  */
 import type { ChainableCommander } from 'ioredis';
 import type { Status } from '../domain/types.ts';
-import type { HistoryWriter, ValuePoint, ContactPoint } from '../history/history-writer.ts';
+import { valueLineOf, type ContactPoint, type HistoryWriter } from '../history/history-writer.ts';
 import type { IngestLog } from '../ingest/ingest-log.ts';
 import { sampledWarning, type Logger } from '../log/logger.ts';
 import type { IngestItem } from '../queue/jobs.ts';
 import type { Sandbox } from '../sandbox/sandbox.ts';
 import type { StateStore } from '../state/state-store.ts';
 import type { Catalog } from './catalog.ts';
-import { convertReadings, type PendingValue } from './convert.ts';
+import { convertReadings, type ConvertedDevice } from './convert.ts';
 import { OutcomeLog } from './outcomes.ts';
 import { parseReadings } from './parse.ts';
 import { preparse } from './preparse.ts';
@@ -63,21 +63,21 @@ export function createIngestProcessor(
     marks.push(performance.now());
     const parsed = parseReadings(resolved, { sandbox: deps.sandbox, outcomes });
     marks.push(performance.now());
-    const converted = await convertReadings(parsed, {
+    const devices = await convertReadings(parsed, {
       catalog: deps.catalog,
       outcomes,
       defaultAvailabilityMinutes: deps.defaultAvailabilityMinutes,
       nowMs,
     });
     marks.push(performance.now());
-    const applied = await deps.state.applyReadings(converted.devices, nowMs);
+    const applied = await deps.state.applyReadings(devices, nowMs);
     marks.push(performance.now());
     if (marks[5]! - marks[0]! >= SLOW_STEP_MS) {
       // State lags by this much: say where the time went (an event-loop stall shows in every phase).
       const ms = (i: number) => Math.round(marks[i + 1]! - marks[i]!);
       slowStep({
         payloads: items.length,
-        devices: converted.devices.length,
+        devices: devices.length,
         preparseMs: ms(0),
         resolveMs: ms(1),
         parseMs: ms(2),
@@ -85,21 +85,23 @@ export function createIngestProcessor(
         stateMs: ms(4),
       });
     }
-    const values = settleStatuses(converted.pending, applied);
-    const contacts: ContactPoint[] = converted.devices.map((d) => ({
+    const valueLines = historyLines(devices, applied);
+    const contacts: ContactPoint[] = devices.map((d) => ({
       env: d.env,
       device: d.device,
       timeMs: d.contactMs,
       offsetNs: 0,
     }));
-    const written = deps.history.write({ values, events: [], contacts });
+    const written = deps.history.write({ values: [], valueLines, events: [], contacts });
     // Observed by the worker; this keeps an early failure from counting as unhandled meanwhile.
     written.catch(() => undefined);
     const logEntries = outcomes.entries();
+    let staleValues = 0;
+    for (const statuses of applied) for (const s of statuses) if (s === null) staleValues += 1;
     return {
       payloads: items.length,
-      values: values.length,
-      staleValues: applied.flat().filter((s) => s === null).length,
+      values: valueLines.length,
+      staleValues,
       written,
       acknowledgeWith: (multi) => deps.ingestLog.appendTo(multi, logEntries),
     };
@@ -107,18 +109,17 @@ export function createIngestProcessor(
 }
 
 /**
- * History records the status each value got from the state step; values it did not apply (older
- * than the stored one) keep their status without hysteresis context.
+ * The history line of every value, with the status the state step gave it; values it did not apply
+ * (older than the stored one) keep their status without hysteresis context.
  */
-function settleStatuses(pending: PendingValue[][], applied: (Status | null)[][]): ValuePoint[] {
-  const points: ValuePoint[] = [];
-  pending.forEach((device, d) => {
+function historyLines(devices: ConvertedDevice[], applied: (Status | null)[][]): string[] {
+  const lines: string[] = [];
+  devices.forEach((device, d) => {
     const statuses = applied[d];
-    device.forEach((p, i) => {
-      const status = statuses?.[i];
-      if (status) p.status = status;
-      points.push(p);
+    device.values.forEach((v, i) => {
+      const status = statuses?.[i] ?? v.status;
+      lines.push(valueLineOf(v.linePrefix, v.fieldText, status, v.timeMs, v.offsetNs));
     });
   });
-  return points;
+  return lines;
 }

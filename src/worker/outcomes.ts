@@ -23,13 +23,14 @@ interface ItemOutcome {
 }
 
 export class OutcomeLog {
-  private readonly byId = new Map<string, ItemOutcome>();
+  // By the item object (one per queued submission in a step): no hashing of its id string.
+  private readonly byItem = new Map<IngestItem, ItemOutcome>();
 
   private of(item: IngestItem): ItemOutcome {
-    let o = this.byId.get(item.id);
+    let o = this.byItem.get(item);
     if (!o) {
       o = { item, deviceName: item.deviceName ?? null, acceptedValues: 0, readings: 0, problems: [] };
-      this.byId.set(item.id, o);
+      this.byItem.set(item, o);
     }
     return o;
   }
@@ -58,7 +59,7 @@ export class OutcomeLog {
 
   /** One ingestion-log record per item seen, with its environment. */
   entries(): IngestLogRecord[] {
-    return [...this.byId.values()].map((o) => {
+    return [...this.byItem.values()].map((o) => {
       const first = o.problems[0];
       const outcome = !first
         ? 'accepted'

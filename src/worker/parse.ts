@@ -6,8 +6,8 @@ import type { Sandbox } from '../sandbox/sandbox.ts';
 import type { OutcomeLog } from './outcomes.ts';
 import type { ResolvedReading } from './resolve.ts';
 
+/** A resolved reading with the values its parser returned. */
 export interface ParsedReading extends ResolvedReading {
-  /** Data point name → value as the parser returned it. */
   values: Record<string, unknown>;
 }
 
@@ -21,8 +21,10 @@ export function parseReadings(
   for (const r of resolved) {
     if (r.direct) {
       const values = parseObject(r.payloadStr);
-      if (values) parsed.push({ ...r, values });
-      else
+      if (values) {
+        r.values = values;
+        parsed.push(r as ParsedReading);
+      } else
         outcomes.problem(
           r.item,
           'PREPARSER_BAD_RESULT',
@@ -55,7 +57,10 @@ export function parseReadings(
           `${def.spec.name}: parsePayload must return an object, got ${describe(result.value)}`,
           r.deviceName,
         );
-      else parsed.push({ ...r, values: result.value });
+      else {
+        r.values = result.value;
+        parsed.push(r as ParsedReading);
+      }
     });
   }
   return parsed;

@@ -6,9 +6,15 @@
 import { normalisePreparserResult } from '../domain/preparser-result.ts';
 import type { IngestItem } from '../queue/jobs.ts';
 import type { Sandbox } from '../sandbox/sandbox.ts';
+import type { DefinitionRecord, DeviceRecord } from '../tenancy/types.ts';
 import type { Catalog } from './catalog.ts';
 import type { OutcomeLog } from './outcomes.ts';
 
+/**
+ * One reading on its way through a step. The later steps fill in `device` and `definition`
+ * (resolveDevices) and `values` (parseReadings) on the same object rather than copying it: a drain
+ * step carries thousands of them.
+ */
 export interface Reading {
   item: IngestItem;
   deviceName: string;
@@ -22,6 +28,34 @@ export interface Reading {
   index: number;
   /** preparseronly gateways: payloadStr is already the data point map (no definition parser). */
   direct: boolean;
+  /** Set by resolveDevices. */
+  device: DeviceRecord | null;
+  definition: DefinitionRecord | null;
+  /** Data point name → value as the parser returned it; set by parseReadings. */
+  values: Record<string, unknown> | null;
+}
+
+function reading(
+  item: IngestItem,
+  deviceName: string,
+  payloadStr: string,
+  timeMs: number,
+  deviceTime: boolean,
+  index: number,
+  direct: boolean,
+): Reading {
+  return {
+    item,
+    deviceName,
+    payloadStr,
+    timeMs,
+    deviceTime,
+    index,
+    direct,
+    device: null,
+    definition: null,
+    values: null,
+  };
 }
 
 const ALWAYS_PREPARSER = new Set([
@@ -57,9 +91,8 @@ export async function preparse(
       continue;
     }
     const found = defaultRule(item);
-    if ('problem' in found) outcomes.problem(item, 'MISSING_DEVICE_NAME', found.problem);
-    else
-      readings.push({ item, ...found, timeMs: item.receivedMs, deviceTime: false, index: 0, direct: false });
+    if (typeof found !== 'string') outcomes.problem(item, 'MISSING_DEVICE_NAME', found.problem);
+    else readings.push(reading(item, found, item.body, item.receivedMs, false, 0, false));
   }
   for (const [env, envItems] of viaPreparser) {
     const pre = preparsers.get(env);
@@ -80,34 +113,30 @@ export async function preparse(
           outcomes.problem(item, r.code, `pre-parser: ${r.message}`, r.deviceName);
           return;
         }
-        readings.push({
-          item,
-          deviceName: r.deviceName,
-          payloadStr: r.payloadStr,
-          timeMs: r.timeMs,
-          deviceTime: r.deviceTime,
-          index,
-          direct: item.gateway === 'preparseronly' || item.gateway === 'rawpreparseronly',
-        });
+        const direct = item.gateway === 'preparseronly' || item.gateway === 'rawpreparseronly';
+        readings.push(reading(item, r.deviceName, r.payloadStr, r.timeMs, r.deviceTime, index, direct));
       });
     });
   }
   return readings;
 }
 
-function defaultRule(item: IngestItem): { deviceName: string; payloadStr: string } | { problem: string } {
+/** The default rule's device name (payloadStr is then the body), or why there is none. */
+function defaultRule(item: IngestItem): string | { problem: string } {
   if (item.gateway === 'raw') {
     return item.deviceName
-      ? { deviceName: item.deviceName, payloadStr: item.body }
+      ? item.deviceName
       : { problem: 'no device name (?deviceName= or raw/<KEY>/<deviceName>)' };
   }
+  // Read by the gateway from the same body (entries queued by earlier versions lack it).
+  if (item.nameInBody !== undefined) return item.nameInBody;
   try {
     const parsed: unknown = JSON.parse(item.body);
     const name =
       typeof parsed === 'object' && parsed !== null
         ? (parsed as Record<string, unknown>).deviceName
         : undefined;
-    if (typeof name === 'string' && name.length > 0) return { deviceName: name, payloadStr: item.body };
+    if (typeof name === 'string' && name.length > 0) return name;
     return { problem: 'the JSON body has no string "deviceName"' };
   } catch {
     return { problem: 'the body is not valid JSON' };

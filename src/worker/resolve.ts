@@ -7,6 +7,7 @@ import type { Catalog } from './catalog.ts';
 import type { OutcomeLog } from './outcomes.ts';
 import type { Reading } from './preparse.ts';
 
+/** A reading whose device and definition are known. */
 export interface ResolvedReading extends Reading {
   device: DeviceRecord;
   definition: DefinitionRecord;
@@ -66,7 +67,9 @@ export async function resolveDevices(
       continue;
     }
     outcomes.device(r.item, r.deviceName);
-    resolved.push({ ...r, device, definition });
+    r.device = device;
+    r.definition = definition;
+    resolved.push(r as ResolvedReading);
   }
   return resolved;
 }

@@ -1,0 +1,125 @@
+/**
+ * The worker's CPU per payload for its processing steps alone (pre-parse → parse → convert → state
+ * → history → ingestion log), without the queue, the broker or the load generator: starts a private
+ * Redis and InfluxDB, provisions the bench environment, and runs `--steps` steps of `--payloads`
+ * payloads over `--devices` devices each (defaults: a drain step, 1,200 payloads of 250 devices),
+ * with history finishing in the background as in the worker. Prints this process's CPU µs per
+ * payload (all its threads: the parser isolate and V8's GC helpers too) and Redis's and influxd's.
+ * `node --no-node-snapshot bench/worker-step.ts [--steps N] [--payloads N] [--devices N] [--rounds N]`
+ * With `--cpu-prof` on the node command line, the profile covers the measured steps' process.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { startInflux, startRedis } from '../scripts/lib/local-services.ts';
+import { createInfluxClient } from '../src/history/influx-client.ts';
+import { createHistoryWriter } from '../src/history/history-writer.ts';
+import { ensureHistorySchema } from '../src/history/schema.ts';
+import { createIngestLog } from '../src/ingest/ingest-log.ts';
+import { createIngestId } from '../src/ingest/ingest-id.ts';
+import { createLogger } from '../src/log/logger.ts';
+import type { IngestItem } from '../src/queue/jobs.ts';
+import { closeRedis, connectRedis } from '../src/redis/connect.ts';
+import { createSandbox } from '../src/sandbox/sandbox.ts';
+import { createKeys } from '../src/state/keys.ts';
+import { createStateStore } from '../src/state/state-store.ts';
+import { createTenancyStore } from '../src/tenancy/tenancy-store.ts';
+import { createCatalog } from '../src/worker/catalog.ts';
+import { createIngestProcessor } from '../src/worker/ingest-processor.ts';
+import { cpuSeconds } from './lib/cpu.ts';
+import { BENCH_ENV, payloadBody, provisionBench } from './lib/provision.ts';
+
+const { values: args } = parseArgs({
+  options: {
+    steps: { type: 'string', default: '100' },
+    payloads: { type: 'string', default: '1200' },
+    devices: { type: 'string', default: '250' },
+    rounds: { type: 'string', default: '3' },
+  },
+});
+const steps = Number(args.steps);
+const perStep = Number(args.payloads);
+const devices = Number(args.devices);
+const rounds = Number(args.rounds);
+/** History writes still running while the next step is processed (the worker allows 8 per loop). */
+const IN_FLIGHT = 8;
+
+const dir = mkdtempSync(join(tmpdir(), 'vigil-worker-step-'));
+const [redisServer, influxServer] = await Promise.all([
+  startRedis({ dataDir: join(dir, 'redis') }),
+  startInflux({ dataDir: join(dir, 'influx') }),
+]);
+const log = createLogger('warn');
+const keys = createKeys('ws:');
+const redis = connectRedis(redisServer.url, 'command', 'worker-step');
+const influx = createInfluxClient({ url: influxServer.url, database: 'ws' });
+try {
+  await ensureHistorySchema(influx, { rawRetention: 'INF', rollupRetention: 'INF', resampleEvery: '1h' });
+  await provisionBench(redisServer.url, 'ws:', devices);
+  const sandbox = createSandbox({ timeoutMs: 50, memoryLimitMb: 32, log });
+  const history = createHistoryWriter({ influx, log });
+  const processItems = createIngestProcessor({
+    catalog: createCatalog({ tenancy: createTenancyStore({ redis, keys }) }),
+    sandbox,
+    state: createStateStore({ redis, keys, eventsCap: 1000 }),
+    history,
+    ingestLog: createIngestLog({ redis, keys, size: 1000 }),
+    log,
+    defaultAvailabilityMinutes: 60,
+  });
+  let seq = 0;
+  const items = (): IngestItem[] => {
+    const now = Date.now();
+    return Array.from({ length: perStep }, () => {
+      const n = seq++;
+      return {
+        id: createIngestId(now),
+        env: BENCH_ENV,
+        gateway: 'submit',
+        via: 'mqtt',
+        receivedMs: now,
+        body: payloadBody(n % devices, Math.floor(n / devices)),
+        bodyIsHex: false,
+        client: 'bench',
+      };
+    });
+  };
+  const pids = { redis: redisServer.process?.pid ?? 0, influx: influxServer.process?.pid ?? 0 };
+  const run = async (count: number) => {
+    const finishing = new Set<Promise<void>>();
+    for (let s = 0; s < count; s++) {
+      const result = await processItems(items());
+      const done: Promise<void> = (result.written ?? Promise.resolve()).then(async () => {
+        const multi = redis.multi();
+        result.acknowledgeWith?.(multi);
+        await multi.exec();
+        finishing.delete(done);
+      });
+      finishing.add(done);
+      while (finishing.size >= IN_FLIGHT) await Promise.race(finishing);
+    }
+    await Promise.all(finishing);
+  };
+  await run(10); // warm-up: caches filled, code optimised
+  for (let r = 0; r < rounds; r++) {
+    const cpu0 = process.cpuUsage();
+    const other0 = { redis: cpuSeconds(pids.redis), influx: cpuSeconds(pids.influx) };
+    const wall0 = performance.now();
+    await run(steps);
+    const cpu = process.cpuUsage(cpu0);
+    const payloads = steps * perStep;
+    const us = (x: number) => ((x * 1e6) / payloads).toFixed(1);
+    process.stdout.write(
+      `round ${r + 1}: ${payloads} payloads in ${((performance.now() - wall0) / 1000).toFixed(1)} s; ` +
+        `CPU per payload: worker ${(((cpu.user + cpu.system) / payloads) * 1).toFixed(1)} µs, ` +
+        `redis ${us(cpuSeconds(pids.redis) - other0.redis)} µs, influx ${us(cpuSeconds(pids.influx) - other0.influx)} µs\n`,
+    );
+  }
+  await history.close();
+  sandbox.close();
+} finally {
+  await closeRedis(redis);
+  await Promise.all([redisServer.stop(), influxServer.stop()]);
+  rmSync(dir, { recursive: true, force: true });
+}

@@ -28,7 +28,7 @@ import { createTenancyStore } from '../src/tenancy/tenancy-store.ts';
 import { createCatalog } from '../src/worker/catalog.ts';
 import { createIngestProcessor } from '../src/worker/ingest-processor.ts';
 import { cpuSeconds } from './lib/cpu.ts';
-import { BENCH_ENV, payloadBody, provisionBench } from './lib/provision.ts';
+import { BENCH_ENV, deviceName, payloadBody, provisionBench } from './lib/provision.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -73,14 +73,17 @@ try {
     const now = Date.now();
     return Array.from({ length: perStep }, () => {
       const n = seq++;
+      const device = n % devices;
       return {
         id: createIngestId(now),
         env: BENCH_ENV,
         gateway: 'submit',
         via: 'mqtt',
         receivedMs: now,
-        body: payloadBody(n % devices, Math.floor(n / devices)),
+        body: payloadBody(device, Math.floor(n / devices)),
         bodyIsHex: false,
+        // What the gateway read from the body while checking it.
+        nameInBody: deviceName(device),
         client: 'bench',
       };
     });

@@ -35,7 +35,10 @@ export interface StateValue {
   currentValue: string;
   /** Rule index reached for each previous rule index -1..n-1 (the domain's possibleOutcomes). */
   outcomes: number[];
-  /** The number history aggregates (numericValue); null for text and GPS values. */
+  /**
+   * The number history aggregates (numericValue): for numeric types the value itself, so
+   * `valueJson` is its JSON; 1/0 for booleans; null for text and GPS values.
+   */
   number: number | null;
 }
 
@@ -170,16 +173,25 @@ export function createStateStore(deps: {
   };
 }
 
-/** The script's argument: rule metadata once per distinct object, devices by position. */
+/**
+ * The script's argument (apply-readings.lua documents the layout): rule metadata once per distinct
+ * object, devices by position, and each device's values flat, VALUE_STRIDE slots per value. Flat
+ * rather than one list per value, and a value's outcomes as one number when every previous rule
+ * gives the same: the script's JSON decoding makes a Lua table per list, and that was most of its
+ * cost per value.
+ */
 function toScriptArg(devices: DeviceReadings[], nowMs: number, eventsCap: number, outboxMax: number) {
   const metaIndex = new Map<SensorMeta, number>();
   const m: { st: Status[]; ds: string[]; ri: string; sup: number; ty: string }[] = [];
   const d = devices.map((dev) => {
-    const sensors: Record<string, number> = {};
-    for (const [name, meta] of Object.entries(dev.sensors)) {
+    const names: string[] = [];
+    const metas: number[] = [];
+    const position = new Map<string, number>();
+    for (const name in dev.sensors) {
+      const meta = dev.sensors[name]!;
       let index = metaIndex.get(meta);
       if (index === undefined) {
-        index = m.length;
+        index = m.length + 1;
         metaIndex.set(meta, index);
         m.push({
           st: meta.statuses,
@@ -189,7 +201,23 @@ function toScriptArg(devices: DeviceReadings[], nowMs: number, eventsCap: number
           ty: meta.sensorType,
         });
       }
-      sensors[name] = index;
+      names.push(name);
+      metas.push(index);
+      position.set(name, names.length);
+    }
+    const flat: unknown[] = [];
+    for (const v of dev.values) {
+      flat.push(
+        position.get(v.sensor),
+        v.timeMs,
+        v.offsetNs,
+        v.valueJson,
+        v.currentValue,
+        uniform(v.outcomes) ? v.outcomes[0] : v.outcomes,
+        // true: the number is the value's JSON itself (numeric types), which the script reads back
+        // rather than the worker writing the same number twice; else a boolean's 1/0, or none.
+        v.number === null ? false : isNumberJson(v.valueJson) ? true : v.number,
+      );
     }
     return [
       dev.env,
@@ -198,14 +226,21 @@ function toScriptArg(devices: DeviceReadings[], nowMs: number, eventsCap: number
       dev.contactMs,
       new Date(dev.contactMs || nowMs).toISOString(),
       dev.timeoutMs,
-      sensors,
-      dev.values.map((v) => {
-        const value: unknown[] = [v.sensor, v.timeMs, v.offsetNs, v.valueJson, v.currentValue, v.outcomes];
-        // Left out rather than null: cjson decodes null as a value.
-        if (v.number !== null) value.push(v.number);
-        return value;
-      }),
+      names,
+      metas,
+      flat,
     ];
   });
   return { n: nowMs, cap: eventsCap, omax: outboxMax, m, d };
+}
+
+/** JSON text of a number (a boolean's is `true`/`false`, text and GPS have no number). */
+const isNumberJson = (json: string): boolean => {
+  const c = json.charCodeAt(0);
+  return c === 45 || (c >= 48 && c <= 57);
+};
+
+function uniform(outcomes: readonly number[]): boolean {
+  for (let i = 1; i < outcomes.length; i++) if (outcomes[i] !== outcomes[0]) return false;
+  return true;
 }

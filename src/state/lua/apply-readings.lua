@@ -15,11 +15,16 @@ ARGV[1] JSON: {
   n = nowMs, cap = eventsCap, omax = outboxMax,
   m = { {st = {status per rule}, ds = {description per rule}, ri = fingerprint, sup = 0|1,
          ty = sensorType} … }                      (rule metadata, shared by devices)
-  d = { {env, device, displayName, contactMs, contactIso, timeoutMs, {[sensor] = index into m},
-         { {sensor, ms, off, valueJson, currentValue, {outcome per previous rule: -1..n-1}[, number]} … }
-        } … }                                      (values sorted by ms, off; number: the value
-                                                    history aggregates, absent for text and GPS)
+  d = { {env, device, displayName, contactMs, contactIso, timeoutMs,
+         {sensor name …}, {index into m of each sensor …},
+         {sensor index, ms, off, valueJson, currentValue, outcomes, number,   (VALUE_STRIDE slots
+          sensor index, ms, off, …}                                          per value, flat)
+        } … }
 }
+Values are sorted by ms, off. outcomes: the rule index for each previous rule -1..n-1 as a list,
+or one number when every previous rule gives the same. number: what history aggregates — true
+(the number is valueJson's), a number (a boolean's 1/0) or false (text and GPS: none). One flat
+list per device instead of a list per value: decoding made a table per list, most of the cost.
 Returns per device: the status applied per value, or '' where the value was older than the stored
 one (history only) or a replay of it.
 
@@ -41,6 +46,7 @@ local HOUR_MS = 3600000
 local POINT_FORMAT = '<Bdddddddddddss'
 local POINT_LAYOUT = 1
 local NEVER = 0 / 0
+local VALUE_STRIDE = 7
 local capped = {}
 -- Field names per data point name, made once per call: devices of one definition share them.
 local fieldNames = {}
@@ -73,12 +79,12 @@ end
 
 local function applyDevice(i, dev)
   local stateKey, envEvents, devEvents = KEYS[3 + 3 * i], KEYS[4 + 3 * i], KEYS[5 + 3 * i]
-  local env, device, displayName, contactMs, contactIso, timeoutMs, sensorMeta, vals =
-    dev[1], dev[2], dev[3], dev[4], dev[5], dev[6], dev[7], dev[8]
+  local env, device, displayName, contactMs, contactIso, timeoutMs, names, metaOf, vals =
+    dev[1], dev[2], dev[3], dev[4], dev[5], dev[6], dev[7], dev[8], dev[9]
 
   -- Read every field this device may need in one HMGET.
   local fields = { '@lc', '@lost', '@dl', '@to' }
-  for name, _ in pairs(sensorMeta) do fields[#fields + 1] = fieldsOf(name).p end
+  for k, name in ipairs(names) do fields[4 + k] = fieldsOf(name).p end
   local got = redis.call('HMGET', stateKey, unpack(fields))
   local cur = {}
   for k, f in ipairs(fields) do cur[f] = got[k] end
@@ -108,9 +114,9 @@ local function applyDevice(i, dev)
   -- Each data point's state as read; values move it forward in time order, and only its final
   -- state is written.
   local points = {}
-  for name, _ in pairs(sensorMeta) do
+  for k, name in ipairs(names) do
     local f = fieldsOf(name)
-    points[name] = unpackPoint(f, cur[f.p])
+    points[k] = unpackPoint(f, cur[f.p])
   end
 
   -- The current value's clock hour: hour (epoch ms / 3,600,000), count, total, min and max
@@ -138,18 +144,23 @@ local function applyDevice(i, dev)
   end
 
   local applied = {}
-  for k, v in ipairs(vals) do
-    local sensor, ms, off, valueJson, currentValue, outcomes = v[1], v[2], v[3], v[4], v[5], v[6]
-    local meta = metas[sensorMeta[sensor] + 1]
-    local p = points[sensor]
+  local k = 0
+  for j = 1, #vals, VALUE_STRIDE do
+    k = k + 1
+    local s, ms, off, valueJson, currentValue, outcomes, number =
+      vals[j], vals[j + 1], vals[j + 2], vals[j + 3], vals[j + 4], vals[j + 5], vals[j + 6]
+    local sensor = names[s]
+    local meta = metas[metaOf[s]]
+    local p = points[s]
     if p.u ~= nil and (ms < p.u or (ms == p.u and off <= p.t)) then
       applied[k] = ''
-      if v[7] ~= nil then lateInHour(p, ms) end
+      if number ~= false then lateInHour(p, ms) end
     else
       local prevRule = p.r
       -- A rule index only means something for the rule list it was recorded with.
       if p.ri ~= meta.ri then prevRule = -1 end
-      local rule = outcomes[prevRule + 2] or outcomes[1]
+      local rule = outcomes
+      if type(outcomes) == 'table' then rule = outcomes[prevRule + 2] or outcomes[1] end
       local status = 'SUCCESS'
       if rule >= 0 then status = meta.st[rule + 1] end
       if status == 'SUCCESS' then p.ls = ms end
@@ -165,11 +176,15 @@ local function applyDevice(i, dev)
           sensor, meta.ty, valueJson, status, 'Sensors', message)
       end
       p.u, p.t, p.r, p.ri, p.s, p.v = ms, off, rule, meta.ri, status, valueJson
-      if v[7] ~= nil then addToHour(p, ms, v[7]) end
+      if number == true then
+        addToHour(p, ms, tonumber(valueJson))
+      elseif number ~= false then
+        addToHour(p, ms, number)
+      end
       applied[k] = status
     end
   end
-  for _, p in pairs(points) do
+  for _, p in ipairs(points) do
     if p.v ~= nil then set(p.f.v, p.v) end
     if p.v ~= nil or p.changed then set(p.f.p, packPoint(p)) end
   end

@@ -115,7 +115,7 @@ try {
     const us = (x: number) => ((x * 1e6) / payloads).toFixed(1);
     process.stdout.write(
       `round ${r + 1}: ${payloads} payloads in ${((performance.now() - wall0) / 1000).toFixed(1)} s; ` +
-        `CPU per payload: worker ${(((cpu.user + cpu.system) / payloads) * 1).toFixed(1)} µs, ` +
+        `CPU per payload: worker ${((cpu.user + cpu.system) / payloads).toFixed(1)} µs (system ${(cpu.system / payloads).toFixed(1)}), ` +
         `redis ${us(cpuSeconds(pids.redis) - other0.redis)} µs, influx ${us(cpuSeconds(pids.influx) - other0.influx)} µs\n`,
     );
   }

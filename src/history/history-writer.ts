@@ -75,16 +75,20 @@ export function createHistoryWriter(deps: {
   // requests that it spends on 200-line ones (measured: 3.8 vs 8.5 µs), so concurrent worker
   // steps share requests instead of each sending its own.
   const batcherFor = (retentionPolicy: string) =>
-    createBatcher<string[]>({
-      write: async (groups) => {
-        const lines = groups.flat();
+    createBatcher<LineBlock>({
+      write: async (blocks) => {
         const started = Date.now();
-        const requests = await writeLines(deps.influx, lines, retentionPolicy);
-        counted?.writes.inc({ rp: retentionPolicy }, requests);
-        counted?.lines.inc({ rp: retentionPolicy }, lines.length);
+        const bodies = requestsOf(blocks);
+        // Requests of one call go out together: InfluxDB handles them on its own threads.
+        await Promise.all(
+          bodies.map((body) => deps.influx.write(body, { precision: 'ns', retentionPolicy })),
+        );
+        const lines = blocks.reduce((n, b) => n + b.lines, 0);
+        counted?.writes.inc({ rp: retentionPolicy }, bodies.length);
+        counted?.lines.inc({ rp: retentionPolicy }, lines);
         const ms = Date.now() - started;
         // Slow writes delay acknowledgements and, past a few steps, state: operators should see them.
-        if (ms >= SLOW_WRITE_MS) slowWrite({ ms, lines: lines.length, retentionPolicy });
+        if (ms >= SLOW_WRITE_MS) slowWrite({ ms, lines, retentionPolicy });
       },
       maxItems: 1000,
       maxDelayMs: 0,
@@ -95,25 +99,29 @@ export function createHistoryWriter(deps: {
   const raw = batcherFor(RAW_RP);
   const long = batcherFor(LONG_RP);
   let closing: Promise<void> | undefined;
-  const present = (lines: (string | undefined)[]) => lines.filter((l): l is string => l !== undefined);
   return {
-    async write(batch) {
-      if (closing) throw new Error('history writer is closed');
+    write(batch) {
+      if (closing) return Promise.reject(new Error('history writer is closed'));
       const rawLines = batch.valueLines ?? [];
       for (const v of batch.values) rawLines.push(valueLine(v));
       for (const c of batch.contacts) {
         const line = contactLine(c);
         if (line !== undefined) rawLines.push(line);
       }
-      const eventLines = present(batch.events.map(eventLine));
-      await Promise.all([
-        rawLines.length > 0 ? raw.submit(rawLines) : undefined,
-        eventLines.length > 0 ? long.submit(eventLines) : undefined,
-      ]);
-      deps.log.debug(
-        { values: batch.values.length, contacts: batch.contacts.length, events: batch.events.length },
-        'history written',
-      );
+      const eventLines: string[] = [];
+      for (const e of batch.events) {
+        const line = eventLine(e);
+        if (line !== undefined) eventLines.push(line);
+      }
+      const written = { lines: rawLines.length, events: eventLines.length };
+      // Joined now, while the caller's lines are young, and nothing of `batch` is kept while the
+      // request waits: a step's lines wait for InfluxDB as long as other steps take, and thousands
+      // of small strings kept that long were copied by every young-generation collection and then
+      // promoted to the old generation; one string per step is not.
+      return Promise.all([
+        rawLines.length > 0 ? raw.submit(blockOf(rawLines)) : undefined,
+        eventLines.length > 0 ? long.submit(blockOf(eventLines)) : undefined,
+      ]).then(() => deps.log.debug(written, 'history written'));
     },
     close() {
       closing ??= Promise.all([raw.close(), long.close()]).then(() => undefined);
@@ -122,19 +130,60 @@ export function createHistoryWriter(deps: {
   };
 }
 
-/** Writes `lines` in requests of chunksOf; resolves to the number of requests. */
-async function writeLines(
-  influx: InfluxClient,
-  lines: (string | undefined)[],
-  retentionPolicy: string,
-): Promise<number> {
-  // Requests of one call go out together: InfluxDB handles them on its own threads.
-  const chunks = chunksOf(lines);
-  await Promise.all(
-    chunks.map((chunk) => influx.write(chunk.join('\n'), { precision: 'ns', retentionPolicy })),
-  );
-  return chunks.length;
+/** Lines of one caller, joined: what the group commit collects. */
+export interface LineBlock {
+  text: string;
+  lines: number;
 }
+
+export const blockOf = (lines: readonly string[]): LineBlock => ({
+  text: lines.join('\n'),
+  lines: lines.length,
+});
+
+/**
+ * The request bodies for `blocks`: as few requests as MAX_LINES_PER_WRITE and MAX_BYTES_PER_WRITE
+ * allow, of even size in lines (5,555 lines go as 2,778 + 2,777, not 5,000 + 555), split at line
+ * ends; a part still over the byte limit (InfluxDB 1.x refuses bodies over its max-body-size, 25 MB
+ * by default, which long string values could reach well before the line limit) is halved again.
+ * A single line longer than the limit goes alone.
+ */
+export function requestsOf(blocks: readonly LineBlock[]): string[] {
+  let lines = 0;
+  let bytes = -1;
+  for (const b of blocks) {
+    lines += b.lines;
+    bytes += byteSize(b.text) + 1;
+  }
+  const whole = blocks.length === 1 ? blocks[0]!.text : blocks.map((b) => b.text).join('\n');
+  const count = Math.max(1, Math.ceil(lines / MAX_LINES_PER_WRITE), Math.ceil(bytes / MAX_BYTES_PER_WRITE));
+  if (count === 1) return [whole];
+  const bodies: string[] = [];
+  const perPart = Math.ceil(lines / count);
+  let start = 0;
+  let n = 0;
+  for (let nl = whole.indexOf('\n'); nl >= 0; nl = whole.indexOf('\n', nl + 1)) {
+    if (++n < perPart) continue;
+    bodies.push(...withinBytes(whole.slice(start, nl), perPart));
+    start = nl + 1;
+    n = 0;
+  }
+  bodies.push(...withinBytes(whole.slice(start), n + 1));
+  return bodies;
+}
+
+/** `text` (of `lines` lines) as it is, or halved at a line end until every part is within MAX_BYTES_PER_WRITE. */
+function withinBytes(text: string, lines: number): string[] {
+  if (lines <= 1 || byteSize(text) <= MAX_BYTES_PER_WRITE) return [text];
+  let cut = -1;
+  for (let i = 0, at = -1; i < Math.floor(lines / 2); i++) cut = at = text.indexOf('\n', at + 1);
+  const half = Math.floor(lines / 2);
+  return [...withinBytes(text.slice(0, cut), half), ...withinBytes(text.slice(cut + 1), lines - half)];
+}
+
+/** Bytes of `text` in UTF-8, counted only when its upper bound (3 per UTF-16 unit) is over the limit. */
+const byteSize = (text: string): number =>
+  text.length * 3 <= MAX_BYTES_PER_WRITE ? text.length : Buffer.byteLength(text);
 
 /**
  * Write requests and lines written, by retention policy: lines per request is what InfluxDB's CPU
@@ -152,33 +201,6 @@ function historyMetrics(registry: Registry | undefined) {
     ),
     lines: counter('vigil_history_lines_total', 'Lines written to InfluxDB, by retention policy.'),
   };
-}
-
-/**
- * Groups lines into requests of at most MAX_LINES_PER_WRITE lines and MAX_BYTES_PER_WRITE bytes
- * (InfluxDB 1.x refuses bodies over its max-body-size, 25 MB by default; long string values could
- * reach it well before 5,000 lines).
- */
-export function chunksOf(lines: (string | undefined)[]): string[][] {
-  const chunks: string[][] = [];
-  let current: string[] = [];
-  let bytes = 0;
-  // Requests of even size (5,555 lines: 2,778 + 2,777, not 5,000 + 555).
-  const perChunk = Math.ceil(lines.length / Math.ceil(lines.length / MAX_LINES_PER_WRITE));
-  for (const line of lines) {
-    if (line === undefined) continue;
-    // A short line is at most 3 bytes per UTF-16 unit: an upper bound without encoding it.
-    const size = (line.length <= 1024 ? line.length * 3 : Buffer.byteLength(line)) + 1;
-    if (current.length > 0 && (current.length >= perChunk || bytes + size > MAX_BYTES_PER_WRITE)) {
-      chunks.push(current);
-      current = [];
-      bytes = 0;
-    }
-    current.push(line);
-    bytes += size;
-  }
-  if (current.length > 0) chunks.push(current);
-  return chunks;
 }
 
 /** The fields of a value by its data type: numbers and booleans in `value`, text, GPS. */

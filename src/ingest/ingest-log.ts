@@ -32,27 +32,40 @@ export interface IngestLog {
    * else it holds: the worker's acknowledgement of the step that produced them.
    */
   appendTo(commands: ChainableCommander, entries: readonly IngestLogRecord[]): void;
+  /**
+   * appendTo with the entries turned into text now: what is kept until the commands are queued is
+   * one string per environment, not thousands of entries (a worker step's wait for InfluxDB is long
+   * enough to promote them to V8's old generation).
+   */
+  prepare(entries: readonly IngestLogRecord[]): (commands: ChainableCommander) => void;
   /** Newest first, at most `limit` (capped at the log size). */
   list(env: string, limit: number): Promise<IngestLogEntry[]>;
 }
 
 export function createIngestLog(deps: { redis: Redis; keys: Keys; size: number }): IngestLog {
-  const appendTo = (commands: ChainableCommander, entries: readonly IngestLogRecord[]) => {
+  const prepare = (entries: readonly IngestLogRecord[]) => {
     const byEnv = new Map<string, IngestLogRecord[]>();
     for (const entry of entries) {
       const list = byEnv.get(entry.env);
       if (list) list.push(entry);
       else byEnv.set(entry.env, [entry]);
     }
-    for (const [env, list] of byEnv) {
-      const key = deps.keys.ingestLog(env);
-      // Only the newest `size` can stay: the older ones of a large step would be trimmed at once.
-      const lines = list.slice(-deps.size).map(entryJson);
-      commands.lpush(key, ...lines).ltrim(key, 0, deps.size - 1);
-    }
+    // Only the newest `size` can stay: the older ones of a large step would be trimmed at once.
+    // JSON text has no raw newline, so '\n' separates entries.
+    const texts = [...byEnv].map(([env, list]) => ({
+      key: deps.keys.ingestLog(env),
+      text: list.slice(-deps.size).map(entryJson).join('\n'),
+    }));
+    return (commands: ChainableCommander) => {
+      for (const { key, text } of texts)
+        commands.lpush(key, ...text.split('\n')).ltrim(key, 0, deps.size - 1);
+    };
   };
+  const appendTo = (commands: ChainableCommander, entries: readonly IngestLogRecord[]) =>
+    prepare(entries)(commands);
   return {
     appendTo,
+    prepare,
     async record(entries) {
       if (entries.length === 0) return;
       const pipeline = deps.redis.pipeline();

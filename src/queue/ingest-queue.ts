@@ -92,7 +92,7 @@ function fieldMap(fields: readonly string[]): Map<string, string> {
 export async function ackEntries(
   redis: Redis,
   keys: Keys,
-  entries: readonly QueueEntry[],
+  entries: readonly Pick<QueueEntry, 'partition' | 'id'>[],
   along?: (multi: ChainableCommander) => void,
 ): Promise<void> {
   if (entries.length === 0) return;
@@ -142,7 +142,7 @@ export async function deadLetter(
   for (const [err] of results) if (err) throw err;
 }
 
-function idsByPartition(entries: readonly QueueEntry[]): Map<number, string[]> {
+function idsByPartition(entries: readonly Pick<QueueEntry, 'partition' | 'id'>[]): Map<number, string[]> {
   const byPartition = new Map<number, string[]>();
   for (const e of entries) {
     const ids = byPartition.get(e.partition);

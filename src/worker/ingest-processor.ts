@@ -95,7 +95,7 @@ export function createIngestProcessor(
     const written = deps.history.write({ values: [], valueLines, events: [], contacts });
     // Observed by the worker; this keeps an early failure from counting as unhandled meanwhile.
     written.catch(() => undefined);
-    const logEntries = outcomes.entries();
+    const acknowledgeWith = deps.ingestLog.prepare(outcomes.entries());
     let staleValues = 0;
     for (const statuses of applied) for (const s of statuses) if (s === null) staleValues += 1;
     return {
@@ -103,7 +103,7 @@ export function createIngestProcessor(
       values: valueLines.length,
       staleValues,
       written,
-      acknowledgeWith: (multi) => deps.ingestLog.appendTo(multi, logEntries),
+      acknowledgeWith,
     };
   };
 }

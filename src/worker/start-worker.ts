@@ -45,6 +45,9 @@ const MAX_FINISHING = 8;
 /** Longest a read waits for new entries before the step loop looks at its partitions again. */
 const BLOCK_MS = 250;
 
+/** A queue entry without its payloads: what acknowledging it or counting its failures needs. */
+type EntryRef = Pick<QueueEntry, 'partition' | 'id'>;
+
 interface PartitionFailure {
   count: number;
   retryAtMs: number;
@@ -124,7 +127,7 @@ export async function startWorker(deps: {
     let lastStepMs = 0;
     let reconnectionsSeen = reconnections;
 
-    const failed = (entries: readonly QueueEntry[], err: unknown) => {
+    const failed = (entries: readonly EntryRef[], err: unknown) => {
       const message = err instanceof Error ? err.message : String(err);
       const now = Date.now();
       for (const p of new Set(entries.map((e) => e.partition))) {
@@ -150,31 +153,34 @@ export async function startWorker(deps: {
     const processEntries = async (
       entries: QueueEntry[],
       isolated: boolean,
-    ): Promise<{ finished: Promise<void> }> => {
+    ): Promise<{ finished: Promise<void>; refs: EntryRef[] }> => {
       const items = entries.flatMap((e) => e.items);
       const end = metrics.duration.startTimer();
       const result = items.length > 0 ? await deps.process(items) : undefined;
+      // What the acknowledgement needs, without the payloads: they would stay alive (and be copied
+      // by V8's young-generation collections) for as long as the step's history takes.
+      const refs = entries.map(({ partition, id }) => ({ partition, id }));
       const finished = (async () => {
         await result?.written;
-        await ackEntries(control, keys, entries, result?.acknowledgeWith);
+        await ackEntries(control, keys, refs, result?.acknowledgeWith);
         end();
         metrics.steps.inc({ result: 'completed' });
         if (result) {
           metrics.payloads.inc(result.payloads);
           metrics.values.inc(result.values);
         }
-        for (const e of entries) {
+        for (const e of refs) {
           attempts.delete(e.id);
           // An isolated partition stays isolated until none of its failed entries is left pending.
           if (isolated) failures.set(e.partition, { count: ISOLATE_AFTER, retryAtMs: 0 });
           else failures.delete(e.partition);
         }
       })();
-      return { finished };
+      return { finished, refs };
     };
     // Steps whose history is still being written: at most MAX_FINISHING beside the one in process.
     const finishing = new Set<Promise<void>>();
-    const track = (entries: QueueEntry[], done: Promise<void>) => {
+    const track = (entries: readonly EntryRef[], done: Promise<void>) => {
       const tracked: Promise<void> = done
         .catch((err: unknown) => failed(entries, err))
         .finally(() => finishing.delete(tracked));
@@ -251,7 +257,8 @@ export async function startWorker(deps: {
       const batch = entries.filter((e) => !isolated.includes(e));
       if (batch.length > 0) {
         try {
-          track(batch, (await processEntries(batch, false)).finished);
+          const { finished, refs } = await processEntries(batch, false);
+          track(refs, finished);
         } catch (err) {
           failed(batch, err);
         }

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import {
-  chunksOf,
+  blockOf,
   createHistoryWriter,
   MAX_BYTES_PER_WRITE,
+  requestsOf,
   type HistoryBatch,
   type ValuePoint,
 } from '../../../src/history/history-writer.ts';
@@ -109,9 +110,22 @@ describe('createHistoryWriter', () => {
 
   it('also splits by size, so long string values never exceed InfluxDB body limits', () => {
     const big = 'x'.repeat(1024 * 1024);
-    const chunks = chunksOf([big, undefined, big, big, big, big, big, big, big, big, big]);
-    expect(chunks.map((c) => c.length)).toEqual([7, 3]);
-    for (const c of chunks) expect(c.join('\n').length).toBeLessThanOrEqual(MAX_BYTES_PER_WRITE);
-    expect(chunksOf(['y'.repeat(MAX_BYTES_PER_WRITE * 2)]).map((c) => c.length)).toEqual([1]);
+    const lines = [big, big, big, big, big, big, big, big, big, big];
+    const bodies = requestsOf([blockOf(lines.slice(0, 4)), blockOf(lines.slice(4))]);
+    expect(bodies.map((b) => b.split('\n').length)).toEqual([5, 5]);
+    for (const b of bodies) expect(Buffer.byteLength(b)).toBeLessThanOrEqual(MAX_BYTES_PER_WRITE);
+    expect(bodies.join('\n')).toBe(lines.join('\n'));
+    expect(requestsOf([blockOf(['y'.repeat(MAX_BYTES_PER_WRITE * 2)])]).map((b) => b.length)).toEqual([
+      MAX_BYTES_PER_WRITE * 2,
+    ]);
+  });
+
+  it('splits unevenly long lines by lines first, then halves a part that is still too large', () => {
+    const big = 'é'.repeat(1024 * 1024); // 2 MB of UTF-8 each
+    const lines = [big, big, big, big, big, 'a', 'b', 'c'];
+    const bodies = requestsOf([blockOf(lines)]);
+    for (const b of bodies) expect(Buffer.byteLength(b)).toBeLessThanOrEqual(MAX_BYTES_PER_WRITE);
+    expect(bodies.join('\n')).toBe(lines.join('\n'));
+    expect(bodies.length).toBeLessThanOrEqual(3);
   });
 });

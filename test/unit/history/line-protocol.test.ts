@@ -78,7 +78,9 @@ describe('value, contact and event lines', () => {
   it('writes booleans as 0/1, strings as text and GPS as lat/lon', () => {
     expect(valueLine(point({ dataType: 'boolean', value: true }))).toContain(' value=1,severity=');
     expect(valueLine(point({ dataType: 'boolean', value: false }))).toContain(' value=0,severity=');
-    expect(valueLine(point({ dataType: 'string', value: 'hi "x"' }))).toContain(' text="hi \\"x\\"",severity=');
+    expect(valueLine(point({ dataType: 'string', value: 'hi "x"' }))).toContain(
+      ' text="hi \\"x\\"",severity=',
+    );
     expect(valueLine(point({ dataType: 'gps', value: { lat: 52.37, lon: 4.89 } }))).toContain(
       ' lat=52.37,lon=4.89,severity=',
     );

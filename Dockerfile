@@ -2,6 +2,8 @@
 FROM node:24-slim
 
 ENV NODE_ENV=production
+# Node keeps each module compiled here: a restarted container is ready sooner.
+ENV NODE_COMPILE_CACHE=/tmp/vigil-node-compile-cache
 WORKDIR /app
 
 # Dependencies first, so code changes reuse this layer. isolated-vm ships a prebuilt binary for

@@ -2,8 +2,7 @@
  * Composition root: reads configuration, builds the adapters, starts the roles this process runs
  * and stops them in reverse order (traffic, workers, history flush, Redis) on SIGINT/SIGTERM.
  */
-import { createServer, type Server } from 'node:http';
-import express from 'express';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import type { Config, Role } from './config/schema.ts';
 import { ConfigError, loadConfig } from './config/load-config.ts';
@@ -13,26 +12,21 @@ import { createOpsRoutes, type ReadinessCheck } from './ops/ops-routes.ts';
 import { closeRedis, connectRedis, pingRedis } from './redis/connect.ts';
 import { createInfluxClient } from './history/influx-client.ts';
 import { errorBody } from './errors/app-error.ts';
+import { sendJson } from './http/send-json.ts';
 import { createKeys } from './state/keys.ts';
 import { createTenancyStore } from './tenancy/tenancy-store.ts';
-import { createIngestService, type IngestService } from './ingest/ingest-service.ts';
+import type { IngestService } from './ingest/ingest-service.ts';
 import { createIngestLog } from './ingest/ingest-log.ts';
-import { startGateway } from './gateway/start-gateway.ts';
-import { startMqttBroker } from './mqtt/broker.ts';
-import { startMqttBridge } from './mqtt/bridge.ts';
-import { createApiApp } from './api/api-app.ts';
 import { ensureHistorySchema } from './history/schema.ts';
 import { createHistoryWriter } from './history/history-writer.ts';
 import type { InfluxClient } from './history/influx-client.ts';
-import { createSandbox } from './sandbox/sandbox.ts';
 import { createStateStore } from './state/state-store.ts';
 import { packLegacyState } from './state/pack-legacy-state.ts';
 import { createCatalog } from './worker/catalog.ts';
-import { createIngestProcessor } from './worker/ingest-processor.ts';
-import { deadLetterOutcomes } from './worker/outcomes.ts';
-import { startWorker } from './worker/start-worker.ts';
-import { startOutboxDrainer } from './events/outbox-drainer.ts';
-import { startAvailabilityScheduler } from './scheduler/availability-scheduler.ts';
+
+// Each role's own modules (express, aedes, the MQTT client, the sandbox, …) are imported when the
+// role starts, so a process loads only what its roles use: a worker process is ready in about half
+// the time when it does not load the entries and the read API.
 
 export interface RunningVigil {
   config: Config;
@@ -92,6 +86,19 @@ export async function startVigil(config: Config, log: Logger): Promise<RunningVi
     const state = createStateStore({ redis, keys, eventsCap: config.eventsKeptPerEnv });
     const history = createHistoryWriter({ influx, log, metrics });
     if (roles.has('worker')) {
+      const [
+        { createSandbox },
+        { startOutboxDrainer },
+        { createIngestProcessor },
+        { deadLetterOutcomes },
+        { startWorker },
+      ] = await Promise.all([
+        import('./sandbox/sandbox.ts'),
+        import('./events/outbox-drainer.ts'),
+        import('./worker/ingest-processor.ts'),
+        import('./worker/outcomes.ts'),
+        import('./worker/start-worker.ts'),
+      ]);
       const schema = keepEnsuringSchema(influx, config, log);
       started.push(schema);
       // Steps started before the retention policies exist fail their history writes and are
@@ -131,6 +138,7 @@ export async function startVigil(config: Config, log: Logger): Promise<RunningVi
       started.push({ name: 'worker', close: () => worker.close() });
     }
     if (roles.has('scheduler')) {
+      const { startAvailabilityScheduler } = await import('./scheduler/availability-scheduler.ts');
       const scheduler = startAvailabilityScheduler({
         redis,
         keys,
@@ -146,40 +154,50 @@ export async function startVigil(config: Config, log: Logger): Promise<RunningVi
     const queueConnection = connectRedis(config.redisUrl, 'blocking', 'vigil-queue');
     started.push({ name: 'queue connection', close: () => closeRedis(queueConnection) });
     if (roles.has('gateway') || roles.has('mqtt')) {
+      const { createIngestService } = await import('./ingest/ingest-service.ts');
       const service = createIngestService({ config, keys, redis, queueConnection, log, metrics });
       ingest = service;
       started.push({ name: 'ingest', close: () => service.close() });
     }
     if (roles.has('gateway') && ingest) {
+      const { startGateway } = await import('./gateway/start-gateway.ts');
       const gateway = await startGateway({ config, keys, redis, queueConnection, log, metrics, ingest });
       ports.gateway = gateway.port;
       started.push({ name: 'gateway', close: () => gateway.close() });
     }
     if (roles.has('mqtt') && ingest && config.mqttEnabled) {
+      const { startMqttBroker } = await import('./mqtt/broker.ts');
       const broker = await startMqttBroker({ config, keys, redis, queueConnection, log, metrics, ingest });
       ports.mqtt = broker.port;
       started.push({ name: 'mqtt broker', close: () => broker.close() });
     }
     if (roles.has('mqtt') && ingest && config.mqttBridgeUrl) {
+      const { startMqttBridge } = await import('./mqtt/bridge.ts');
       const bridge = await startMqttBridge({ config, keys, redis, queueConnection, log, metrics, ingest });
       started.push({ name: 'mqtt bridge', close: () => bridge.close() });
     }
-    const opsRoutes = createOpsRoutes({ checks, metrics });
-    const app = express();
-    app.disable('x-powered-by');
-    app.use(opsRoutes);
+    const ops = createOpsRoutes({ checks, metrics });
+    const notFound = (res: ServerResponse) =>
+      sendJson(res, 404, errorBody('NOT_FOUND', 'No such path.'));
     if (roles.has('api')) {
+      const [{ default: express }, { createApiApp }] = await Promise.all([
+        import('express'),
+        import('./api/api-app.ts'),
+      ]);
+      const app = express();
+      app.disable('x-powered-by');
+      app.use((req, res, next) => {
+        if (!ops(req, res)) next();
+      });
       app.use(createApiApp({ config, keys, redis, influx, tenancy, ingestLog, log, metrics }));
-    }
-    app.use((_req, res) => {
-      res.status(404).json(errorBody('NOT_FOUND', 'No such path.'));
-    });
-    if (roles.has('api')) {
+      app.use((_req, res) => notFound(res));
       const server = createServer(app);
       ports.api = await listen(server, config.apiPort, config.host, 'VIGIL_API_PORT');
       started.push(serverStoppable('api', server));
     } else {
-      const server = createServer(app);
+      const server = createServer((req, res) => {
+        if (!ops(req, res)) notFound(res);
+      });
       ports.ops = await listen(server, config.opsPort, config.host, 'VIGIL_OPS_PORT');
       started.push(serverStoppable('ops', server));
     }

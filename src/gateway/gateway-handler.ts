@@ -11,6 +11,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Config } from '../config/schema.ts';
 import { errorBody, isAppError, type AppError } from '../errors/app-error.ts';
 import { ERROR_CODES, type ErrorCode } from '../errors/catalogue.ts';
+import { sendJson } from '../http/send-json.ts';
 import type { Logger } from '../log/logger.ts';
 import type { IngestService } from '../ingest/ingest-service.ts';
 import { GATEWAY_PATHS, isJsonGateway } from '../queue/jobs.ts';
@@ -87,14 +88,4 @@ function sendAppError(res: ServerResponse, err: AppError): void {
 
 function sendError(res: ServerResponse, code: ErrorCode, message: string): void {
   sendJson(res, ERROR_CODES[code].status, errorBody(code, message));
-}
-
-/** The headers express's res.json set (no ETag, no X-Powered-By: both were switched off). */
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    'Content-Type': 'application/json; charset=utf-8',
-    'Content-Length': Buffer.byteLength(text),
-  });
-  res.end(text);
 }

@@ -217,8 +217,8 @@ export const SETTINGS = {
   ),
   workerConcurrency: setting(
     'VIGIL_WORKER_CONCURRENCY',
-    "Processing steps a worker process runs at once, each on its own share of the worker's partitions (one step's waits on Redis and InfluxDB overlap another's parsing).",
-    '4',
+    "Processing steps a worker process runs at once, each on its own share of the worker's partitions (one step's waits on Redis and InfluxDB overlap another's parsing); as many as there are partitions by default, so a single worker runs one loop per partition.",
+    '8',
     z.coerce.number().int().min(1).max(64),
   ),
   jobAttempts: setting(

@@ -177,8 +177,7 @@ export async function startVigil(config: Config, log: Logger): Promise<RunningVi
       started.push({ name: 'mqtt bridge', close: () => bridge.close() });
     }
     const ops = createOpsRoutes({ checks, metrics });
-    const notFound = (res: ServerResponse) =>
-      sendJson(res, 404, errorBody('NOT_FOUND', 'No such path.'));
+    const notFound = (res: ServerResponse) => sendJson(res, 404, errorBody('NOT_FOUND', 'No such path.'));
     if (roles.has('api')) {
       const [{ default: express }, { createApiApp }] = await Promise.all([
         import('express'),

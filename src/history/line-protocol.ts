@@ -46,7 +46,7 @@ function formatField(v: FieldValue): string {
 export function timestampNs(timeMs: number, offsetNs: number): string {
   const off = Math.min(999_999, Math.max(0, Math.trunc(offsetNs)));
   // Positive whole milliseconds (every real measurement time): digits side by side, no BigInt.
-  if (timeMs > 0 && Number.isSafeInteger(timeMs)) return `${timeMs}${String(off).padStart(6, '0')}`;
+  if (timeMs > 0 && Number.isSafeInteger(timeMs)) return `${timeMs}${String(1_000_000 + off).slice(1)}`;
   return (BigInt(Math.trunc(timeMs)) * 1_000_000n + BigInt(off)).toString();
 }
 

@@ -138,7 +138,7 @@ export function createIngestService(deps: IngestDeps): IngestService {
       logBatcher
         .submit({
           env: s.key.env,
-          receivedUTC: new Date(receivedMs).toISOString(),
+          receivedMs,
           ingestId: id,
           gateway: s.kind,
           deviceName: s.deviceName ?? null,

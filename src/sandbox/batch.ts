@@ -8,12 +8,12 @@ export function callParser(
   expectObject: boolean,
   timeoutMs: number,
 ): unknown {
-  // One string in, one string out: a single crossing per batch, whatever its size. payloadRaw is
-  // sent as null when it equals payloadStr, so the common case does not carry every payload twice.
-  const rows = inputs.map(({ payloadStr, payloadRaw }) => [
-    payloadStr,
-    payloadRaw === payloadStr ? null : payloadRaw,
-  ]);
+  // One string in, one string out: a single crossing per batch, whatever its size. An input is
+  // its payloadStr alone when payloadRaw is the same (the common case, which then carries neither
+  // every payload twice nor a list per input), else [payloadStr, payloadRaw].
+  const rows = inputs.map(({ payloadStr, payloadRaw }) =>
+    payloadRaw === payloadStr ? payloadStr : [payloadStr, payloadRaw],
+  );
   return entry.runBatch.applySync(undefined, [JSON.stringify(rows), expectObject], { timeout: timeoutMs });
 }
 

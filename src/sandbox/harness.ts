@@ -145,7 +145,9 @@ export const HARNESS_SOURCE = String.raw`(function () {
       for (let i = 0; i < inputs.length; i++) {
         const input = inputs[i];
         logs = null;
-        out += (i === 0 ? '' : ',') + runOne(input[0], input[1] === null ? input[0] : input[1], expectObject);
+        const result =
+          typeof input === 'string' ? runOne(input, input, expectObject) : runOne(input[0], input[1], expectObject);
+        out += (i === 0 ? '' : ',') + result;
       }
       logs = null;
       return out + ']';

@@ -49,6 +49,8 @@ function toOutcome(entry: unknown): ParseOutcome {
     return parseFailure('PARSER_BAD_RESULT', 'the sandbox returned a malformed result');
   }
   const record = entry as Record<string, unknown>;
+  // The common case: a fresh object of JSON.parse, already of the outcome's shape.
+  if (record.ok === true && 'value' in record && record.logs === undefined) return entry as ParseOutcome;
   const logs = toLogs(record.logs);
   if (record.ok === true && 'value' in record) {
     return logs === undefined ? { ok: true, value: record.value } : { ok: true, value: record.value, logs };

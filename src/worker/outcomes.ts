@@ -6,7 +6,6 @@
 import type { ErrorCode } from '../errors/catalogue.ts';
 import type { IngestLogRecord } from '../ingest/ingest-log.ts';
 import type { IngestItem } from '../queue/jobs.ts';
-import { isoUtc } from '../domain/time.ts';
 
 interface Problem {
   code: ErrorCode;
@@ -76,7 +75,7 @@ export class OutcomeLog {
         : null;
       return {
         env: o.item.env,
-        receivedUTC: isoUtc(o.item.receivedMs) ?? '',
+        receivedMs: o.item.receivedMs,
         ingestId: o.item.id,
         gateway: o.item.gateway,
         deviceName: o.deviceName,

@@ -31,13 +31,17 @@ export async function resolveDevices(
   );
   // Each distinct definition once, before the loop: the loop below never awaits (an await per
   // reading lets the worker's other step loops run in between whenever a cache entry expired).
+  // Device records are the catalog's cached objects, so a step's readings of one device share one.
   const definitionKey = (env: string, d: DeviceRecord) =>
     `${d.definitionIsPublic ? '' : env}\n${d.definitionName}\n${String(d.definitionIsPublic)}`;
+  const keyOf = new Map<DeviceRecord, string>();
   const wanted = new Map<string, Promise<DefinitionRecord | null>>();
   for (const r of readings) {
     const d = devicesByEnv.get(r.item.env)?.get(r.deviceName);
-    const key = d && definitionKey(r.item.env, d);
-    if (d && key !== undefined && !wanted.has(key))
+    if (!d || keyOf.has(d)) continue;
+    const key = definitionKey(r.item.env, d);
+    keyOf.set(d, key);
+    if (!wanted.has(key))
       wanted.set(key, catalog.definition(r.item.env, d.definitionName, d.definitionIsPublic));
   }
   const definitions = new Map(
@@ -56,7 +60,7 @@ export async function resolveDevices(
       );
       continue;
     }
-    const definition = definitions.get(definitionKey(r.item.env, device)) ?? null;
+    const definition = definitions.get(keyOf.get(device) ?? '') ?? null;
     if (!definition) {
       outcomes.problem(
         r.item,

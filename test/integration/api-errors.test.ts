@@ -57,7 +57,7 @@ beforeAll(async () => {
   await h.ingestLog.record([
     {
       env: 'env-b',
-      receivedUTC: new Date().toISOString(),
+      receivedMs: Date.now(),
       ingestId: 'b-1',
       gateway: 'submit',
       deviceName: 'b_only',

@@ -248,7 +248,7 @@ describe('golden shapes', () => {
   it('ingest/log gives the environment’s outcomes newest first, limited', async () => {
     const entry = (id: string) => ({
       env: 'demo',
-      receivedUTC: new Date(now).toISOString(),
+      receivedMs: now,
       ingestId: id,
       gateway: 'submit' as const,
       deviceName: 'device_1_hallway',

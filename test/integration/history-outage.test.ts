@@ -10,6 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { startInflux } from '../../scripts/lib/local-services.ts';
 import { eventually, provisionComfort, queueIdle, startPipeline } from '../support/pipeline.ts';
+import { readEntry } from '../../src/ingest/ingest-log.ts';
 
 const OUTAGE_MS = 30_000;
 
@@ -87,7 +88,7 @@ describe('InfluxDB outage', () => {
       // Steps retried through the outage log each payload once, not once per attempt.
       await eventually(() => queueIdle(p), 30_000, 'queue drained');
       const logged = (await p.redis.lrange(p.keys.ingestLog('acme'), 0, -1)).map(
-        (l) => (JSON.parse(l) as { ingestId: string }).ingestId,
+        (l) => readEntry(l).ingestId,
       );
       expect(new Set(logged).size).toBe(accepted);
       expect(logged).toHaveLength(accepted);

@@ -4,7 +4,7 @@ import { createIngestHarness } from './ingest-harness.ts';
 
 const entry = (env: string, n: number): IngestLogRecord => ({
   env,
-  receivedUTC: new Date(1_700_000_000_000 + n).toISOString(),
+  receivedMs: 1_700_000_000_000 + n,
   ingestId: `id-${n}`,
   gateway: 'submit',
   deviceName: n % 2 === 0 ? `d${n}` : null,
@@ -22,8 +22,8 @@ describe('ingestion log', () => {
     await log.record([entry('a', 4), entry('a', 5)]);
     const a = await log.list('a', 10);
     expect(a.map((e) => e.ingestId)).toEqual(['id-5', 'id-4', 'id-3']);
-    const { env: _env, ...stored } = entry('a', 5);
-    expect(a[0]).toEqual(stored);
+    const { env: _env, receivedMs, ...stored } = entry('a', 5);
+    expect(a[0]).toEqual({ receivedUTC: new Date(receivedMs).toISOString(), ...stored });
     expect((await log.list('b', 10)).map((e) => e.ingestId)).toEqual(['id-2']);
     expect(await log.list('a', 1)).toHaveLength(1);
     expect(await log.list('nobody', 10)).toEqual([]);
@@ -41,5 +41,64 @@ describe('ingestion log', () => {
     expect((await log.list('a', 10)).map((e) => e.ingestId)).toEqual(['id-4', 'id-3']);
     expect((await log.list('b', 10)).map((e) => e.ingestId)).toEqual(['id-2']);
     expect(await h.redis.get(`${h.keys.ingestLog('a')}:marker`)).toBe('1');
+  });
+
+  it('stores plain acceptances compactly and serves every kind of entry the same way', async () => {
+    const h = createIngestHarness();
+    onTestFinished(() => h.close());
+    const log = createIngestLog({ redis: h.redis, keys: h.keys, size: 10 });
+    const accepted = (n: number, deviceName: string): IngestLogRecord => ({
+      ...entry('a', n),
+      deviceName,
+      outcome: 'accepted',
+      code: null,
+      message: null,
+    });
+    await log.record([accepted(1, 'device 1.a:b'), accepted(2, 'tab\there'), entry('a', 3)]);
+    // An entry an earlier version wrote (JSON throughout) reads as before.
+    const earlier = {
+      receivedUTC: '2026-11-23T10:00:00.000Z',
+      ingestId: 'old',
+      gateway: 'raw',
+      deviceName: 'd',
+      outcome: 'accepted',
+      code: null,
+      message: null,
+    };
+    await h.redis.rpush(h.keys.ingestLog('a'), JSON.stringify(earlier));
+    const stored = await h.redis.lrange(h.keys.ingestLog('a'), 0, -1);
+    expect(stored[2]).toBe(`A\t${1_700_000_000_001}\tid-1\tsubmit\tdevice 1.a:b`);
+    expect(stored[1]?.startsWith('{')).toBe(true); // a name with a tab stays JSON
+    const iso = (n: number) => new Date(1_700_000_000_000 + n).toISOString();
+    expect(await log.list('a', 10)).toEqual([
+      {
+        receivedUTC: iso(3),
+        ingestId: 'id-3',
+        gateway: 'submit',
+        deviceName: null,
+        outcome: 'rejected',
+        code: 'UNKNOWN_DEVICE',
+        message: null,
+      },
+      {
+        receivedUTC: iso(2),
+        ingestId: 'id-2',
+        gateway: 'submit',
+        deviceName: 'tab\there',
+        outcome: 'accepted',
+        code: null,
+        message: null,
+      },
+      {
+        receivedUTC: iso(1),
+        ingestId: 'id-1',
+        gateway: 'submit',
+        deviceName: 'device 1.a:b',
+        outcome: 'accepted',
+        code: null,
+        message: null,
+      },
+      earlier,
+    ]);
   });
 });

@@ -4,6 +4,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { DEVICE_FIELD } from '../../src/state/keys.ts';
 import { eventually, provisionComfort, startPipeline, type Pipeline } from '../support/pipeline.ts';
 import { storedState, type StoredState } from '../support/state.ts';
+import { readEntry } from '../../src/ingest/ingest-log.ts';
 
 interface StoredEvent {
   id: string;
@@ -49,7 +50,7 @@ async function processed(p: Pipeline, env: string, count: number) {
 
 async function ingestLog(p: Pipeline, env: string) {
   return (await p.redis.lrange(p.keys.ingestLog(env), 0, -1)).map(
-    (j) => JSON.parse(j) as Record<string, unknown>,
+    (j) => readEntry(j) as unknown as Record<string, unknown>,
   );
 }
 

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { COMFORT_SPEC } from '../fixtures/definitions/comfort.ts';
 import { eventually, provisionComfort, startPipeline, type Pipeline } from '../support/pipeline.ts';
+import { readEntry } from '../../src/ingest/ingest-log.ts';
 
 const fixture = (name: string) =>
   readFileSync(new URL(`../fixtures/parsers/${name}.js`, import.meta.url), 'utf8');
@@ -14,9 +15,7 @@ async function lastLog(p: Pipeline, count: number) {
   return eventually(
     async () => {
       const lines = await p.redis.lrange(p.keys.ingestLog('acme'), 0, -1);
-      return lines.length >= count
-        ? (JSON.parse(lines[0]!) as { outcome: string; code: string | null; message: string | null })
-        : undefined;
+      return lines.length >= count ? readEntry(lines[0]!) : undefined;
     },
     15_000,
     `${count} log entries`,

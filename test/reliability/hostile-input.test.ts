@@ -17,6 +17,7 @@ import {
   startPipeline,
   type Pipeline,
 } from '../support/pipeline.ts';
+import { readEntry } from '../../src/ingest/ingest-log.ts';
 
 const RUNS = process.env.VIGIL_TEST_LONG ? 3000 : 300;
 
@@ -131,9 +132,7 @@ describe('hostile input', () => {
       await eventually(() => queueIdle(p), 60_000, 'the fuzzed payloads processed');
       await expectReady(p);
       const codes = new Set(
-        (await p.redis.lrange(p.keys.ingestLog('acme'), 0, -1)).map(
-          (l) => (JSON.parse(l) as { code: string | null }).code,
-        ),
+        (await p.redis.lrange(p.keys.ingestLog('acme'), 0, -1)).map((l) => readEntry(l).code),
       );
       console.info(`ingestion log codes: ${[...codes].join(', ')}`);
       expect(codes.has('INTERNAL')).toBe(false);

@@ -8,6 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { COMFORT_SPEC } from '../fixtures/definitions/comfort.ts';
 import { eventually, provisionComfort, startPipeline, type Pipeline } from '../support/pipeline.ts';
+import { readEntry } from '../../src/ingest/ingest-log.ts';
 
 const GOOD_PAYLOADS = 200;
 /**
@@ -64,7 +65,7 @@ async function sendAll(p: Pipeline, key: string, bodies: string[]): Promise<void
 
 async function logCodes(p: Pipeline, env: string): Promise<string[]> {
   const lines = await p.redis.lrange(p.keys.ingestLog(env), 0, -1);
-  return lines.map((l) => (JSON.parse(l) as { code: string | null }).code ?? 'none');
+  return lines.map((l) => readEntry(l).code ?? 'none');
 }
 
 describe('hostile parsers', () => {

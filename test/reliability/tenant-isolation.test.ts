@@ -18,6 +18,7 @@ import {
   startPipeline,
   type Pipeline,
 } from '../support/pipeline.ts';
+import { readEntry } from '../../src/ingest/ingest-log.ts';
 
 interface Answer {
   status: number;
@@ -141,7 +142,7 @@ describe('tenant isolation', () => {
     expect(await temp('alpha', 'common')).toBe('11');
     expect(await p.redis.exists(p.keys.deviceState('alpha', 'beta_only'))).toBe(0);
     const alphaLog = (await p.redis.lrange(p.keys.ingestLog('alpha'), 0, -1)).map(
-      (l) => JSON.parse(l) as { deviceName: string; code: string | null },
+      (l) => readEntry(l) as { deviceName: string; code: string | null },
     );
     expect(
       alphaLog
@@ -152,7 +153,7 @@ describe('tenant isolation', () => {
     // Beta's log holds its own two payloads and nothing of alpha's (a check for the text '99'
     // also matched receive times such as ….993Z).
     const betaLog = (await p.redis.lrange(p.keys.ingestLog('beta'), 0, -1)).map(
-      (l) => JSON.parse(l) as { deviceName: string; outcome: string },
+      (l) => readEntry(l) as { deviceName: string; outcome: string },
     );
     expect(betaLog.map((e) => [e.deviceName, e.outcome]).sort()).toEqual([
       ['beta_only', 'accepted'],

@@ -13,6 +13,7 @@ import { closeRedis, connectRedis } from '../../src/redis/connect.ts';
 import type { GeneratorResult, StoredCheck } from './generator.ts';
 import { NUMBERED_PREPARSER, reportLine, verifyNumbered } from './generator.ts';
 import { eventually, provisionComfort, queueIdle, type Pipeline } from './pipeline.ts';
+import { readEntry } from '../../src/ingest/ingest-log.ts';
 
 /** Payloads per scenario: a few thousand by default, ten times that with VIGIL_TEST_LONG=1. */
 export const NUMBERED_COUNT = process.env.VIGIL_TEST_LONG ? 30_000 : 3_000;
@@ -73,7 +74,7 @@ export async function settle(
 async function logSummary(p: Pipeline, env: string): Promise<string> {
   const counts = new Map<string, { n: number; message: string | null }>();
   for (const line of await p.redis.lrange(p.keys.ingestLog(env), 0, -1)) {
-    const e = JSON.parse(line) as { code: string | null; message: string | null };
+    const e = readEntry(line);
     const key = e.code ?? 'accepted';
     const c = counts.get(key) ?? { n: 0, message: e.message };
     c.n += 1;

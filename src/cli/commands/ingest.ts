@@ -1,15 +1,6 @@
 import type { Command } from 'commander';
+import { readEntry } from '../../ingest/ingest-log.ts';
 import { leaf, parse, withEnv, type Runtime } from '../runtime.ts';
-
-interface IngestLogEntry {
-  receivedUTC: string;
-  ingestId: string;
-  gateway: string;
-  deviceName: string | null;
-  outcome: string;
-  code: string | null;
-  message: string | null;
-}
 
 export function addIngestCommands(program: Command, rt: Runtime): void {
   const ingest = program.command('ingest').description('what happened to submitted payloads');
@@ -20,7 +11,7 @@ export function addIngestCommands(program: Command, rt: Runtime): void {
       const { admin, redis, keys } = await rt.services();
       await admin.requireEnv(opts.env);
       const raw = await redis.lrange(keys.ingestLog(opts.env), 0, opts.limit - 1);
-      const entries = raw.map((json) => JSON.parse(json) as IngestLogEntry);
+      const entries = raw.map(readEntry);
       rt.print(
         opts.json,
         entries,

@@ -183,16 +183,26 @@ function valueEquals(value: DataValue, expected: string | number | boolean): boo
  * worker computes these for every stored value, so the atomic Redis step can pick the outcome by
  * the stored previous rule without re-implementing thresholds in Lua.
  */
-export function possibleRules(value: DataValue, set: ThresholdSet): number[] {
+export function possibleRules(value: DataValue, set: ThresholdSet): readonly number[] {
   const { rules, hysteresis } = set;
   const fresh = ruleFor(value, rules, -1, 0);
-  const out = [fresh];
+  let out: number[] | undefined;
   for (let index = 0; index < rules.length; index += 1) {
     // Hysteresis changes nothing without a margin or for equals rules.
     const sticky = hysteresis > 0 && rules[index]!.equals === undefined;
-    out.push(sticky ? ruleFor(value, rules, index, hysteresis) : fresh);
+    const rule = sticky ? ruleFor(value, rules, index, hysteresis) : fresh;
+    if (rule !== fresh && out === undefined) out = Array<number>(index + 1).fill(fresh);
+    out?.push(rule);
   }
-  return out;
+  // Almost every value enters the same rule whatever the previous one: a shared list, not a new one.
+  return out ?? uniformRules(fresh, rules.length + 1);
+}
+
+const uniformLists: (readonly number[])[][] = [];
+/** `[rule, rule, …]` of `length`, one frozen list per pair. */
+function uniformRules(rule: number, length: number): readonly number[] {
+  const byRule = (uniformLists[length] ??= []);
+  return (byRule[rule + 1] ??= Object.freeze(Array<number>(length).fill(rule)));
 }
 
 /**

@@ -14,6 +14,7 @@
 import type { ChainableCommander } from 'ioredis';
 import type { Redis } from '../redis/connect.ts';
 import type { Keys } from '../state/keys.ts';
+import { packItems, unpackItems } from './item-codec.ts';
 import type { IngestItem } from './jobs.ts';
 
 export const INGEST_GROUP = 'vigil';
@@ -26,9 +27,12 @@ export interface QueueEntry {
   items: IngestItem[];
 }
 
-/** The fields of a new entry holding `items`. */
+/**
+ * The fields of a new entry holding `items`: `n` the count, `p` the items (item-codec.ts). Entries
+ * written by earlier versions hold `d`, the items as JSON, and are read as before.
+ */
 export function entryFields(items: readonly IngestItem[]): [string, string, string, string] {
-  return ['n', String(items.length), 'd', JSON.stringify(items)];
+  return ['n', String(items.length), 'p', packItems(items)];
 }
 
 /** Creates the consumer group of every partition (reading from the start); existing ones stay. */
@@ -74,8 +78,11 @@ export async function readEntries(
 }
 
 function decodeItems(fields: readonly string[]): IngestItem[] {
-  const d = fieldMap(fields).get('d');
-  return d === undefined ? [] : (JSON.parse(d) as IngestItem[]);
+  const f = fieldMap(fields);
+  const packed = f.get('p');
+  if (packed !== undefined) return unpackItems(packed);
+  const json = f.get('d');
+  return json === undefined ? [] : (JSON.parse(json) as IngestItem[]);
 }
 
 /** A stream entry's flat field list as a map. */
@@ -216,8 +223,7 @@ export async function requeueDeadLetters(
         '*',
         'n',
         f.get('n') ?? '0',
-        'd',
-        f.get('d') ?? '[]',
+        ...(f.has('p') ? ['p', f.get('p') ?? ''] : ['d', f.get('d') ?? '[]']),
       )
       .xdel(keys.deadLetters(), id)
       .exec();

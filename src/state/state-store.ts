@@ -34,7 +34,7 @@ export interface StateValue {
   /** Formatted value with units. */
   currentValue: string;
   /** Rule index reached for each previous rule index -1..n-1 (the domain's possibleOutcomes). */
-  outcomes: number[];
+  outcomes: readonly number[];
   /**
    * The number history aggregates (numericValue): for numeric types the value itself, so
    * `valueJson` is its JSON; 1/0 for booleans; null for text and GPS values.

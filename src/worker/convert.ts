@@ -5,6 +5,7 @@
  */
 import {
   DATA_TYPE_INFO,
+  acceptedNumber,
   convertValue,
   formatNumberText,
   formatValue,
@@ -155,13 +156,19 @@ function convertReading(
       (unknown ??= []).push(key);
       continue;
     }
-    const converted = convertValue(dp.dataType, returned[key]);
-    if (converted === null) continue;
-    if (!converted.ok) {
-      outcomes.problem(r.item, 'VALUE_CONVERSION_FAILED', `${key}: ${converted.reason}`, r.deviceName);
-      continue;
+    const input = returned[key];
+    let value: DataValue | undefined =
+      typeof input === 'number' ? acceptedNumber(dp.dataType, input) : undefined;
+    if (value === undefined) {
+      const converted = convertValue(dp.dataType, input);
+      if (converted === null) continue;
+      if (!converted.ok) {
+        outcomes.problem(r.item, 'VALUE_CONVERSION_FAILED', `${key}: ${converted.reason}`, r.deviceName);
+        continue;
+      }
+      value = converted.value;
     }
-    values.push(convertedValue(ctx, dp, key, converted.value, r.timeMs, offsetFromSeed(seed, position)));
+    values.push(convertedValue(ctx, dp, key, value, r.timeMs, offsetFromSeed(seed, position)));
     accepted += 1;
   }
   if (unknown) {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import {
   DATA_TYPE_INFO,
+  acceptedNumber,
   convertValue,
   fixedDecimals,
   formatValue,
@@ -256,5 +257,31 @@ describe('fixedDecimals: the text of Intl.NumberFormat, without its cost', () =>
       undefined,
       undefined,
     ]);
+  });
+});
+
+describe('acceptedNumber: convertValue for numbers accepted as they are', () => {
+  const types: readonly DataType[] = DATA_TYPES;
+  it('gives what convertValue gives, or leaves the number to it', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...types),
+        fc.oneof(fc.double(), fc.integer(), fc.constantFrom(-0, 0.5, 100, 100.5, -1, 2 ** 53)),
+        (dataType, n) => {
+          const fast = acceptedNumber(dataType, n);
+          if (fast === undefined) return;
+          const converted = convertValue(dataType, n);
+          expect(converted).toEqual({ ok: true, value: fast });
+          expect(Object.is((converted as { value: number }).value, fast)).toBe(true);
+        },
+      ),
+    );
+  });
+  it('takes the common numbers', () => {
+    expect(acceptedNumber('temperature', 21.5)).toBe(21.5);
+    expect(acceptedNumber('occupancy', 3)).toBe(3);
+    expect(acceptedNumber('humidity', 140)).toBeUndefined();
+    expect(acceptedNumber('integer', 2.5)).toBeUndefined();
+    expect(acceptedNumber('string', 1)).toBeUndefined();
   });
 });

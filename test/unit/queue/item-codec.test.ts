@@ -1,0 +1,66 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { packItems, unpackItems } from '../../../src/queue/item-codec.ts';
+import { GATEWAY_KINDS, type IngestItem } from '../../../src/queue/jobs.ts';
+
+const item = (over: Partial<IngestItem> = {}): IngestItem => ({
+  id: '0mwu47gljvZnrwYaZ',
+  env: 'acme',
+  gateway: 'submit',
+  via: 'http',
+  receivedMs: 1_795_489_696_791,
+  body: '{"deviceName":"d1","t":21.5}',
+  bodyIsHex: false,
+  client: '127.0.0.1',
+  ...over,
+});
+
+describe('queue item codec', () => {
+  it('reads back exactly the items it wrote, whatever their free text holds', () => {
+    const text = fc.string({ unit: 'binary', maxLength: 40 });
+    const arbitraryItem = fc.record({
+      id: fc.stringMatching(/^[A-Za-z0-9_-]{1,24}$/),
+      env: fc.stringMatching(/^[a-z0-9][a-z0-9-]{0,20}$/),
+      gateway: fc.constantFrom(...GATEWAY_KINDS),
+      via: fc.constantFrom('http' as const, 'mqtt' as const),
+      receivedMs: fc.integer({ min: 0, max: 2 ** 45 }),
+      body: text,
+      bodyIsHex: fc.boolean(),
+      client: text,
+      deviceName: fc.option(text, { nil: undefined }),
+      nameInBody: fc.option(text, { nil: undefined }),
+    });
+    fc.assert(
+      fc.property(fc.array(arbitraryItem, { maxLength: 8 }), (items) => {
+        const written = items.map((it) => {
+          const { deviceName, nameInBody, ...rest } = it;
+          return {
+            ...rest,
+            ...(deviceName === undefined ? {} : { deviceName }),
+            ...(nameInBody === undefined ? {} : { nameInBody }),
+          };
+        });
+        expect(unpackItems(packItems(written))).toEqual(written);
+      }),
+    );
+  });
+
+  it('keeps tabs, colons, newlines, digits and dashes in free text apart from the framing', () => {
+    const items = [
+      item({ body: '12:\t-\n3:abc', client: '-', deviceName: '5:x\ty', nameInBody: '' }),
+      item({ body: '', via: 'mqtt', bodyIsHex: true }),
+    ];
+    expect(unpackItems(packItems(items))).toEqual(items);
+  });
+
+  it('is a little over half the size of the JSON it replaces', () => {
+    const items = Array.from({ length: 200 }, (_, i) => item({ nameInBody: `dev-${i}` }));
+    expect(packItems(items).length / JSON.stringify(items).length).toBeLessThan(0.65);
+  });
+
+  it('refuses a truncated text instead of inventing items', () => {
+    const packed = packItems([item()]);
+    expect(() => unpackItems(packed.slice(0, -5))).toThrow(/malformed queue entry/);
+    expect(() => unpackItems(packed.slice(0, 20))).toThrow(/malformed queue entry/);
+  });
+});

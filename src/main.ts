@@ -24,7 +24,7 @@ import { createStateStore } from './state/state-store.ts';
 import { packLegacyState } from './state/pack-legacy-state.ts';
 import { createCatalog } from './worker/catalog.ts';
 
-// Each role's own modules (express, aedes, the MQTT client, the sandbox, …) are imported when the
+// Each role's own modules (aedes, the MQTT client, the sandbox, the read API, …) are imported when the
 // role starts, so a process loads only what its roles use: a worker process is ready in about half
 // the time when it does not load the entries and the read API.
 
@@ -179,18 +179,13 @@ export async function startVigil(config: Config, log: Logger): Promise<RunningVi
     const ops = createOpsRoutes({ checks, metrics });
     const notFound = (res: ServerResponse) => sendJson(res, 404, errorBody('NOT_FOUND', 'No such path.'));
     if (roles.has('api')) {
-      const [{ default: express }, { createApiApp }] = await Promise.all([
-        import('express'),
-        import('./api/api-app.ts'),
-      ]);
-      const app = express();
-      app.disable('x-powered-by');
-      app.use((req, res, next) => {
-        if (!ops(req, res)) next();
+      const { createApiApp } = await import('./api/api-app.ts');
+      const reads = connectRedis(config.redisUrl, 'reads', 'vigil-api-reads');
+      started.push({ name: 'api reads connection', close: () => closeRedis(reads) });
+      const api = createApiApp({ config, keys, redis, reads, influx, tenancy, ingestLog, log, metrics });
+      const server = createServer((req, res) => {
+        if (!ops(req, res)) api(req, res);
       });
-      app.use(createApiApp({ config, keys, redis, influx, tenancy, ingestLog, log, metrics }));
-      app.use((_req, res) => notFound(res));
-      const server = createServer(app);
       ports.api = await listen(server, config.apiPort, config.host, 'VIGIL_API_PORT');
       started.push(serverStoppable('api', server));
     } else {

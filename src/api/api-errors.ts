@@ -3,8 +3,9 @@
  * an unreachable Redis or InfluxDB as 503 UNAVAILABLE; anything else as 500 INTERNAL with a generic
  * message (the error itself goes to the log only). Never a stack trace or an internal message.
  */
-import type { Response } from 'express';
+import type { ServerResponse } from 'node:http';
 import { AppError, errorBody, isAppError } from '../errors/app-error.ts';
+import { sendJson } from '../http/send-json.ts';
 import { InfluxError } from '../history/influx-client.ts';
 import type { Logger } from '../log/logger.ts';
 
@@ -30,17 +31,17 @@ export function toClientError(err: unknown, log: Logger, context: Record<string,
   return new AppError('INTERNAL', 'Internal error.');
 }
 
-export function sendError(res: Response, err: AppError): void {
+export function sendError(res: ServerResponse, err: AppError): void {
   if (res.headersSent) {
     res.destroy();
     return;
   }
   if (err.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(err.retryAfterSeconds));
   if (err.code === 'UNAUTHORIZED') res.setHeader('WWW-Authenticate', 'Bearer');
-  res.status(err.status).json(errorBody(err.code, err.message, err.details));
+  sendJson(res, err.status, errorBody(err.code, err.message, err.details));
 }
 
-/** Errors of express's body reader (too large, aborted, bad charset). */
+/** Errors of a body reader of body-parser's kind (too large, aborted, bad charset). */
 function fromBodyParser(err: unknown): AppError | undefined {
   const e = err as { type?: unknown; status?: unknown };
   if (typeof e.type !== 'string' || typeof e.status !== 'number') return undefined;

@@ -3,7 +3,7 @@
  * answer envelope. A handler returns the envelope's `data`, or STREAMED when it wrote the response
  * itself (the export).
  */
-import type { Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Registry } from 'prom-client';
 import type { Config } from '../config/schema.ts';
 import type { Bucket } from '../history/last-24-hours.ts';
@@ -24,6 +24,11 @@ export interface ApiDeps {
   tenancy: TenancyStore;
   ingestLog: IngestLog;
   log: Logger;
+  /**
+   * The connection of the sensors endpoints' shared read pipeline, which bounds its own wait (one
+   * timer per pipeline rather than ioredis's per command); `redis` when absent.
+   */
+  reads?: Redis;
   /** Where the API's request metrics are registered (the process registry). */
   metrics?: Registry;
   /** Epoch ms; Date.now by default. */
@@ -37,8 +42,10 @@ export interface ApiRequest {
   env: string;
   attrs: Attributes;
   nowMs: number;
-  req: Request;
-  res: Response;
+  /** Path parameters (`/login/:key` gives `key`), decoded. */
+  params: Record<string, string>;
+  req: IncomingMessage;
+  res: ServerResponse;
 }
 
 /** Marker: the handler has written the response itself. */

@@ -5,7 +5,7 @@
  * point per calendar month (UTC); only a completed export is counted, so a failed one costs nothing.
  */
 import { finished } from 'node:stream/promises';
-import type { Response } from 'express';
+import type { ServerResponse } from 'node:http';
 import { DATA_TYPE_INFO } from '../domain/data-types.ts';
 import type { DataValue } from '../domain/types.ts';
 import { AppError } from '../errors/app-error.ts';
@@ -71,7 +71,8 @@ export function exportRoutes(deps: ApiDeps): ApiRoute[] {
         };
         try {
           const format = csv ? csvFormat() : jsonFormat(head);
-          res.status(200).type(format.contentType);
+          res.statusCode = 200;
+          res.setHeader('Content-Type', format.contentType);
           const out = createChunkWriter(res);
           await out.push(format.open);
           let n = 0;
@@ -141,7 +142,7 @@ export function csvCell(value: DataValue): string {
 }
 
 /** Buffers small pieces into larger socket writes and waits for the client when it is slow. */
-function createChunkWriter(res: Response) {
+function createChunkWriter(res: ServerResponse) {
   let buffer = '';
   const flush = async () => {
     if (buffer === '') return;
@@ -163,7 +164,7 @@ function createChunkWriter(res: Response) {
   };
 }
 
-function drained(res: Response): Promise<void> {
+function drained(res: ServerResponse): Promise<void> {
   return new Promise((resolve, reject) => {
     const done = (err?: Error) => {
       res.off('drain', onDrain);

@@ -13,11 +13,11 @@ export function loginRoutes(deps: ApiDeps): ApiRoute[] {
       paths: ['/login/:key'],
       methods: ['POST'],
       auth: false,
-      async handle({ attrs, nowMs, req }) {
+      async handle({ attrs, nowMs, params }) {
         const username = readString(attrs, 'username');
         const password = readString(attrs, 'password');
         const totp = readTotp(attrs.totp);
-        const apiKey = await deps.tenancy.resolveApiKey(String(req.params.key));
+        const apiKey = await deps.tenancy.resolveApiKey(params.key ?? '');
         if (!apiKey) throw new AppError('INVALID_API_KEY', 'The API key is unknown or revoked.');
         const result = await deps.tenancy.verifyLogin(apiKey.env, username, password, totp, nowMs);
         if (!result.ok) {

@@ -23,7 +23,7 @@ export const MAX_BATCH_ITEMS = 1000;
 export function sensorRoutes(deps: ApiDeps): ApiRoute[] {
   const { redis, keys, influx } = deps;
   const last24Hours = deps.last24Hours ?? createLast24HoursReader({ influx });
-  const loadDevices = createSensorReads({ redis, keys });
+  const loadDevices = createSensorReads({ redis: deps.reads ?? redis, keys });
 
   function findDataPoint(loaded: LoadedDevice, sensorName: string): DataPointSpec {
     const dp = loaded.dataPoints.find((p) => p.name === sensorName);

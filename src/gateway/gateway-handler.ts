@@ -16,7 +16,7 @@ import type { Logger } from '../log/logger.ts';
 import type { IngestService } from '../ingest/ingest-service.ts';
 import { GATEWAY_PATHS, isJsonGateway } from '../queue/jobs.ts';
 import { deviceNameFromQuery, matchGatewayRoute, type GatewayRoute } from './gateway-route.ts';
-import { readBody, type BodyFailure } from './read-body.ts';
+import { readBody, type BodyFailure } from '../http/read-body.ts';
 
 export interface GatewayHandlerDeps {
   config: Config;

@@ -4,7 +4,6 @@
  * with a keep-alive agent; ping via fetch.
  */
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
-import type * as Https from 'node:https';
 export interface InfluxClientOptions {
   url: string;
   database: string;
@@ -111,8 +110,7 @@ export function createInfluxClient(opts: InfluxClientOptions): InfluxClient {
 function createSender(base: string, timeoutMs: number) {
   const origin = new URL(base);
   // node:https (and TLS) is loaded only for an https URL: it is a tenth of a worker's start-up.
-  const https =
-    origin.protocol === 'https:' ? (process.getBuiltinModule('node:https') as typeof Https) : undefined;
+  const https = origin.protocol === 'https:' ? process.getBuiltinModule('node:https') : undefined;
   const agent = https ? new https.Agent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
   const request = https ? https.request : httpRequest;
   const prefix = origin.pathname.replace(/\/$/, '');

@@ -6,7 +6,7 @@
  * error among them).
  */
 import type { ChainableCommander } from 'ioredis';
-import type { Redis } from './connect.ts';
+import { COMMAND_TIMEOUT_MS, type Redis } from './connect.ts';
 
 /** Queues commands on the shared pipeline; resolves to their replies, in order. */
 export type SharedPipeline = (queue: (pipe: ChainableCommander) => void) => Promise<unknown[]>;
@@ -18,7 +18,12 @@ interface Waiter {
   reject: (err: unknown) => void;
 }
 
-export function createSharedPipeline(redis: Redis): SharedPipeline {
+/**
+ * `timeoutMs` bounds each pipeline's wait for Redis (one timer per pipeline: the connection may
+ * have no timer per command, see connectRedis's `reads`); past it, its callers get "Command timed
+ * out", as a command of a `command` connection would.
+ */
+export function createSharedPipeline(redis: Redis, timeoutMs = COMMAND_TIMEOUT_MS): SharedPipeline {
   let pipe: ChainableCommander | undefined;
   let waiters: Waiter[] = [];
 
@@ -27,8 +32,12 @@ export function createSharedPipeline(redis: Redis): SharedPipeline {
     const told = waiters;
     pipe = undefined;
     waiters = [];
+    let timer: NodeJS.Timeout | undefined;
     try {
-      const results = (await sending?.exec()) ?? [];
+      const timedOut = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error('Command timed out')), timeoutMs);
+      });
+      const results = (await Promise.race([sending?.exec() ?? Promise.resolve(null), timedOut])) ?? [];
       for (const w of told) {
         const mine = results.slice(w.from, w.to);
         const failed = mine.find(([err]) => err);
@@ -37,6 +46,8 @@ export function createSharedPipeline(redis: Redis): SharedPipeline {
       }
     } catch (err) {
       for (const w of told) w.reject(err);
+    } finally {
+      clearTimeout(timer);
     }
   }
 

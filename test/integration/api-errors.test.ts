@@ -215,6 +215,30 @@ describe('errors', () => {
     expect(put.headers.get('allow')).toBe('GET, POST');
   });
 
+  it('matches paths as express did: any letter case, one trailing slash allowed', async () => {
+    for (const path of ['/devices/list', '/Devices/List', '/devices/list/']) {
+      const res = await call(h.baseUrl, path, { token: tokenA });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    }
+    expectError(await call(h.baseUrl, '/devices/list//', { token: tokenA }), 404, 'NOT_FOUND');
+  });
+
+  it('reads a body in its declared charset and refuses one it cannot read', async () => {
+    const latin1 = await call(h.baseUrl, '/sensors/list', {
+      token: tokenA,
+      body: '{"deviceName":"device_1_hallway"}',
+      contentType: 'application/json; charset=ISO-8859-1',
+    });
+    expect(latin1.status).toBe(200);
+    const odd = await call(h.baseUrl, '/sensors/list', {
+      token: tokenA,
+      body: '{"deviceName":"device_1_hallway"}',
+      contentType: 'application/json; charset=utf-16',
+    });
+    expectError(odd, 400, 'INVALID_JSON');
+  });
+
   it('answers 500 INTERNAL with a generic message to an unexpected fault, never its details', async () => {
     const url = await h.startApp({
       last24Hours: () => Promise.reject(new Error('secret internal detail at /srv/vigil')),

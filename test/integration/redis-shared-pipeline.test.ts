@@ -1,3 +1,4 @@
+import { createServer, type Socket } from 'node:net';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { closeRedis, connectRedis } from '../../src/redis/connect.ts';
 import { createSharedPipeline } from '../../src/redis/shared-pipeline.ts';
@@ -36,5 +37,26 @@ describe('shared pipeline', () => {
     ]);
     expect(bad.status).toBe('rejected');
     expect(good).toEqual({ status: 'fulfilled', value: ['x'] });
+  });
+
+  it('fails its callers with "Command timed out" when Redis does not answer in time', async () => {
+    // A server that accepts the connection and never answers: the hung Redis of the timeout.
+    const sockets: Socket[] = [];
+    const silent = createServer((socket) => sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    onTestFinished(
+      () =>
+        new Promise<void>((resolve) => {
+          for (const s of sockets) s.destroy();
+          silent.close(() => resolve());
+        }),
+    );
+    const port = (silent.address() as { port: number }).port;
+    const redis = connectRedis(`redis://127.0.0.1:${port}`, 'reads', 'shared-pipeline-timeout');
+    onTestFinished(() => redis.disconnect());
+    const shared = createSharedPipeline(redis, 300);
+    const started = Date.now();
+    await expect(shared((p) => p.get('k'))).rejects.toThrow('Command timed out');
+    expect(Date.now() - started).toBeLessThan(2000);
   });
 });

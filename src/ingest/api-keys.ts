@@ -23,6 +23,8 @@ export interface ApiKeyResolver {
 }
 
 const KEY_SHAPE = /^vk_[A-Za-z0-9_-]{1,125}$/;
+/** Keys whose hash is remembered (a remembered key is only its hash's lookup, cached or not). */
+const MAX_REMEMBERED_HASHES = 10_000;
 
 /** True when `key` could be an API key (`vk_` + base64url, at most 128 characters): others need no lookup. */
 export const isPlausibleApiKey = (key: string): boolean => KEY_SHAPE.test(key);
@@ -49,10 +51,23 @@ export function createApiKeyResolver(deps: {
     const [env, id, name] = fields;
     return env ? { env, id: id ?? '', name: name ?? '', hash } : null;
   };
+  // The hash of each recently used key: every MQTT publish and HTTP submission names its key, and
+  // checking its shape and hashing it cost a micro-second or two per payload. Bounded (oldest out).
+  const hashes = new Map<string, string>();
+  const hashOf = (apiKey: string): string | null => {
+    let hash = hashes.get(apiKey);
+    if (hash === undefined) {
+      if (!isPlausibleApiKey(apiKey)) return null;
+      hash = hashApiKey(apiKey);
+      if (hashes.size >= MAX_REMEMBERED_HASHES) hashes.delete(hashes.keys().next().value ?? '');
+      hashes.set(apiKey, hash);
+    }
+    return hash;
+  };
   return {
     async resolve(apiKey) {
-      if (!isPlausibleApiKey(apiKey)) return null;
-      const hash = hashApiKey(apiKey);
+      const hash = hashOf(apiKey);
+      if (hash === null) return null;
       return cache.get(hash, () => load(hash));
     },
   };

@@ -84,25 +84,11 @@ export function convertValue(dataType: DataType, input: unknown): Conversion | n
  * The worker's hot path, without convertValue's result object per value.
  */
 export function acceptedNumber(dataType: DataType, input: number): number | undefined {
-  if (!Number.isFinite(input)) return undefined;
+  if (!Number.isFinite(input) || !NUMERIC_DATA_TYPES.has(dataType)) return undefined;
   const range = RANGES[dataType];
   if (range && (input < range.min || (range.max !== undefined && input > range.max))) return undefined;
-  switch (dataType) {
-    case 'number':
-    case 'temperature':
-    case 'humidity':
-    case 'illuminance':
-    case 'millivolts':
-    case 'co2':
-      return input;
-    case 'integer':
-    case 'occupancy':
-      return Number.isSafeInteger(input) ? input + 0 : undefined; // + 0 turns -0 into 0
-    case 'string':
-    case 'boolean':
-    case 'gps':
-      return undefined;
-  }
+  if (dataType !== 'integer' && dataType !== 'occupancy') return input;
+  return Number.isSafeInteger(input) ? input + 0 : undefined; // + 0 turns -0 into 0
 }
 
 function convertString(input: unknown): Conversion {

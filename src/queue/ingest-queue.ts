@@ -1,7 +1,7 @@
 /**
  * The ingest queue in Redis: one stream per partition, read through one consumer group.
  *
- * An entry is one micro-batch from the gateway (`n` = payload count, `d` = JSON of the items). A
+ * An entry is one micro-batch from the gateway (`n` = payload count, `p` = the items, entryFields). A
  * worker reads entries of the partitions it holds a lease on (see partition-leases.ts), processes
  * them, then acknowledges and deletes them in one MULTI, so a stream's length is exactly its
  * unfinished entries. An entry read but not acknowledged stays in the group's pending list; the

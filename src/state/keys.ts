@@ -56,7 +56,7 @@ export interface Keys {
   stateLayout(): string;
   /** SCAN pattern matching every device state hash. */
   stateHashes(): string;
-  /** Stream of one ingest queue partition (entries: `n` = payload count, `d` = JSON of the items). */
+  /** Stream of one ingest queue partition (entries: `n` = payload count, `p` = the items, ingest-queue.ts). */
   ingestStream(partition: number): string;
   /** Lease of an ingest partition: the token of the worker that owns it, with a TTL. */
   partitionLease(partition: number): string;

@@ -125,6 +125,8 @@ export async function startWorker(deps: {
     // Payloads per entry, assumed the largest possible until measured (a step stays within its cap).
     let averageEntry = config.batchMaxPayloads;
     let lastStepMs = 0;
+    /** The last read filled a partition's count: a backlog, which no wait would make steps larger. */
+    let backlog = false;
     let reconnectionsSeen = reconnections;
 
     const failed = (entries: readonly EntryRef[], err: unknown) => {
@@ -232,13 +234,14 @@ export async function startWorker(deps: {
           if (entries.length === 0) continue;
         } else {
           // Steady load: let payloads gather so that one step's fixed costs serve many of them.
-          const wait = lastStepMs + config.workerStepIntervalMs - Date.now();
+          const wait = backlog ? 0 : lastStepMs + config.workerStepIntervalMs - Date.now();
           if (wait > 0) await pause(wait);
           entries = await readEntries(reader, keys, ready, {
             pending: false,
             count: perPartition,
             blockMs: BLOCK_MS,
           });
+          backlog = fillsAPartition(entries, perPartition);
           if (entries.length === 0) continue;
         }
       } catch (err) {
@@ -314,6 +317,17 @@ export async function startWorker(deps: {
         await Promise.all([...readers, control].map((r) => closeRedis(r)));
       })()),
   };
+}
+
+/** Whether `entries` hold `count` entries of one partition (the read's count per partition). */
+function fillsAPartition(entries: readonly EntryRef[], count: number): boolean {
+  const perPartition = new Map<number, number>();
+  for (const e of entries) {
+    const n = (perPartition.get(e.partition) ?? 0) + 1;
+    if (n >= count) return true;
+    perPartition.set(e.partition, n);
+  }
+  return false;
 }
 
 function workerMetrics(registry: Registry) {

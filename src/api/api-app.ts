@@ -97,7 +97,9 @@ export function createApiApp(deps: ApiDeps): ApiHandler {
       return;
     }
     const stop = observe(route.paths[0] ?? path);
-    void handle(route, params, req, res, q < 0 ? '' : url.slice(q + 1)).finally(() => stop(res.statusCode));
+    void handle(route, params, req, res, path, q < 0 ? '' : url.slice(q + 1)).finally(() =>
+      stop(res.statusCode),
+    );
   };
 
   async function handle(
@@ -105,6 +107,7 @@ export function createApiApp(deps: ApiDeps): ApiHandler {
     params: Record<string, string>,
     req: IncomingMessage,
     res: ServerResponse,
+    path: string,
     rawQuery: string,
   ): Promise<void> {
     try {
@@ -116,7 +119,8 @@ export function createApiApp(deps: ApiDeps): ApiHandler {
       const data = await route.handle({ env, attrs, nowMs, params, req, res });
       if (data !== STREAMED) sendJson(res, 200, { status: 'success', data });
     } catch (err) {
-      sendError(res, toClientError(err, deps.log, { path: req.url }));
+      // The path alone: a query can carry attributes such as a login's password.
+      sendError(res, toClientError(err, deps.log, { path }));
     }
   }
 }

@@ -15,12 +15,6 @@ export function toClientError(err: unknown, log: Logger, context: Record<string,
     if (err.status >= 500) log.error({ err, ...context }, 'read API fault');
     return err;
   }
-  const bodyError = fromBodyParser(err);
-  if (bodyError) return bodyError;
-  // Routing faults, e.g. a path segment that is not valid percent-encoding.
-  const status = (err as { status?: unknown } | null)?.status;
-  if (typeof status === 'number' && status >= 400 && status < 500)
-    return new AppError('NOT_FOUND', 'No such path.');
   if (isDependencyDown(err)) {
     log.warn({ err, ...context }, 'read API dependency unavailable');
     return new AppError('UNAVAILABLE', 'A storage server is unavailable; try again shortly.', {
@@ -39,15 +33,6 @@ export function sendError(res: ServerResponse, err: AppError): void {
   if (err.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(err.retryAfterSeconds));
   if (err.code === 'UNAUTHORIZED') res.setHeader('WWW-Authenticate', 'Bearer');
   sendJson(res, err.status, errorBody(err.code, err.message, err.details));
-}
-
-/** Errors of a body reader of body-parser's kind (too large, aborted, bad charset). */
-function fromBodyParser(err: unknown): AppError | undefined {
-  const e = err as { type?: unknown; status?: unknown };
-  if (typeof e.type !== 'string' || typeof e.status !== 'number') return undefined;
-  if (e.type === 'entity.too.large') return new AppError('PAYLOAD_TOO_LARGE', 'The body is too large.');
-  if (e.status >= 400 && e.status < 500) return new AppError('INVALID_JSON', 'The body could not be read.');
-  return undefined;
 }
 
 /** Redis or InfluxDB could not be reached or answered with a server error. */

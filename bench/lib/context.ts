@@ -2,6 +2,7 @@
 import { Redis as IORedis } from 'ioredis';
 import type { BenchOptions } from './options.ts';
 import type { Report } from './report.ts';
+import { LAG_PROBE_DEVICES } from './lag-probe.ts';
 import { provisionBench, type Provisioned } from './provision.ts';
 import { startVigilProcess, type Settings, type VigilProcess } from './vigil-process.ts';
 
@@ -63,7 +64,11 @@ export async function startBenchVigil(
     keyPrefix: `bench${instance}`,
     influxDatabase: `bench${instance}`,
   };
-  const provisioned = await provisionBench(ctx.redisUrl, settings.keyPrefix, ctx.opts.devices);
+  const provisioned = await provisionBench(
+    ctx.redisUrl,
+    settings.keyPrefix,
+    ctx.opts.devices + LAG_PROBE_DEVICES,
+  );
   const vigil = await startVigilProcess(settings, { profile: ctx.opts.profile, label });
   return { vigil, settings, provisioned };
 }

@@ -1,46 +1,76 @@
 /**
- * The lag probe's polling loop, in its own thread: the bench's main thread also runs the load
- * generators, and a busy event loop there would delay the probe's timers and add its own delay
- * to the measured lag. `now` is taken here, right after the read.
+ * The lag probe's loop, in its own thread (lag-probe.ts): per probe device, publish one payload,
+ * poll its state every POLL_MS until the value's measurement time changes, post now − that time,
+ * pause a random 0–MAX_PAUSE_MS, repeat. `now` is taken right after the read.
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { connectAsync } from 'mqtt';
 import { connectRedis } from '../../src/redis/connect.ts';
 import { decodePoint } from '../../src/state/point-record.ts';
+import { payloadBody } from './provision.ts';
 
-const { redisUrl, stateKeys, field, intervalMs } = workerData as {
+const POLL_MS = 5;
+const MAX_PAUSE_MS = 100;
+/** A payload not in state this long after its PUBACK is counted missing, and the next one sent. */
+const GIVE_UP_MS = 10_000;
+
+const { redisUrl, mqttUrl, topic, probes, field } = workerData as {
   redisUrl: string;
-  stateKeys: string[];
+  mqttUrl: string;
+  topic: string;
+  probes: { device: number; stateKey: string }[];
   field: string;
-  intervalMs: number;
 };
+
+let stopped = false;
 const redis = connectRedis(redisUrl, 'command', 'bench-lag');
-const last = new Array<number | null>(stateKeys.length).fill(null);
-let busy = false;
-const timer = setInterval(() => {
-  if (busy) return;
-  busy = true;
-  const p = redis.pipeline();
-  for (const k of stateKeys) p.hgetBuffer(k, field);
-  p.exec()
-    .then((results) => {
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function updatedMs(stateKey: string): Promise<number | null> {
+  const value = await redis.hgetBuffer(stateKey, field);
+  return value ? (decodePoint(value)?.updatedMs ?? null) : null;
+}
+
+async function probeLoop(
+  client: Awaited<ReturnType<typeof connectAsync>>,
+  probe: { device: number; stateKey: string },
+): Promise<void> {
+  let n = 0;
+  while (!stopped) {
+    const before = await updatedMs(probe.stateKey);
+    await client.publishAsync(topic, payloadBody(probe.device, n++), { qos: 1 });
+    const ackedMs = Date.now();
+    parentPort?.postMessage({ acked: true });
+    for (;;) {
+      if (stopped) return;
+      const seen = await updatedMs(probe.stateKey);
       const now = Date.now();
-      const lags: number[] = [];
-      results?.forEach(([err, value], i) => {
-        if (err || !Buffer.isBuffer(value)) return;
-        const updatedMs = decodePoint(value)?.updatedMs ?? null;
-        if (updatedMs === null) return;
-        if (last[i] !== null && updatedMs !== last[i]) lags.push(now - updatedMs);
-        last[i] = updatedMs;
-      });
-      if (lags.length > 0) parentPort?.postMessage(lags);
-    })
-    .catch(() => undefined)
-    .finally(() => (busy = false));
-}, intervalMs);
+      if (seen !== null && seen !== before) {
+        parentPort?.postMessage({ lag: now - seen });
+        break;
+      }
+      if (now - ackedMs > GIVE_UP_MS) {
+        parentPort?.postMessage({ missing: true });
+        break;
+      }
+      await sleep(POLL_MS);
+    }
+    await sleep(Math.random() * MAX_PAUSE_MS);
+  }
+}
+
+const client = await connectAsync(mqttUrl, {
+  clientId: `bench-lag-${process.pid}-${Date.now()}`,
+  clean: true,
+});
+const loops = probes.map((p) => probeLoop(client, p).catch(() => undefined));
 
 parentPort?.on('message', (m: string) => {
   if (m !== 'stop') return;
-  clearInterval(timer);
-  redis.disconnect();
-  parentPort?.close();
+  stopped = true;
+  void Promise.all(loops).finally(() => {
+    void client.endAsync();
+    redis.disconnect();
+    parentPort?.close();
+  });
 });

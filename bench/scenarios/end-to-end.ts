@@ -14,7 +14,7 @@
 import { GATEWAY_PATHS } from '../../src/queue/jobs.ts';
 import type { BenchContext } from '../lib/context.ts';
 import { MQTT_CONNECTIONS, MQTT_WINDOW, sleep, startBenchVigil, type BenchVigil } from '../lib/context.ts';
-import { startLagProbe } from '../lib/lag-probe.ts';
+import { startLagProbe, type LagProbe } from '../lib/lag-probe.ts';
 import { startMqttLoad, type MqttLoad } from '../lib/mqtt-load.ts';
 import { DATA_POINTS_PER_PAYLOAD, payloadBody } from '../lib/provision.ts';
 import { percentile } from '../lib/stats.ts';
@@ -46,6 +46,7 @@ export class Ingestion {
   private seq = 0;
   private ackedBefore = 0;
   private load: MqttLoad | undefined;
+  private readonly probes: LagProbe[] = [];
   private readonly bv: BenchVigil;
   constructor(bv: BenchVigil) {
     this.bv = bv;
@@ -55,8 +56,7 @@ export class Ingestion {
   async start(rate: number | undefined, maxSeconds: number, devices: number): Promise<void> {
     const base = this.seq;
     this.load = await startMqttLoad({
-      url: `mqtt://127.0.0.1:${this.bv.vigil.ports.mqtt}`,
-      topic: `${GATEWAY_PATHS.submit}/${this.bv.provisioned.apiKey}`,
+      ...mqttTarget(this.bv),
       body: (s) => {
         const n = base + s;
         this.seq = n + 1;
@@ -69,9 +69,16 @@ export class Ingestion {
     });
   }
 
-  /** PUBACKs over every load so far. */
+  /** PUBACKs over every load so far, the lag probes' included. */
   accepted(): number {
-    return this.ackedBefore + (this.load?.acked() ?? 0);
+    const probes = this.probes.reduce((sum, p) => sum + p.acked(), 0);
+    return this.ackedBefore + (this.load?.acked() ?? 0) + probes;
+  }
+
+  /** Counts `probe`'s payloads as accepted from now on (its count must start at zero here). */
+  track(probe: LagProbe): LagProbe {
+    this.probes.push(probe);
+    return probe;
   }
 
   async stop(): Promise<void> {
@@ -80,6 +87,26 @@ export class Ingestion {
     this.ackedBefore += acked;
     this.load = undefined;
   }
+}
+
+/** Where the bench's MQTT payloads go. */
+function mqttTarget(bv: BenchVigil): { url: string; topic: string } {
+  return {
+    url: `mqtt://127.0.0.1:${bv.vigil.ports.mqtt}`,
+    topic: `${GATEWAY_PATHS.submit}/${bv.provisioned.apiKey}`,
+  };
+}
+
+/** The lag probe's connections: it publishes for devices of its own after the load's. */
+function lagProbeTarget(ctx: BenchContext, bv: BenchVigil) {
+  const { url, topic } = mqttTarget(bv);
+  return {
+    redisUrl: ctx.redisUrl,
+    keyPrefix: bv.settings.keyPrefix,
+    mqttUrl: url,
+    topic,
+    loadDevices: ctx.opts.devices,
+  };
 }
 
 interface Window {
@@ -179,11 +206,7 @@ export async function runEndToEnd(ctx: BenchContext): Promise<void> {
 
     const sustain = async (at: number) => {
       ctx.log(`end-to-end: sustained at ${at} payloads/s for ${opts.sustainS} s`);
-      const probe = startLagProbe({
-        redisUrl: ctx.redisUrl,
-        keyPrefix: bv.settings.keyPrefix,
-        devices: [0, 101, 202, 303, 404, 505, 606, 707],
-      });
+      const probe = ingestion.track(startLagProbe(lagProbeTarget(ctx, bv)));
       await ingestion.start(at, opts.warmupS + opts.sustainS + 10, opts.devices);
       await sleep(opts.warmupS * 1000);
       probe.reset();
@@ -210,10 +233,11 @@ export async function runEndToEnd(ctx: BenchContext): Promise<void> {
       const stepsAfter = metricsAfter.get('vigil_worker_steps_total') ?? 0;
       const perStep = stepsAfter > steps ? (done / (stepsAfter - steps)).toFixed(0) : '?';
       const lags = [...probe.samples()];
+      const lagMissing = probe.missing();
       await probe.stop();
       await ingestion.stop();
       const writes = linesPerWrite(metricsBefore, metricsAfter);
-      return { w, cpu, perStep, lags, writes };
+      return { w, cpu, perStep, lags, lagMissing, writes };
     };
     let sustained = await sustain(rate);
     if (sustained.w.backlogGrowth > rate && opts.e2eRate === undefined) {
@@ -222,9 +246,9 @@ export async function runEndToEnd(ctx: BenchContext): Promise<void> {
       rate = Math.round(Math.min(0.95 * rate, 0.97 * sustained.w.processedPerSecond));
       sustained = await sustain(rate);
     }
-    const { w, cpu, perStep, lags, writes } = sustained;
+    const { w, cpu, perStep, lags, lagMissing, writes } = sustained;
     const grew = w.backlogGrowth > rate;
-    const note = `offered ${rate}/s, accepted ${Math.round(w.acceptedPerSecond)}/s; backlog ${grew ? 'GREW' : 'stayed flat, changed'} by ${Math.round(w.backlogGrowth)} payloads over ${opts.sustainS} s; ${lags.length} lag samples; ${perStep} payloads per worker step; ${writes} lines per InfluxDB write; ${cpu}`;
+    const note = `offered ${rate}/s, accepted ${Math.round(w.acceptedPerSecond)}/s; backlog ${grew ? 'GREW' : 'stayed flat, changed'} by ${Math.round(w.backlogGrowth)} payloads over ${opts.sustainS} s; ${lags.length} lag samples (${lagMissing} probe payloads not in state within 10 s); ${perStep} payloads per worker step; ${writes} lines per InfluxDB write; ${cpu}`;
     report.add({
       id: 'e2e.sustained',
       label: `end-to-end sustained, every feature on${opts.split ? ' (worker in its own process)' : ''}`,
@@ -258,16 +282,13 @@ export async function runEndToEnd(ctx: BenchContext): Promise<void> {
     const below = Math.round(Math.min(rate, w.processedPerSecond) * 0.75);
     const belowS = Math.max(20, Math.round(opts.sustainS / 3));
     ctx.log(`end-to-end: lag at ${below} payloads/s for ${belowS} s`);
-    const probeBelow = startLagProbe({
-      redisUrl: ctx.redisUrl,
-      keyPrefix: bv.settings.keyPrefix,
-      devices: [0, 101, 202, 303, 404, 505, 606, 707],
-    });
+    const probeBelow = ingestion.track(startLagProbe(lagProbeTarget(ctx, bv)));
     await ingestion.start(below, opts.warmupS + belowS + 10, opts.devices);
     await sleep(opts.warmupS * 1000);
     probeBelow.reset();
     await sleep(belowS * 1000);
     const lagsBelow = [...probeBelow.samples()];
+    const lagMissingBelow = probeBelow.missing();
     await probeBelow.stop();
     await ingestion.stop();
     report.add({
@@ -282,7 +303,7 @@ export async function runEndToEnd(ctx: BenchContext): Promise<void> {
       unit: 'ms',
       runs: [percentile(lagsBelow, 99)],
       target: { max: 1000 },
-      note: `${lagsBelow.length} lag samples over ${belowS} s`,
+      note: `${lagsBelow.length} lag samples over ${belowS} s (${lagMissingBelow} probe payloads not in state within 10 s)`,
     });
     const caughtUp = await waitProcessed(worker, ingestion.accepted(), 600_000);
     const processed = await processedCount(worker);

@@ -212,7 +212,7 @@ export const SETTINGS = {
   workerStepIntervalMs: setting(
     'VIGIL_WORKER_STEP_INTERVAL_MS',
     'Shortest time between the starts of two steps of one step loop, in ms. A payload arriving after a quiet spell is taken at once; under steady load payloads wait up to this long to share a step, whose fixed costs (per device in Redis, per request in InfluxDB) are then paid once for many. A step that filled VIGIL_WORKER_BATCH_MAX_PAYLOADS (a backlog) is followed at once (0 = every step as soon as possible).',
-    '200',
+    '400',
     nonNegativeInt,
   ),
   workerConcurrency: setting(

@@ -36,8 +36,10 @@ async function probeLoop(
   probe: { device: number; stateKey: string },
 ): Promise<void> {
   let n = 0;
+  // The measurement time in state before each publish: the last one seen, read again only after a
+  // payload was given up on (it may still arrive).
+  let before = await updatedMs(probe.stateKey);
   while (!stopped) {
-    const before = await updatedMs(probe.stateKey);
     await client.publishAsync(topic, payloadBody(probe.device, n++), { qos: 1 });
     const ackedMs = Date.now();
     parentPort?.postMessage({ acked: true });
@@ -47,10 +49,12 @@ async function probeLoop(
       const now = Date.now();
       if (seen !== null && seen !== before) {
         parentPort?.postMessage({ lag: now - seen });
+        before = seen;
         break;
       }
       if (now - ackedMs > GIVE_UP_MS) {
         parentPort?.postMessage({ missing: true });
+        before = await updatedMs(probe.stateKey);
         break;
       }
       await sleep(POLL_MS);

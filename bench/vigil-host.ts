@@ -12,7 +12,7 @@ export interface HostPorts {
   gateway: number;
   mqtt: number;
   api: number;
-  /** Where /metrics answers (the API port, or the ops port without the api role). */
+  /** Where /metrics answers: the ops port, which every process opens. */
   metrics: number;
 }
 
@@ -54,4 +54,4 @@ process.on('message', (m: { type?: string; gc?: boolean }) => {
 // The bench going away (even killed) must not leave this process behind.
 process.on('disconnect', () => setTimeout(() => process.exit(0), 2000).unref());
 const { api, gateway, mqtt, ops } = vigil.ports;
-send({ type: 'ready', ports: { gateway, mqtt, api, metrics: api || ops } });
+send({ type: 'ready', ports: { gateway, mqtt, api, metrics: ops } });

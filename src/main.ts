@@ -2,17 +2,18 @@
  * Composition root: reads configuration, builds the adapters, starts the roles this process runs
  * and stops them in reverse order (traffic, workers, history flush, Redis) on SIGINT/SIGTERM.
  */
-import { createServer, type Server, type ServerResponse } from 'node:http';
+import type { Server } from 'node:http';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import type { Config, Role } from './config/schema.ts';
 import { ConfigError, loadConfig } from './config/load-config.ts';
 import { createLogger, type Logger } from './log/logger.ts';
 import { closeServer, listen, PortInUseError } from './ops/listen.ts';
-import { createOpsRoutes, type ReadinessCheck } from './ops/ops-routes.ts';
+import { createOpsRouter, type ReadinessCheck } from './ops/ops-routes.ts';
 import { closeRedis, connectRedis, pingRedis } from './redis/connect.ts';
 import { createInfluxClient } from './history/influx-client.ts';
-import { errorBody } from './errors/app-error.ts';
-import { sendJson } from './http/send-json.ts';
+import { createExpressApp } from './http/create-app.ts';
+import { errorHandler, notFound } from './http/error-handling.ts';
+import { createHttpServer, type HttpTimeouts } from './http/http-server.ts';
 import { createKeys } from './state/keys.ts';
 import { createTenancyStore } from './tenancy/tenancy-store.ts';
 import type { IngestService } from './ingest/ingest-service.ts';
@@ -176,25 +177,26 @@ export async function startVigil(config: Config, log: Logger): Promise<RunningVi
       const bridge = await startMqttBridge({ config, keys, redis, queueConnection, log, metrics, ingest });
       started.push({ name: 'mqtt bridge', close: () => bridge.close() });
     }
-    const ops = createOpsRoutes({ checks, metrics });
-    const notFound = (res: ServerResponse) => sendJson(res, 404, errorBody('NOT_FOUND', 'No such path.'));
+    const timeouts: HttpTimeouts = {
+      headersTimeoutMs: config.httpHeadersTimeoutMs,
+      requestTimeoutMs: config.httpRequestTimeoutMs,
+    };
+    const opsDeps = { checks, metrics, metricsToken: config.metricsToken };
     if (roles.has('api')) {
       const { createApiApp } = await import('./api/api-app.ts');
       const reads = connectRedis(config.redisUrl, 'reads', 'vigil-api-reads');
       started.push({ name: 'api reads connection', close: () => closeRedis(reads) });
-      const api = createApiApp({ config, keys, redis, reads, influx, tenancy, ingestLog, log, metrics });
-      const server = createServer((req, res) => {
-        if (!ops(req, res)) api(req, res);
-      });
+      const ops = createOpsRouter(opsDeps, { withMetrics: config.metricsToken !== undefined });
+      const api = createApiApp({ config, keys, redis, reads, influx, tenancy, ingestLog, log, metrics }, [ops]);
+      const server = createHttpServer(api, timeouts);
       ports.api = await listen(server, config.apiPort, config.host, 'VIGIL_API_PORT');
       started.push(serverStoppable('api', server));
-    } else {
-      const server = createServer((req, res) => {
-        if (!ops(req, res)) notFound(res);
-      });
-      ports.ops = await listen(server, config.opsPort, config.host, 'VIGIL_OPS_PORT');
-      started.push(serverStoppable('ops', server));
     }
+    const opsApp = createExpressApp();
+    opsApp.use(createOpsRouter(opsDeps, { withMetrics: true }), notFound, errorHandler(log));
+    const opsServer = createHttpServer(opsApp, timeouts);
+    ports.ops = await listen(opsServer, config.opsPort, config.host, 'VIGIL_OPS_PORT');
+    started.push(serverStoppable('ops', opsServer));
   } catch (err) {
     await close();
     throw err;

@@ -3,7 +3,7 @@
  * answer envelope. A handler returns the envelope's `data`, or STREAMED when it wrote the response
  * itself (the export).
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Request, Response } from 'express';
 import type { Registry } from 'prom-client';
 import type { Config } from '../config/schema.ts';
 import type { Bucket } from '../history/last-24-hours.ts';
@@ -44,8 +44,8 @@ export interface ApiRequest {
   nowMs: number;
   /** Path parameters (`/login/:key` gives `key`), decoded. */
   params: Record<string, string>;
-  req: IncomingMessage;
-  res: ServerResponse;
+  req: Request;
+  res: Response;
 }
 
 /** Marker: the handler has written the response itself. */

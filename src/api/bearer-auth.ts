@@ -3,30 +3,32 @@
  * store, answers (positive and negative) cached for VIGIL_CREDENTIAL_CACHE_MS so revocation takes
  * effect within that time. The cache is keyed by the token's hash, never the token.
  */
+import type { IncomingMessage } from 'node:http';
 import { AppError } from '../errors/app-error.ts';
+import { bearerToken } from '../http/bearer-token.ts';
 import { createTtlCache } from '../ingest/ttl-cache.ts';
 import { sha256Hex } from '../tenancy/secrets.ts';
 import type { TenancyStore } from '../tenancy/tenancy-store.ts';
 import type { TokenRecord } from '../tenancy/types.ts';
 
 export interface BearerAuth {
-  /** The token's record; throws UNAUTHORIZED for a missing, unknown, expired or revoked token. */
-  authenticate(authorization: string | undefined, nowMs: number): Promise<TokenRecord>;
+  /**
+   * The record of the request's token; throws UNAUTHORIZED for a missing, unknown, expired or
+   * revoked token, and BAD_REQUEST when Authorization is given more than once (Node would keep
+   * the first silently, and a proxy may have read another).
+   */
+  authenticate(req: IncomingMessage, nowMs: number): Promise<TokenRecord>;
 }
-
-const unauthorized = (message: string) => new AppError('UNAUTHORIZED', message);
 
 export function createBearerAuth(deps: { tenancy: TenancyStore; cacheMs: number }): BearerAuth {
   const cache = createTtlCache<TokenRecord | null>({ ttlMs: deps.cacheMs, maxEntries: 10_000 });
   return {
-    async authenticate(authorization, nowMs) {
-      const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
-      const token = match?.[1];
-      if (token === undefined) throw unauthorized('Send Authorization: Bearer <token>.');
+    async authenticate(req, nowMs) {
+      const token = bearerToken(req);
       const record = await cache.get(sha256Hex(token), () => deps.tenancy.resolveToken(token, nowMs));
       // A cached record may have expired since it was cached.
       if (!record || (record.expiresMs !== 0 && nowMs >= record.expiresMs)) {
-        throw unauthorized('The token is invalid, expired or revoked.');
+        throw new AppError('UNAUTHORIZED', 'The token is invalid, expired or revoked.');
       }
       return record;
     },

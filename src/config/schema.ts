@@ -62,16 +62,34 @@ export const SETTINGS = {
   ),
   apiPort: setting(
     'VIGIL_API_PORT',
-    'Read API port (also serves /healthz, /readyz, /metrics).',
+    'Read API port (also serves /healthz and /readyz, and /metrics when VIGIL_METRICS_TOKEN is set).',
     '8080',
     port,
   ),
   gatewayPort: setting('VIGIL_GATEWAY_PORT', 'HTTP ingestion gateway port.', '8081', port),
   opsPort: setting(
     'VIGIL_OPS_PORT',
-    'Port for /healthz, /readyz and /metrics in processes without the api role.',
+    'Port for /healthz, /readyz and /metrics, served by every process (keep it off public networks).',
     '9464',
     port,
+  ),
+  httpHeadersTimeoutMs: setting(
+    'VIGIL_HTTP_HEADERS_TIMEOUT_MS',
+    'Longest an HTTP client (gateway, read API) may take to send a request head, in ms; slower connections are closed.',
+    '5000',
+    positiveInt,
+  ),
+  httpRequestTimeoutMs: setting(
+    'VIGIL_HTTP_REQUEST_TIMEOUT_MS',
+    'Longest an HTTP client may take to send a whole request, body included, in ms (at least the head timeout).',
+    '15000',
+    positiveInt,
+  ),
+  metricsToken: setting(
+    'VIGIL_METRICS_TOKEN',
+    'Bearer token for /metrics. Unset: /metrics is served on the ops port only, without a token; set: it is also served on the API port, and both ask for the token.',
+    '',
+    optionalString,
   ),
   mqttEnabled: setting(
     'VIGIL_MQTT_ENABLED',

@@ -47,6 +47,17 @@ export const ERROR_CODES = {
     retryable: false,
     description: 'The path exists but not for this method.',
   },
+  BAD_REQUEST: {
+    status: 400,
+    retryable: false,
+    description:
+      'The request itself is malformed: a path that is not valid percent-encoding, or a header given twice that must be given once.',
+  },
+  UNSUPPORTED_ENCODING: {
+    status: 415,
+    retryable: false,
+    description: 'The body has a Content-Encoding or charset that is not read (identity, gzip, deflate, br and zstd are; UTF-8 and Latin-1 text).',
+  },
   INTERNAL: {
     status: 500,
     retryable: true,

@@ -1,9 +1,7 @@
-import { createServer } from 'node:http';
 import { createIngestService, type IngestDeps, type IngestService } from '../ingest/ingest-service.ts';
+import { createHttpServer } from '../http/http-server.ts';
 import { closeServer, listen } from '../ops/listen.ts';
-import { createGatewayHandler } from './gateway-handler.ts';
-
-const REQUEST_TIMEOUT_MS = 30_000;
+import { createGatewayApp } from './gateway-app.ts';
 
 export interface GatewayDeps extends IngestDeps {
   /** The process's shared ingestion core; created (and closed with the gateway) when absent. */
@@ -20,12 +18,14 @@ export interface RunningGateway {
 export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   const ownsIngest = deps.ingest === undefined;
   const ingest = deps.ingest ?? createIngestService(deps);
-  const server = createServer(createGatewayHandler({ config: deps.config, log: deps.log, ingest }));
-  // A device that takes longer than this to send a ≤ 256 KiB body is stalled, not slow.
-  server.requestTimeout = REQUEST_TIMEOUT_MS;
+  const { config } = deps;
+  const server = createHttpServer(createGatewayApp({ config, log: deps.log, ingest }), {
+    headersTimeoutMs: config.httpHeadersTimeoutMs,
+    requestTimeoutMs: config.httpRequestTimeoutMs,
+  });
   let port: number;
   try {
-    port = await listen(server, deps.config.gatewayPort, deps.config.host, 'VIGIL_GATEWAY_PORT');
+    port = await listen(server, config.gatewayPort, config.host, 'VIGIL_GATEWAY_PORT');
   } catch (err) {
     if (ownsIngest) await ingest.close();
     throw err;

@@ -1,6 +1,14 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+/**
+ * `/healthz` (process up), `/readyz` (every dependency answers) and `/metrics` (Prometheus). Every
+ * process serves them on the ops port (VIGIL_OPS_PORT); the API port serves `/healthz` and
+ * `/readyz` too, for load balancers, and `/metrics` only when VIGIL_METRICS_TOKEN is set. With a
+ * token, `/metrics` asks for it (`Authorization: Bearer <token>`) wherever it is served.
+ */
+import express, { type RequestHandler } from 'express';
 import type { Registry } from 'prom-client';
-import { send, sendJson } from '../http/send-json.ts';
+import { AppError } from '../errors/app-error.ts';
+import { bearerToken } from '../http/bearer-token.ts';
+import { safeEqual, sha256Hex } from '../tenancy/secrets.ts';
 
 export interface ReadinessCheck {
   name: string;
@@ -8,37 +16,40 @@ export interface ReadinessCheck {
   check(): Promise<boolean>;
 }
 
-/** Answers an ops request; false when the request is not one (the caller answers it). */
-export type OpsHandler = (req: IncomingMessage, res: ServerResponse) => boolean;
+export interface OpsDeps {
+  checks: ReadinessCheck[];
+  metrics: Registry;
+  /** VIGIL_METRICS_TOKEN; undefined = metrics without a token. */
+  metricsToken: string | undefined;
+}
 
-/**
- * `/healthz` (process up), `/readyz` (every dependency answers) and `/metrics` (Prometheus), GET
- * only. Served without a token on the API port, or on the ops port in processes without the api
- * role. A plain node:http handler, so a process without the api role does not load express.
- */
-export function createOpsRoutes(deps: { checks: ReadinessCheck[]; metrics: Registry }): OpsHandler {
-  return (req, res) => {
-    if (req.method !== 'GET' && req.method !== 'HEAD') return false;
-    const path = (req.url ?? '/').split('?', 1)[0] ?? '/';
-    switch (path) {
-      case '/healthz':
-        sendJson(res, 200, { status: 'success', data: { healthy: true } });
-        return true;
-      case '/readyz':
-        void readiness(deps.checks).then((checks) => {
-          const ready = Object.values(checks).every(Boolean);
-          sendJson(res, ready ? 200 : 503, { status: ready ? 'success' : 'error', data: { ready, checks } });
-        });
-        return true;
-      case '/metrics':
-        void deps.metrics.metrics().then(
-          (text) => send(res, 200, deps.metrics.contentType, text),
-          (err: unknown) => send(res, 500, 'text/plain; charset=utf-8', String(err)),
-        );
-        return true;
-      default:
-        return false;
-    }
+/** The ops routes; `withMetrics: false` leaves `/metrics` out (the API port without a token). */
+export function createOpsRouter(deps: OpsDeps, opts: { withMetrics: boolean }): express.Router {
+  const router = express.Router();
+  router.get('/healthz', (_req, res) => {
+    res.json({ status: 'success', data: { healthy: true } });
+  });
+  router.get('/readyz', async (_req, res) => {
+    const checks = await readiness(deps.checks);
+    const ready = Object.values(checks).every(Boolean);
+    res.status(ready ? 200 : 503).json({ status: ready ? 'success' : 'error', data: { ready, checks } });
+  });
+  if (opts.withMetrics) {
+    router.get('/metrics', requireMetricsToken(deps.metricsToken), async (_req, res) => {
+      const text = await deps.metrics.metrics();
+      res.type(deps.metrics.contentType).send(text);
+    });
+  }
+  return router;
+}
+
+function requireMetricsToken(token: string | undefined): RequestHandler {
+  if (token === undefined) return (_req, _res, next) => next();
+  const expected = sha256Hex(token);
+  return (req, _res, next) => {
+    if (!safeEqual(sha256Hex(bearerToken(req)), expected))
+      throw new AppError('UNAUTHORIZED', 'The metrics token is not VIGIL_METRICS_TOKEN.');
+    next();
   };
 }
 

@@ -206,10 +206,10 @@ describe('errors', () => {
     expect(ok.json.data).toHaveLength(1);
   });
 
-  it('answers 404 NOT_FOUND to an unknown path and 405 to another method', async () => {
+  it('answers 404 NOT_FOUND to an unknown path, 400 to a path that is not percent-encoding, 405 to another method', async () => {
     expectError(await call(h.baseUrl, '/sensors/nothing', { token: tokenA }), 404, 'NOT_FOUND');
     expectError(await call(h.baseUrl, '/', {}), 404, 'NOT_FOUND');
-    expectError(await call(h.baseUrl, '/login/%E0%A4%A', { body: {} }), 404, 'NOT_FOUND');
+    expectError(await call(h.baseUrl, '/login/%E0%A4%A', { body: {} }), 400, 'BAD_REQUEST');
     const put = await call(h.baseUrl, '/devices/list', { token: tokenA, method: 'PUT', body: {} });
     expectError(put, 405, 'METHOD_NOT_ALLOWED');
     expect(put.headers.get('allow')).toBe('GET, POST');

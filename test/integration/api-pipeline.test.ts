@@ -157,7 +157,7 @@ describe('read API over the real gateway and worker', () => {
         .split('\n')
         .map((l) => l.split(',')[1]),
     ).toEqual(['value', '26.5', '20']);
-    expect((await call(api, '/metrics')).status).toBe(200);
+    expect((await call(`http://127.0.0.1:${vigil.ports.ops}`, '/metrics')).status).toBe(200);
 
     expect((await submit({ deviceName: 'nobody', Temperature: 1 })).status).toBe(202);
     const unknown = await eventually(

@@ -205,7 +205,7 @@ describe('HTTP gateway: refusals', () => {
     await expectError(await post(`/nope/${key}`, '{}'), 404, 'NOT_FOUND');
     await expectError(await post(`/gateway/submit`, '{}'), 404, 'NOT_FOUND');
     await expectError(await post(`/gateway/submit/${key}/extra`, '{}'), 404, 'NOT_FOUND');
-    await expectError(await post(`/raw/%E0%A4%A`, 'x'), 404, 'NOT_FOUND');
+    await expectError(await post(`/raw/%E0%A4%A`, 'x'), 400, 'BAD_REQUEST');
     expect(await rawRequestStatus(`/gateway/submit/../../raw/${key}`)).toBe(404);
     expect(await rawRequestStatus(`/raw/..`)).toBe(401);
   });

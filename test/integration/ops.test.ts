@@ -18,8 +18,26 @@ describe('health and readiness', () => {
     expect(await ready.json()).toMatchObject({
       data: { ready: true, checks: { redis: true, influxdb: true } },
     });
-    const metrics = await fetch(`${base}/metrics`);
+    // Metrics are on the ops port; the API port serves them only behind VIGIL_METRICS_TOKEN.
+    expect((await fetch(`${base}/metrics`)).status).toBe(404);
+    const metrics = await fetch(`http://127.0.0.1:${vigil.ports.ops}/metrics`);
     expect(await metrics.text()).toContain('vigil_process_cpu');
+  });
+
+  it('serves /metrics on the API port behind VIGIL_METRICS_TOKEN, and asks for it on the ops port too', async () => {
+    const vigil = await startVigil(testConfig({ roles: 'api', metricsToken: 'm3trics-t0ken' }), log);
+    onTestFinished(() => vigil.close());
+    for (const port of [vigil.ports.api, vigil.ports.ops]) {
+      const url = `http://127.0.0.1:${port}/metrics`;
+      const refused = await fetch(url);
+      expect([refused.status, ((await refused.json()) as { error: { code: string } }).error.code]).toEqual([
+        401,
+        'UNAUTHORIZED',
+      ]);
+      expect((await fetch(url, { headers: { authorization: 'Bearer wrong' } })).status).toBe(401);
+      const ok = await fetch(url, { headers: { authorization: 'Bearer m3trics-t0ken' } });
+      expect(await ok.text()).toContain('vigil_process_cpu');
+    }
   });
 
   it('is not ready when InfluxDB does not answer', async () => {

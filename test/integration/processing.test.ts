@@ -261,7 +261,7 @@ describe('processing', () => {
     await processed(p, 'acme', 1);
     const metrics = await eventually(
       async () => {
-        const text = await (await fetch(`${p.apiUrl}/metrics`)).text();
+        const text = await (await fetch(`${p.opsUrl}/metrics`)).text();
         return /^vigil_worker_steps_total\{result="completed"\} 1$/m.test(text) ? text : undefined;
       },
       5000,

@@ -23,6 +23,8 @@ export interface Pipeline {
   admin: ReturnType<typeof createTenancyAdmin>;
   gatewayUrl: string;
   apiUrl: string;
+  /** The ops port (/healthz, /readyz, /metrics). */
+  opsUrl: string;
   /** POSTs a body to a gateway path with a key. */
   post(path: string, key: string, body: string | Buffer, headers?: Record<string, string>): Promise<Response>;
 }
@@ -53,6 +55,7 @@ export async function startPipeline(
     admin: createTenancyAdmin({ redis, keys }),
     gatewayUrl,
     apiUrl: `http://127.0.0.1:${vigil.ports.api}`,
+    opsUrl: `http://127.0.0.1:${vigil.ports.ops}`,
     post: (path, key, body, headers = {}) =>
       fetch(`${gatewayUrl}/${path}/${key}`, {
         method: 'POST',

@@ -3,7 +3,6 @@
  * error — a fault of the infrastructure, retried by the queue and shown to HTTP clients as
  * 503 UNAVAILABLE — rather than a fault of the request or of Vigil.
  */
-import { InfluxError } from '../history/influx-client.ts';
 
 /** Socket error codes of a server that is down, restarting or unreachable. */
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND']);
@@ -16,8 +15,10 @@ const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE
 const IOREDIS_UNAVAILABLE = /^(Connection is closed\.|Stream isn't writeable|Command timed out)/;
 
 export function isDependencyDown(err: unknown): boolean {
-  if (err instanceof InfluxError) return err.status >= 500 || err.status === 0;
   if (!(err instanceof Error)) return false;
+  // Adapters mark their own failures (InfluxError: no answer, or a 5xx).
+  const { outage } = err as { outage?: unknown };
+  if (typeof outage === 'boolean') return outage;
   // MaxRetriesPerRequestError (ioredis), AbortError (ioredis on a connection closed mid-command,
   // fetch on a timeout), TimeoutError (AbortSignal.timeout).
   if (['MaxRetriesPerRequestError', 'AbortError', 'TimeoutError'].includes(err.name)) return true;

@@ -38,12 +38,16 @@ export interface InfluxClient {
   ): Promise<void>;
 }
 
+/** A failed InfluxDB request: its HTTP status (0: no answer at all). */
 export class InfluxError extends Error {
   override name = 'InfluxError';
   readonly status: number;
+  /** InfluxDB could not be reached or failed on its side (5xx): an outage, not a bad request. */
+  readonly outage: boolean;
   constructor(message: string, status: number) {
     super(message);
     this.status = status;
+    this.outage = status === 0 || status >= 500;
   }
 }
 

@@ -1,0 +1,35 @@
+/**
+ * Import rules checked by `npm run check` (dependency-cruiser): no cycles between src/ folders,
+ * none between modules either, and nothing in src/ imports tests, benchmarks or scripts.
+ */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-folder-cycles',
+      comment: 'Folders of src/ form layers: a folder never depends, through any path, on one that depends on it.',
+      severity: 'error',
+      scope: 'folder',
+      from: { path: '^src/' },
+      to: { circular: true },
+    },
+    {
+      name: 'no-module-cycles',
+      comment: 'Type-only imports vanish at run time (erasable syntax) and may go both ways.',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { circular: true, viaOnly: { dependencyTypesNot: ['type-only'] } },
+    },
+    {
+      name: 'src-stands-alone',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { path: '^(test|bench|scripts)/' },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { extensions: ['.ts', '.js', '.mjs'] },
+  },
+};

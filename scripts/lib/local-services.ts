@@ -168,6 +168,8 @@ async function redisPing(port: number): Promise<boolean> {
 export interface InfluxOptions {
   port?: number;
   dataDir: string;
+  /** Requires credentials on the HTTP API (create the first admin user with an open CREATE USER). */
+  authEnabled?: boolean;
 }
 
 /** influxd's Go GC target when the environment sets none (docs/history.md, "InfluxDB's memory"). */
@@ -199,6 +201,7 @@ export async function startInflux(opts: InfluxOptions): Promise<LocalService> {
       `  bind-address = "127.0.0.1:${port}"`,
       '  log-enabled = false',
       '  max-body-size = 0',
+      `  auth-enabled = ${opts.authEnabled === true}`,
       '[continuous_queries]',
       '  enabled = true',
       '  log-enabled = false',

@@ -54,16 +54,20 @@ export class InfluxError extends Error {
 export function createInfluxClient(opts: InfluxClientOptions): InfluxClient {
   const base = opts.url.replace(/\/$/, '');
   const timeoutMs = opts.timeoutMs ?? 10_000;
-  const send = createSender(base, timeoutMs);
-  const auth = (params: URLSearchParams) => {
-    if (opts.username) params.set('u', opts.username);
-    if (opts.password) params.set('p', opts.password);
-  };
+  // Credentials as a Basic Authorization header (InfluxDB 1.x, and 2.x/3.x's v1 API, read it),
+  // never as u/p query parameters, which end up in proxy and access logs.
+  const authorization = opts.username
+    ? `Basic ${Buffer.from(`${opts.username}:${opts.password ?? ''}`).toString('base64')}`
+    : undefined;
+  const send = createSender(base, timeoutMs, authorization);
   return {
     database: opts.database,
     async ping() {
       try {
-        const res = await fetch(`${base}/ping`, { signal: AbortSignal.timeout(Math.min(timeoutMs, 2000)) });
+        const res = await fetch(`${base}/ping`, {
+          signal: AbortSignal.timeout(Math.min(timeoutMs, 2000)),
+          ...(authorization === undefined ? {} : { headers: { authorization } }),
+        });
         await res.arrayBuffer();
         return res.status === 204 || res.ok;
       } catch {
@@ -75,7 +79,6 @@ export function createInfluxClient(opts: InfluxClientOptions): InfluxClient {
       if (qopts.epoch !== 'rfc3339') params.set('epoch', 'ms');
       const db = qopts.database === undefined ? opts.database : qopts.database;
       if (db) params.set('db', db);
-      auth(params);
       const method = qopts.method ?? (/^\s*(select|show)/i.test(q) ? 'GET' : 'POST');
       const res =
         method === 'GET'
@@ -97,7 +100,6 @@ export function createInfluxClient(opts: InfluxClientOptions): InfluxClient {
     async write(lines, wopts = {}) {
       const params = new URLSearchParams({ db: opts.database, precision: wopts.precision ?? 'ns' });
       if (wopts.retentionPolicy) params.set('rp', wopts.retentionPolicy);
-      auth(params);
       const res = await send('POST', `/write?${params.toString()}`, lines, 'text/plain; charset=utf-8');
       if (res.status !== 204) {
         throw new InfluxError(`InfluxDB write failed (${res.status}): ${res.text.slice(0, 300)}`, res.status);
@@ -111,7 +113,7 @@ export function createInfluxClient(opts: InfluxClientOptions): InfluxClient {
  * query and copied every write body through web streams; node:http costs a fraction of that. No
  * compression: answers are small and gzip costs CPU on both sides.
  */
-function createSender(base: string, timeoutMs: number) {
+function createSender(base: string, timeoutMs: number, authorization: string | undefined) {
   const origin = new URL(base);
   // node:https (and TLS) is loaded only for an https URL: it is a tenth of a worker's start-up.
   const https = origin.protocol === 'https:' ? process.getBuiltinModule('node:https') : undefined;
@@ -126,6 +128,7 @@ function createSender(base: string, timeoutMs: number) {
   ): Promise<{ status: number; text: string }> =>
     new Promise((resolve, reject) => {
       const headers: Record<string, string> = { 'accept-encoding': 'identity' };
+      if (authorization !== undefined) headers.authorization = authorization;
       if (body !== undefined) {
         headers['content-type'] = contentType ?? 'text/plain';
         headers['content-length'] = String(Buffer.byteLength(body));

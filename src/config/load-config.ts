@@ -31,7 +31,7 @@ export function loadConfig(
       !Object.values(SETTINGS).some((s) => s.env === name) &&
       !IGNORED_VARS.has(name)
     ) {
-      problems.push(`${name}: unknown setting (see the configuration table in README.md)`);
+      problems.push(`${name}: unknown setting (see docs/configuration.md)`);
     }
   }
   if (problems.length > 0) throw new ConfigError(`invalid configuration: ${problems.join(' | ')}`);

@@ -1,7 +1,7 @@
 /**
- * The README tables that must match the code: configuration (from the config schema) and error
- * codes (from the catalogue). `node scripts/readme-tables.ts` rewrites them in place; a unit test
- * fails when README.md is out of date.
+ * The documentation tables that must match the code: configuration (from the config schema) in
+ * docs/configuration.md and error codes (from the catalogue) in docs/errors.md.
+ * `node scripts/docs-tables.ts` rewrites them in place; a unit test fails when a file is out of date.
  */
 import { describeConfig } from '../../src/config/load-config.ts';
 import { ERROR_CODES } from '../../src/errors/catalogue.ts';
@@ -25,9 +25,15 @@ export function errorTable(): string {
 
 export const TABLES: Record<string, () => string> = { config: configTable, errors: errorTable };
 
+/** Which file (relative to the repository root) holds which generated tables. */
+export const TABLE_FILES: Record<string, string[]> = {
+  'docs/configuration.md': ['config'],
+  'docs/errors.md': ['errors'],
+};
+
 /** Replaces each `<!-- name:start -->…<!-- name:end -->` block with the generated table. */
-export function renderTables(readme: string): string {
-  let out = readme;
+export function renderTables(text: string): string {
+  let out = text;
   for (const [name, make] of Object.entries(TABLES)) {
     const re = new RegExp(`(<!-- ${name}:start -->)[\\s\\S]*?(<!-- ${name}:end -->)`);
     out = out.replace(re, (_m, a: string, b: string) => `${a}\n${make()}\n${b}`);

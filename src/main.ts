@@ -15,6 +15,7 @@ import { errorBody } from './errors/app-error.ts';
 import { sendJson } from './http/send-json.ts';
 import { createKeys } from './state/keys.ts';
 import { createTenancyStore } from './tenancy/tenancy-store.ts';
+import { loginLimitsOf } from './tenancy/login.ts';
 import type { IngestService } from './ingest/ingest-service.ts';
 import { createIngestLog } from './ingest/ingest-log.ts';
 import { ensureHistorySchema } from './history/schema.ts';
@@ -79,7 +80,7 @@ export async function startVigil(config: Config, log: Logger): Promise<RunningVi
     const tenancy = createTenancyStore({
       redis,
       keys,
-      login: { maxFailures: config.loginMaxFailures, lockSeconds: config.loginLockSeconds },
+      login: loginLimitsOf(config),
     });
     const ingestLog = createIngestLog({ redis, keys, size: config.ingestLogSize });
     const catalog = createCatalog({ tenancy });

@@ -18,6 +18,7 @@ import { readBody } from '../http/read-body.ts';
 import { toClientError, sendError } from './api-errors.ts';
 import { STREAMED, type ApiDeps, type ApiRoute } from './api-route.ts';
 import { createBearerAuth } from './bearer-auth.ts';
+import { clientAddress } from './client-address.ts';
 import { deviceRoutes } from './devices-routes.ts';
 import { eventRoutes } from './events-routes.ts';
 import { exportRoutes } from './export-route.ts';
@@ -116,7 +117,8 @@ export function createApiApp(deps: ApiDeps): ApiHandler {
       const nowMs = clock();
       const env = route.auth ? (await auth.authenticate(req.headers.authorization, nowMs)).env : '';
       const attrs = collectAttributes(rawQuery, body, req.headers['content-type']);
-      const data = await route.handle({ env, attrs, nowMs, params, req, res });
+      const client = clientAddress(req, deps.config.trustProxy);
+      const data = await route.handle({ env, attrs, nowMs, params, clientAddress: client, req, res });
       if (data !== STREAMED) sendJson(res, 200, { status: 'success', data });
     } catch (err) {
       // The path alone: a query can carry attributes such as a login's password.

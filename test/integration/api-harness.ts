@@ -20,6 +20,7 @@ import { closeRedis, connectRedis, type Redis } from '../../src/redis/connect.ts
 import { createKeys, type Keys } from '../../src/state/keys.ts';
 import { encodePoint } from '../../src/state/point-record.ts';
 import { createTenancyAdmin, type TenancyAdmin } from '../../src/tenancy/tenancy-admin.ts';
+import { loginLimitsOf } from '../../src/tenancy/login.ts';
 import { createTenancyStore } from '../../src/tenancy/tenancy-store.ts';
 import { testConfig } from '../support/context.ts';
 
@@ -101,7 +102,7 @@ export async function startApiHarness(
   const tenancy = createTenancyStore({
     redis,
     keys,
-    login: { maxFailures: config.loginMaxFailures, lockSeconds: config.loginLockSeconds },
+    login: loginLimitsOf(config),
   });
   const admin = createTenancyAdmin({ redis, keys });
   const ingestLog = createIngestLog({ redis, keys, size: config.ingestLogSize });

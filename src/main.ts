@@ -16,6 +16,7 @@ import { errorHandler, notFound } from './http/error-handling.ts';
 import { createHttpServer, type HttpTimeouts } from './http/http-server.ts';
 import { createKeys } from './state/keys.ts';
 import { createTenancyStore } from './tenancy/tenancy-store.ts';
+import { loginLimitsOf } from './tenancy/login.ts';
 import type { IngestService } from './ingest/ingest-service.ts';
 import { createIngestLog } from './ingest/ingest-log.ts';
 import { ensureHistorySchema } from './history/schema.ts';
@@ -80,7 +81,7 @@ export async function startVigil(config: Config, log: Logger): Promise<RunningVi
     const tenancy = createTenancyStore({
       redis,
       keys,
-      login: { maxFailures: config.loginMaxFailures, lockSeconds: config.loginLockSeconds },
+      login: loginLimitsOf(config),
     });
     const ingestLog = createIngestLog({ redis, keys, size: config.ingestLogSize });
     const catalog = createCatalog({ tenancy });

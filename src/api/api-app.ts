@@ -33,6 +33,7 @@ export function createApiApp(deps: ApiDeps, before: RequestHandler[] = []): expr
   const app = createExpressApp();
   // Attributes are read from the raw query string (request-params.ts), not express's parser.
   app.set('query parser', false);
+  app.set('trust proxy', deps.config.trustProxy);
   const clock = deps.clock ?? Date.now;
   const auth = createBearerAuth({ tenancy: deps.tenancy, cacheMs: deps.config.credentialCacheMs });
   // The body as text in its declared charset, whatever its Content-Type: JSON comes as curl's form
@@ -87,7 +88,9 @@ export function createApiApp(deps: ApiDeps, before: RequestHandler[] = []): expr
       );
       // Named parameters only (`/login/:key`), never wildcards: each is one string.
       const params = req.params as Record<string, string>;
-      const data = await route.handle({ env, attrs, nowMs, params, req, res });
+      // req.ip: the socket's peer, or X-Forwarded-For as far as 'trust proxy' (VIGIL_TRUST_PROXY) allows.
+      const clientAddress = req.ip ?? '';
+      const data = await route.handle({ env, attrs, nowMs, params, clientAddress, req, res });
       if (data !== STREAMED) res.json({ status: 'success', data });
     };
   }

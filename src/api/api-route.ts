@@ -44,6 +44,8 @@ export interface ApiRequest {
   nowMs: number;
   /** Path parameters (`/login/:key` gives `key`), decoded. */
   params: Record<string, string>;
+  /** The client's address: the socket's peer, or X-Forwarded-For as VIGIL_TRUST_PROXY allows. */
+  clientAddress: string;
   req: Request;
   res: Response;
 }

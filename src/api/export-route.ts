@@ -14,6 +14,9 @@ import { STREAMED, type ApiDeps, type ApiRoute } from './api-route.ts';
 import { deviceNotFound } from './devices-routes.ts';
 import { readNumber, readString, type Attributes } from './request-params.ts';
 
+/** 9999-12-31T23:59:59Z, the latest bound accepted (in seconds). */
+export const MAX_EXPORT_UTC = 253_402_300_799;
+
 /** Bytes collected before a write to the socket. */
 const CHUNK_CHARS = 64 * 1024;
 
@@ -27,8 +30,8 @@ export function exportRoutes(deps: ApiDeps): ApiRoute[] {
       async handle({ env, attrs, nowMs, req, res }) {
         const deviceName = readString(attrs, 'deviceName');
         const sensorName = readString(attrs, 'sensorName');
-        const startUTC = readNumber(attrs, 'startUTC', { min: 0 });
-        const endUTC = readNumber(attrs, 'endUTC', { min: 0 });
+        const startUTC = readNumber(attrs, 'startUTC', { min: 0, max: MAX_EXPORT_UTC });
+        const endUTC = readNumber(attrs, 'endUTC', { min: 0, max: MAX_EXPORT_UTC });
         const csv = wantsCsv(attrs, req.headers.accept);
         if (startUTC !== undefined && endUTC !== undefined && endUTC < startUTC)
           throw new AppError('INVALID_ATTRIBUTE', 'The attribute endUTC must not be before startUTC.', {
@@ -135,11 +138,22 @@ function csvFormat(): Format {
   };
 }
 
-/** One CSV cell (RFC 4180 quoting); a GPS value becomes `"lat,lon"`. */
+/**
+ * One CSV cell (RFC 4180 quoting); a GPS value becomes `"lat,lon"`. Text a spreadsheet would read as
+ * a formula (starting with = + - @, or tab or CR, which some strip before looking) gets a leading
+ * `'`, so opening an export never runs what a device sent. Numbers (-3.5) stay as they are.
+ */
 export function csvCell(value: DataValue): string {
-  const text = typeof value === 'object' ? `${value.lat},${value.lon}` : String(value);
+  const text =
+    typeof value === 'object'
+      ? `${value.lat},${value.lon}`
+      : typeof value === 'string' && FORMULA_START.test(value)
+        ? `'${value}`
+        : String(value);
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
+
+const FORMULA_START = /^[=+\-@\t\r]/;
 
 /** Buffers small pieces into larger socket writes and waits for the client when it is slow. */
 function createChunkWriter(res: ServerResponse) {

@@ -1,7 +1,8 @@
 /**
  * `POST /login/<API_KEY>` (PRODUCT.md §2): username, password and, with MFA, a TOTP code give a
  * login token for the key's environment (VIGIL_LOGIN_TOKEN_TTL_SECONDS, 60 minutes by default).
- * The API key only selects the environment. Failures count towards the lockout.
+ * The API key only selects the environment. Failures count towards the lockout (login.ts), by
+ * username and by the client's address.
  */
 import { AppError } from '../errors/app-error.ts';
 import type { ApiDeps, ApiRoute } from './api-route.ts';
@@ -13,18 +14,25 @@ export function loginRoutes(deps: ApiDeps): ApiRoute[] {
       paths: ['/login/:key'],
       methods: ['POST'],
       auth: false,
-      async handle({ attrs, nowMs, params }) {
+      async handle({ attrs, nowMs, params, clientAddress }) {
         const username = readString(attrs, 'username');
         const password = readString(attrs, 'password');
         const totp = readTotp(attrs.totp);
         const apiKey = await deps.tenancy.resolveApiKey(params.key ?? '');
         if (!apiKey) throw new AppError('INVALID_API_KEY', 'The API key is unknown or revoked.');
-        const result = await deps.tenancy.verifyLogin(apiKey.env, username, password, totp, nowMs);
+        const result = await deps.tenancy.verifyLogin({
+          env: apiKey.env,
+          username,
+          password,
+          totp,
+          clientAddress,
+          nowMs,
+        });
         if (!result.ok) {
           const messages = {
             INVALID_CREDENTIALS: 'Wrong username, password or code.',
             MFA_REQUIRED: 'This user has multi-factor authentication: send totp.',
-            LOGIN_LOCKED: 'Too many failed logins for this username; try again later.',
+            LOGIN_LOCKED: 'Too many failed logins; try again later.',
           } as const;
           throw new AppError(result.code, messages[result.code], {
             ...(result.retryAfterSeconds === undefined

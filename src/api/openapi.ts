@@ -47,6 +47,8 @@ const param = (name: string, schema: unknown, required: boolean, description?: s
   ...(description ? { description } : {}),
 });
 const str = { type: 'string' };
+/** sensors/export's startUTC/endUTC: UNIX seconds up to 9999-12-31T23:59:59Z. */
+const exportBound = { type: 'number', minimum: 0, maximum: 253402300799 };
 const eventParams = [
   param('limit', { type: 'integer', minimum: 1, maximum: 10000, default: 1000 }, false),
   param('startUTC', { type: 'number' }, false, 'UNIX seconds, inclusive, on receivedUTC.'),
@@ -214,13 +216,13 @@ export const OPENAPI_DOCUMENT = {
       [
         param('deviceName', str, true),
         param('sensorName', str, true),
-        param('startUTC', { type: 'number' }, false, 'UNIX seconds, inclusive; default: the first value.'),
-        param('endUTC', { type: 'number' }, false, 'UNIX seconds, inclusive; default: now.'),
+        param('startUTC', exportBound, false, 'UNIX seconds, inclusive; default: the first value.'),
+        param('endUTC', exportBound, false, 'UNIX seconds, inclusive; default: now.'),
         param(
           'format',
           { enum: ['json', 'csv'] },
           false,
-          'csv (or Accept: text/csv) gives `time,value` lines.',
+          "csv (or Accept: text/csv) gives `time,value` lines; text starting with = + - @, tab or CR gets a leading '.",
         ),
       ],
       objectOf({

@@ -13,6 +13,7 @@ import { addIngestCommands } from './commands/ingest.ts';
 import { addProvisionCommands } from './commands/provision.ts';
 import { addQueueCommands } from './commands/queue.ts';
 import { createRuntime, type Runtime } from './runtime.ts';
+import { escapeControls } from './terminal-text.ts';
 
 export function buildProgram(rt: Runtime): Command {
   const program = new Command('vigil')
@@ -65,4 +66,5 @@ function reportFailure(err: unknown): number {
   return 1;
 }
 
-const oneLine = (s: string) => s.replace(/\s*\n\s*/g, ' ');
+/** A message on one line, what is left of control characters shown escaped (names in it come from outside). */
+const oneLine = (s: string) => escapeControls(s.replace(/\s*\n\s*/g, ' '));

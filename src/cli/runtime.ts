@@ -10,6 +10,7 @@ import { connectRedis, type Redis } from '../redis/connect.ts';
 import { createKeys, type DefinitionScope, type Keys } from '../state/keys.ts';
 import { createTenancyAdmin, type TenancyAdmin } from '../tenancy/tenancy-admin.ts';
 import { createTenancyStore, type TenancyStore } from '../tenancy/tenancy-store.ts';
+import { escapeControls, escapeJsonText } from './terminal-text.ts';
 
 export interface Services {
   config: Config;
@@ -23,9 +24,12 @@ export interface Runtime {
   /** Opens Redis on first use. */
   services(): Promise<Services>;
   close(): Promise<void>;
-  /** Prints `data` as JSON with --json, else `text` (lines). */
+  /**
+   * Prints `data` as JSON with --json, else `text`: one line per string, control characters shown
+   * escaped (a block meant to span lines is passed as its `blockLines`).
+   */
   print(json: boolean | undefined, data: unknown, text: string | string[]): void;
-  /** Lines for stderr that are not results (hints, warnings); suppressed with --json. */
+  /** A line for stderr that is not a result (hints, warnings), escaped too; suppressed with --json. */
   note(json: boolean | undefined, text: string): void;
 }
 
@@ -38,11 +42,13 @@ export function createRuntime(env: NodeJS.ProcessEnv = process.env): Runtime {
       if (redis) await quitQuickly(redis);
     },
     print(json, data, text) {
-      const out = json ? JSON.stringify(data, null, 2) : Array.isArray(text) ? text.join('\n') : text;
+      const out = json
+        ? escapeJsonText(JSON.stringify(data, null, 2))
+        : (Array.isArray(text) ? text : [text]).map(escapeControls).join('\n');
       if (out !== '') process.stdout.write(`${out}\n`);
     },
     note(json, text) {
-      if (!json) process.stderr.write(`${text}\n`);
+      if (!json) process.stderr.write(`${escapeControls(text)}\n`);
     },
   };
 
@@ -141,9 +147,10 @@ export function parseExpiry(value: string, nowMs: number): number {
   return t;
 }
 
-/** Formats rows as left-aligned columns. */
-export function table(header: string[], rows: string[][]): string[] {
-  if (rows.length === 0) return [];
+/** Formats rows as left-aligned columns, control characters in cells shown escaped. */
+export function table(header: string[], cells: string[][]): string[] {
+  if (cells.length === 0) return [];
+  const rows = cells.map((r) => r.map(escapeControls));
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (r: string[]) =>
     r

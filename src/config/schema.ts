@@ -1,3 +1,4 @@
+import proxyAddr from 'proxy-addr';
 import { z } from 'zod';
 
 /** The roles a Vigil process can run; one process runs all of them by default. */
@@ -42,6 +43,32 @@ const roles = z
   .pipe(z.array(z.enum(ROLES)).min(1));
 const duration = z.string().regex(/^(INF|\d+[smhdw])$/, 'expected INF or a duration such as 30d');
 const optionalString = z.string().transform((s) => (s === '' ? undefined : s));
+
+/**
+ * express's `trust proxy` values, in the form express takes them (`app.set('trust proxy', v)`): a
+ * boolean, a hop count, or a list of addresses, CIDRs and proxy-addr's named ranges.
+ */
+export type TrustProxy = boolean | number | string[];
+const trustProxy = z.string().transform((s, ctx): TrustProxy => {
+  const text = s.trim();
+  if (text === '' || text === 'false') return false;
+  if (text === 'true') return true;
+  if (/^\d+$/.test(text)) return Number(text);
+  const list = text
+    .split(',')
+    .map((v) => v.trim())
+    .filter(Boolean);
+  try {
+    proxyAddr.compile(list);
+  } catch (err) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `expected true, false, a hop count or addresses/CIDRs (${err instanceof Error ? err.message : String(err)})`,
+    });
+    return z.NEVER;
+  }
+  return list;
+});
 
 /**
  * Every configuration key of Vigil: one place, each with its environment variable, description and
@@ -295,8 +322,20 @@ export const SETTINGS = {
   ),
   loginMaxFailures: setting(
     'VIGIL_LOGIN_MAX_FAILURES',
-    'Failed logins per username before the account is locked.',
+    'Failed logins for one username from one client address before that username is locked for that address.',
     '5',
+    positiveInt,
+  ),
+  loginMaxFailuresPerUser: setting(
+    'VIGIL_LOGIN_MAX_FAILURES_PER_USER',
+    'Failed logins for one username from all addresses together before the username is locked for everyone.',
+    '50',
+    positiveInt,
+  ),
+  loginMaxFailuresPerAddress: setting(
+    'VIGIL_LOGIN_MAX_FAILURES_PER_ADDRESS',
+    'Failed logins from one client address (an IPv6 address counts as its /64), all usernames of an environment together, before that address is locked.',
+    '100',
     positiveInt,
   ),
   loginLockSeconds: setting(
@@ -304,6 +343,12 @@ export const SETTINGS = {
     'Window for counting failures and length of the lock, in seconds.',
     '900',
     positiveInt,
+  ),
+  trustProxy: setting(
+    'VIGIL_TRUST_PROXY',
+    "Which X-Forwarded-For hops to believe for the client address of the read API, as express's `trust proxy`: false (the socket address), true (the left-most address), a hop count, or a comma-separated list of proxy addresses/CIDRs (also loopback, linklocal, uniquelocal).",
+    'false',
+    trustProxy,
   ),
   credentialCacheMs: setting(
     'VIGIL_CREDENTIAL_CACHE_MS',

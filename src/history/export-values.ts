@@ -17,7 +17,8 @@ export interface ExportQuery {
   dataType: DataType;
   /**
    * Inclusive bounds, epoch ms, at millisecond granularity (endMs includes every value of that ms,
-   * whatever its sub-ms offset); absent = from the first / up to the last value.
+   * whatever its sub-ms offset); absent = from the first / up to the last value. Any non-negative
+   * time up to year 9999 may be given.
    */
   startMs?: number | undefined;
   endMs?: number | undefined;
@@ -34,13 +35,18 @@ export interface ExportedValue {
 }
 
 const DEFAULT_PAGE_SIZE = 5000;
+/**
+ * The latest time InfluxDB represents (int64 ns: 2262-04-11T23:47:16.854Z), in ms; a later bound
+ * is an invalid query there, and no value can lie beyond it, so bounds are cut to it.
+ */
+const MAX_TIME_MS = 9_223_372_036_854;
 const HOUR_MS = 3_600_000;
 
 /** Yields the values of one data point oldest first: hourly rollups before the raw data, then raw. */
 export async function* exportValues(influx: InfluxClient, q: ExportQuery): AsyncGenerator<ExportedValue> {
   const series = `"env" = ${str(q.env)} AND "device" = ${str(q.device)} AND "sensor" = ${str(q.sensor)}`;
-  const start = q.startMs === undefined ? '' : ` AND time >= ${msTime(q.startMs)}`;
-  const end = q.endMs === undefined ? '' : ` AND time < ${msTime(q.endMs + 1)}`;
+  const start = q.startMs === undefined ? '' : ` AND time >= ${msTime(Math.min(q.startMs, MAX_TIME_MS))}`;
+  const end = q.endMs === undefined ? '' : ` AND time < ${msTime(Math.min(q.endMs + 1, MAX_TIME_MS))}`;
   const raw = `FROM ${ident(RAW_RP)}.${ident(READINGS)} WHERE ${series}${start}${end}`;
   if (hasRollups(q.dataType)) {
     // Rollups only for the hours before the first raw value still kept (expired by raw retention).

@@ -20,8 +20,12 @@ export interface Keys {
   token(tokenHash: string): string;
   /** Hash keyed by username: JSON UserRecord {username, passwordHash, mfaEnabled, mfaSecret?, createdUTC}. */
   users(env: string): string;
-  /** Counter of failed logins for a username (expires after the lock window). */
-  loginFailures(env: string, username: string): string;
+  /**
+   * Counter of failed logins (expires with the lock window): of a username; with `address`, of a
+   * username from that client address; with username '' and `address`, of that address across
+   * usernames. Usernames hold no ':', so the three never meet.
+   */
+  loginFailures(env: string, username: string, address?: string): string;
   /** String, set for a TOTP time step once a code of it has been used (RFC 6238 §5.2: no replay). */
   totpUsed(env: string, username: string, step: number): string;
   /** Set of definition names in a scope (`public` or an environment). */
@@ -108,7 +112,7 @@ export function createKeys(prefix: string): Keys {
     envTokens: (env) => `${p}:env:${env}:tokens`,
     token: (h) => `${p}:token:${h}`,
     users: (env) => `${p}:env:${env}:users`,
-    loginFailures: (env, u) => `${p}:env:${env}:login-failures:${u}`,
+    loginFailures: (env, u, a) => `${p}:env:${env}:login-failures:${u}${a === undefined ? '' : `:${a}`}`,
     totpUsed: (env, u, step) => `${p}:env:${env}:totp-used:${u}:${step}`,
     definitions: (s) => `${p}:defs:${scope(s)}`,
     definition: (s, name) => `${p}:def:${scope(s)}:${name}`,

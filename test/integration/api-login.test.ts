@@ -4,6 +4,7 @@
  */
 /* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-argument --
    response bodies are untyped on purpose: these tests check them at run time. */
+import { request } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Secret, TOTP } from 'otpauth';
 import { describe, expect, it } from 'vitest';
@@ -16,8 +17,48 @@ async function withUser(overrides: Parameters<typeof startApiHarness>[0] = {}) {
   const { apiKey } = await h.seedEnvironment('demo');
   await h.admin.createUser('demo', 'alice', PASSWORD);
   const login = (body: unknown, key = apiKey) => call(h.baseUrl, `/login/${key}`, { body });
-  return { h, apiKey, login };
+  /** A login from a given source address (any 127.x.y.z is on the loopback interface). */
+  const loginFrom = (localAddress: string, body: unknown) =>
+    post(h.baseUrl, `/login/${apiKey}`, body, { localAddress });
+  /** A login that says, in X-Forwarded-For, that it was forwarded for `client`. */
+  const loginFor = (client: string, body: unknown) =>
+    call(h.baseUrl, `/login/${apiKey}`, { body, headers: { 'x-forwarded-for': client } });
+  return { h, apiKey, login, loginFrom, loginFor };
 }
+
+/** POST over node:http, which (unlike fetch) can choose the local address of the connection. */
+function post(
+  baseUrl: string,
+  path: string,
+  body: unknown,
+  opts: { localAddress: string },
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+): Promise<{ status: number; retryAfter: string | undefined; json: any }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      `${baseUrl}${path}`,
+      { method: 'POST', localAddress: opts.localAddress, headers: { 'content-type': 'application/json' } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            retryAfter: res.headers['retry-after'],
+            json: JSON.parse(text),
+          }),
+        );
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
+}
+
+const WRONG = { username: 'alice', password: 'wrong password' };
+const RIGHT = { username: 'alice', password: PASSWORD };
 
 describe('login', () => {
   it('gives a vt_ token for the API key’s environment that reads that environment', async () => {
@@ -83,6 +124,81 @@ describe('login', () => {
     expect(Number(locked.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     await sleep(2100);
     expect((await login({ username: 'alice', password: PASSWORD })).status).toBe(200);
+  });
+
+  it('verifies no more than VIGIL_LOGIN_MAX_FAILURES passwords when 200 wrong logins arrive at once', async () => {
+    const { login, loginFrom } = await withUser({ loginMaxFailures: 5 });
+    const answers = await Promise.all(Array.from({ length: 200 }, () => login(WRONG)));
+    const statuses = answers.map((a) => a.status);
+    // Each 401 is one password checked; every other attempt was refused before its check.
+    expect(statuses.filter((s) => s === 401).length).toBeLessThanOrEqual(5);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(200 - statuses.filter((s) => s === 401).length);
+    expect(answers.find((a) => a.status === 429)?.json.error.code).toBe('LOGIN_LOCKED');
+    // The barrage came from 127.0.0.1; the user still signs in from elsewhere.
+    expect((await loginFrom('127.0.0.2', RIGHT)).status).toBe(200);
+  });
+
+  it('locks a username only for the address its failures came from', async () => {
+    const { loginFrom } = await withUser({ loginMaxFailures: 3 });
+    for (let i = 0; i < 3; i++) expect((await loginFrom('127.0.0.3', WRONG)).status).toBe(401);
+    const locked = await loginFrom('127.0.0.3', RIGHT);
+    expect([locked.status, locked.json.error.code]).toEqual([429, 'LOGIN_LOCKED']);
+    expect(Number(locked.retryAfter)).toBeGreaterThanOrEqual(1);
+    expect((await loginFrom('127.0.0.4', RIGHT)).status).toBe(200);
+  });
+
+  it('ignores X-Forwarded-For unless VIGIL_TRUST_PROXY trusts the proxy', async () => {
+    const { loginFor } = await withUser({ loginMaxFailures: 3 });
+    for (let i = 0; i < 3; i++) expect((await loginFor('198.51.100.1', WRONG)).status).toBe(401);
+    // The header is anyone's to write: the failures counted for the socket's address, 127.0.0.1.
+    expect((await loginFor('198.51.100.2', RIGHT)).status).toBe(429);
+  });
+
+  it('takes the client address from X-Forwarded-For sent by a trusted proxy', async () => {
+    const { login, loginFor } = await withUser({ loginMaxFailures: 3, trustProxy: 'loopback' });
+    for (let i = 0; i < 3; i++) expect((await loginFor('198.51.100.1', WRONG)).status).toBe(401);
+    expect((await loginFor('198.51.100.1', RIGHT)).status).toBe(429);
+    // What a proxy appends after what the client sent is what counts.
+    expect((await loginFor('198.51.100.2', RIGHT)).status).toBe(200);
+    expect((await loginFor('198.51.100.2, 198.51.100.1', RIGHT)).status).toBe(429);
+    expect((await login(RIGHT)).status).toBe(200);
+  });
+
+  it('locks a username for everyone after VIGIL_LOGIN_MAX_FAILURES_PER_USER failures from all addresses', async () => {
+    const { loginFor } = await withUser({
+      loginMaxFailures: 3,
+      loginMaxFailuresPerUser: 5,
+      trustProxy: 'loopback',
+    });
+    for (const client of ['198.51.100.1', '198.51.100.1', '198.51.100.1', '198.51.100.2', '198.51.100.2'])
+      expect((await loginFor(client, WRONG)).status).toBe(401);
+    const locked = await loginFor('198.51.100.3', RIGHT);
+    expect([locked.status, locked.json.error.code]).toEqual([429, 'LOGIN_LOCKED']);
+    expect(Number(locked.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+  });
+
+  it('locks an address for every username after VIGIL_LOGIN_MAX_FAILURES_PER_ADDRESS failures', async () => {
+    const { h, loginFor } = await withUser({ loginMaxFailuresPerAddress: 4, trustProxy: 'loopback' });
+    await h.admin.createUser('demo', 'bob', PASSWORD);
+    for (const username of ['carol', 'dave', 'erin', 'frank'])
+      expect((await loginFor('198.51.100.1', { username, password: PASSWORD })).status).toBe(401);
+    expect((await loginFor('198.51.100.1', RIGHT)).status).toBe(429);
+    expect((await loginFor('198.51.100.1', { username: 'bob', password: PASSWORD })).status).toBe(429);
+    expect((await loginFor('198.51.100.2', RIGHT)).status).toBe(200);
+    // An IPv6 client counts as its /64.
+    for (const username of ['carol', 'dave', 'erin', 'frank'])
+      expect((await loginFor('2001:db8:1:2::10', { username, password: PASSWORD })).status).toBe(401);
+    expect((await loginFor('2001:db8:1:2:ffff::1', RIGHT)).status).toBe(429);
+    expect((await loginFor('2001:db8:1:3::10', RIGHT)).status).toBe(200);
+  });
+
+  it('clears the failures of a username from an address when it signs in from there', async () => {
+    const { login } = await withUser({ loginMaxFailures: 3 });
+    for (let round = 0; round < 3; round++) {
+      expect((await login(WRONG)).status).toBe(401);
+      expect((await login(WRONG)).status).toBe(401);
+      expect((await login(RIGHT)).status).toBe(200);
+    }
   });
 
   it('stops accepting a login token once it expires, even while it is cached', async () => {

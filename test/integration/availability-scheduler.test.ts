@@ -34,7 +34,7 @@ describe('availability scheduler', () => {
         tenancy: createTenancyStore({
           redis: p.redis,
           keys: p.keys,
-          login: { maxFailures: 5, lockSeconds: 60 },
+          login: { maxFailures: 5, maxFailuresPerUser: 50, maxFailuresPerAddress: 100, lockSeconds: 60 },
         }),
       }),
       log: createLogger('silent'),

@@ -343,6 +343,64 @@ describe('vigil ingest log', () => {
   });
 });
 
+describe('vigil output', () => {
+  /** What a device can send as its name through the raw gateway's ?deviceName=. */
+  const HOSTILE = 'dev\u001b[31mred\u001b]8;;http://x\u0007link\u001b]8;;\u0007\r2026-01-01 accepted\nforged';
+  const SHOWN = 'dev\\x1b[31mred\\x1b]8;;http://x\\x07link\\x1b]8;;\\x07\\r2026-01-01 accepted\\nforged';
+  // Tab and LF may stand in output; no other control character may.
+  // eslint-disable-next-line no-control-regex
+  const RAW = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e]/;
+
+  it('shows control characters of device names and messages escaped in vigil ingest log', async () => {
+    await cli.run(['env', 'create', 'gamma']);
+    await cli.redis.lpush(
+      keys.ingestLog('gamma'),
+      JSON.stringify({
+        receivedUTC: '2026-01-01T00:00:00.000Z',
+        ingestId: 'id1',
+        gateway: 'gateway/raw',
+        deviceName: HOSTILE,
+        outcome: 'rejected',
+        code: 'DEVICE_NOT_FOUND',
+        message: `no device ${HOSTILE}\u2028\u202etxt.exe`,
+      }),
+    );
+    const text = await cli.run(['ingest', 'log', '--env', 'gamma']);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).not.toMatch(RAW);
+    expect(text.stdout.trimEnd().split('\n')).toEqual([
+      `2026-01-01T00:00:00.000Z  rejected  gateway/raw  ${SHOWN}  DEVICE_NOT_FOUND  no device ${SHOWN}\\u2028\\u202etxt.exe`,
+    ]);
+    const json = await cli.run(['ingest', 'log', '--env', 'gamma', '--json']);
+    expect(json.stdout).not.toMatch(RAW);
+    expect((JSON.parse(json.stdout) as { deviceName: string }[])[0]?.deviceName).toBe(HOSTILE);
+  });
+
+  it('shows them escaped in tables and refusals too', async () => {
+    const created = await cli.run([
+      'device',
+      'create',
+      '--env',
+      'alpha',
+      '--name',
+      'shown',
+      '--definition',
+      'ComfortSensors',
+      '--display-name',
+      HOSTILE,
+    ]);
+    expect(created.code, created.stderr).toBe(0);
+    const list = await cli.run(['device', 'list', '--env', 'alpha']);
+    expect(list.stdout).not.toMatch(RAW);
+    expect(list.stdout.split('\n').find((l) => l.startsWith('shown '))).toContain(SHOWN);
+    const refused = await cli.run(['definition', 'show', HOSTILE, '--env', 'alpha']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).not.toMatch(RAW);
+    expect(refused.stderr).toMatch(/^vigil: .*dev\\x1b\[31mred/);
+    await cli.run(['device', 'delete', '--env', 'alpha', '--name', 'shown']);
+  });
+});
+
 describe('vigil queue', () => {
   it('shows the backlog and dead letters, and requeues dead letters into their partitions', async () => {
     const items = (n: number) => JSON.stringify(Array.from({ length: n }, (_, i) => ({ id: `x${i}` })));

@@ -30,9 +30,29 @@ const spec = (name: string): DefinitionSpec => ({
 });
 const PARSER = 'function parsePayload(s) { return JSON.parse(s); }';
 
+/** A login attempt from one client address. */
+const attempt = (
+  env: string,
+  username: string,
+  password: string,
+  totp: string | undefined,
+  nowMs: number,
+) => ({
+  env,
+  username,
+  password,
+  totp,
+  clientAddress: '192.0.2.1',
+  nowMs,
+});
+
 beforeAll(async () => {
   redis = new Redis(config.redisUrl);
-  store = createTenancyStore({ redis, keys, login: { maxFailures: 3, lockSeconds: 60 } });
+  store = createTenancyStore({
+    redis,
+    keys,
+    login: { maxFailures: 3, maxFailuresPerUser: 50, maxFailuresPerAddress: 100, lockSeconds: 60 },
+  });
   admin = createTenancyAdmin({ redis, keys });
   await admin.createEnvironment('east', 'en');
   await admin.createEnvironment('west', 'nl');
@@ -168,52 +188,61 @@ describe('tenancy store: login', () => {
   it('checks password and TOTP, asking for the code when MFA is on and refusing a reused code', async () => {
     await admin.createUser('west', 'dave', 'dave-password');
     const now = Date.now();
-    expect(await store.verifyLogin('west', 'dave', 'dave-password', undefined, now)).toEqual({ ok: true });
-    expect(await store.verifyLogin('west', 'nobody', 'dave-password', undefined, now)).toMatchObject({
-      ok: false,
-      code: 'INVALID_CREDENTIALS',
+    expect(await store.verifyLogin(attempt('west', 'dave', 'dave-password', undefined, now))).toEqual({
+      ok: true,
     });
+    expect(await store.verifyLogin(attempt('west', 'nobody', 'dave-password', undefined, now))).toMatchObject(
+      {
+        ok: false,
+        code: 'INVALID_CREDENTIALS',
+      },
+    );
     const { secret } = await admin.enableMfa('west', 'dave');
-    expect(await store.verifyLogin('west', 'dave', 'dave-password', undefined, now)).toMatchObject({
+    expect(await store.verifyLogin(attempt('west', 'dave', 'dave-password', undefined, now))).toMatchObject({
       code: 'MFA_REQUIRED',
     });
     expect(
-      await store.verifyLogin('west', 'dave', 'dave-password', totpCode(secret, now - 30_000), now),
+      await store.verifyLogin(attempt('west', 'dave', 'dave-password', totpCode(secret, now - 30_000), now)),
     ).toEqual({ ok: true });
     // The same code again is a replay (RFC 6238 §5.2).
     expect(
-      await store.verifyLogin('west', 'dave', 'dave-password', totpCode(secret, now - 30_000), now),
+      await store.verifyLogin(attempt('west', 'dave', 'dave-password', totpCode(secret, now - 30_000), now)),
     ).toMatchObject({ code: 'INVALID_CREDENTIALS' });
     expect(
-      await store.verifyLogin('west', 'dave', 'dave-password', totpCode(secret, now - 90_000), now),
+      await store.verifyLogin(attempt('west', 'dave', 'dave-password', totpCode(secret, now - 90_000), now)),
     ).toMatchObject({
       code: 'INVALID_CREDENTIALS',
     });
     await admin.disableMfa('west', 'dave');
-    expect(await store.verifyLogin('west', 'dave', 'dave-password', undefined, now)).toEqual({ ok: true });
+    expect(await store.verifyLogin(attempt('west', 'dave', 'dave-password', undefined, now))).toEqual({
+      ok: true,
+    });
   });
 
   it('locks a username after maxFailures failures, with Retry-After, even for the right password', async () => {
     await admin.createUser('west', 'erin', 'erin-password');
     const now = Date.now();
     for (let i = 0; i < 3; i++) {
-      expect(await store.verifyLogin('west', 'erin', 'wrong', undefined, now)).toMatchObject({
+      expect(await store.verifyLogin(attempt('west', 'erin', 'wrong', undefined, now))).toMatchObject({
         code: 'INVALID_CREDENTIALS',
       });
     }
-    const locked = await store.verifyLogin('west', 'erin', 'erin-password', undefined, now);
+    const locked = await store.verifyLogin(attempt('west', 'erin', 'erin-password', undefined, now));
     expect(locked).toMatchObject({ ok: false, code: 'LOGIN_LOCKED' });
     expect(locked.ok === false && locked.retryAfterSeconds).toBeGreaterThan(50);
-    expect(await store.verifyLogin('east', 'erin', 'wrong', undefined, now)).toMatchObject({
+    expect(await store.verifyLogin(attempt('east', 'erin', 'wrong', undefined, now))).toMatchObject({
       code: 'INVALID_CREDENTIALS',
     });
     // A name that cannot be a user creates no failure counter.
-    expect(await store.verifyLogin('west', 'x'.repeat(500), 'wrong', undefined, now)).toMatchObject({
+    expect(await store.verifyLogin(attempt('west', 'x'.repeat(500), 'wrong', undefined, now))).toMatchObject({
       code: 'INVALID_CREDENTIALS',
     });
-    expect(await redis.exists(keys.loginFailures('west', 'x'.repeat(500)))).toBe(0);
-    await redis.del(keys.loginFailures('west', 'erin'));
-    expect(await store.verifyLogin('west', 'erin', 'erin-password', undefined, now)).toEqual({ ok: true });
+    expect(await redis.keys(`${config.keyPrefix}:*${'x'.repeat(500)}*`)).toEqual([]);
+    // The lock is on erin from that address.
+    await redis.del(keys.loginFailures('west', 'erin', '192.0.2.1'));
+    expect(await store.verifyLogin(attempt('west', 'erin', 'erin-password', undefined, now))).toEqual({
+      ok: true,
+    });
   });
 });
 
@@ -228,7 +257,7 @@ describe('tenancy admin: deleting an environment', () => {
     const { token } = await admin.createToken('temp', 'grafana', 0);
     await admin.createUser('temp', 'frank', 'frank-password');
     const login = await store.createLoginToken('temp', 'frank', 600);
-    await store.verifyLogin('temp', 'frank', 'wrong', undefined, Date.now());
+    await store.verifyLogin(attempt('temp', 'frank', 'wrong', undefined, Date.now()));
     await redis.hset(keys.deviceState('temp', 'dev'), 'CO2|v', '1');
     await redis.zadd(keys.availabilityDeadlines(), 1, 'temp\ndev');
 

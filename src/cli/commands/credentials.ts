@@ -1,6 +1,7 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import QRCode from 'qrcode';
 import { leaf, parseExpiry, table, withEnv, type Runtime } from '../runtime.ts';
+import { blockLines } from '../terminal-text.ts';
 
 interface PasswordOpts {
   password?: string;
@@ -172,7 +173,7 @@ function addUserCommands(program: Command, rt: Runtime) {
       const qr = opts.json ? '' : await QRCode.toString(uri, { type: 'utf8' });
       rt.print(opts.json, { env: opts.env, username: opts.username, otpauthUri: uri, secret }, [
         `MFA enabled for ${opts.username}. Scan this with an authenticator app (shown only now):`,
-        qr,
+        ...blockLines(qr.trimEnd()),
         uri,
       ]);
     });

@@ -8,6 +8,7 @@ import { describeScope } from '../../tenancy/admin-definitions.ts';
 import { loadDefinitionFiles, loadParserFile } from '../../tenancy/definition-files.ts';
 import { describeReport, runDefinitionTest } from '../definition-test.ts';
 import { leaf, parse, scopeFrom, table, withEnv, type Runtime } from '../runtime.ts';
+import { blockLines } from '../terminal-text.ts';
 
 interface ScopeOpts {
   env?: string;
@@ -88,8 +89,8 @@ export function addDefinitionCommands(program: Command, rt: Runtime): void {
       const data = { ...def, parserSource: opts.parser ? def.parserSource : undefined };
       rt.print(opts.json, data, [
         `${def.spec.name} (${describeScope(scope)}), revision ${def.revision}, updated ${def.updatedUTC}`,
-        JSON.stringify(def.spec, null, 2),
-        ...(opts.parser ? ['--- parser ---', def.parserSource] : []),
+        ...blockLines(JSON.stringify(def.spec, null, 2)),
+        ...(opts.parser ? ['--- parser ---', ...blockLines(def.parserSource)] : []),
       ]);
     });
 
@@ -173,7 +174,7 @@ function addPreparserCommands(program: Command, rt: Runtime) {
       opts.json,
       p,
       p
-        ? [`revision ${p.revision}, ${p.enabled ? 'enabled' : 'disabled'}`, p.source]
+        ? [`revision ${p.revision}, ${p.enabled ? 'enabled' : 'disabled'}`, ...blockLines(p.source)]
         : `${opts.env} has no pre-parser`,
     );
   });

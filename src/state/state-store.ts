@@ -50,7 +50,8 @@ export interface DeviceReadings {
   contactMs: number;
   /** Availability timeout in ms (0 = not monitored). */
   timeoutMs: number;
-  sensors: Record<string, SensorMeta>;
+  /** Rule metadata of each data point with a value, by sensor name. */
+  sensors: ReadonlyMap<string, SensorMeta>;
   /** Sorted by (timeMs, offsetNs). */
   values: StateValue[];
 }
@@ -187,8 +188,7 @@ function toScriptArg(devices: DeviceReadings[], nowMs: number, eventsCap: number
     const names: string[] = [];
     const metas: number[] = [];
     const position = new Map<string, number>();
-    for (const name in dev.sensors) {
-      const meta = dev.sensors[name]!;
+    for (const [name, meta] of dev.sensors) {
       let index = metaIndex.get(meta);
       if (index === undefined) {
         index = m.length + 1;

@@ -2,6 +2,9 @@
  * Step 4: convert each returned value to its data point's type, format it, and precompute its
  * threshold outcome for every possible previous rule, grouped per device for the state step. Each
  * value becomes one object that serves both the state step and its history line.
+ *
+ * Everything looked up by a data point's name is in a Map: names such as `constructor` or
+ * `__proto__` are valid, and would find Object.prototype's members in a plain object.
  */
 import {
   DATA_TYPE_INFO,
@@ -89,12 +92,11 @@ export async function convertReadings(
       device: device.deviceName,
       locale: environmentOf.get(env)?.locale ?? 'en',
       points: dataPointsByName(definition.spec),
-      overrides: deviceSettings?.overrides ?? {},
-      suppressed: deviceSettings?.suppressed ?? {},
+      overrides: deviceSettings?.overrides,
+      suppressed: deviceSettings?.suppressed,
       nowMs,
-      sensors: {},
-      sets: new Map(),
-      prefixes: new Map(),
+      sensors: new Map(),
+      parts: new Map(),
     };
     const values: ConvertedValue[] = [];
     let contactMs = 0;
@@ -126,13 +128,21 @@ interface DeviceContext {
   device: string;
   locale: Locale;
   points: Map<string, DataPointSpec>;
-  overrides: DeviceSettings['overrides'];
-  suppressed: DeviceSettings['suppressed'];
+  overrides: DeviceSettings['overrides'] | undefined;
+  suppressed: DeviceSettings['suppressed'] | undefined;
   nowMs: number;
   /** Rule metadata of each data point with a value (the state step's `sensors`). */
-  sensors: Record<string, SensorMeta>;
-  sets: Map<string, ThresholdSet>;
-  prefixes: Map<string, string>;
+  sensors: Map<string, SensorMeta>;
+  /** What the values of each data point with a value share. */
+  parts: Map<string, PointParts>;
+}
+
+/** What the values of one data point of a device share in a step. */
+interface PointParts {
+  set: ThresholdSet;
+  meta: SensorMeta;
+  /** valueLinePrefix of the data point. */
+  linePrefix: string;
 }
 
 /** Converts the values of one reading into `values`; problems go to the ingestion log. */
@@ -149,6 +159,7 @@ function convertReading(
   const returned = r.values;
   // The parser's result is a plain object fresh from JSON: for…in sees its own keys, in
   // Object.keys order (the position below must stay that order: it fixes each history point).
+  // JSON.parse makes a key `__proto__` an own property, which returned[key] reads like any other.
   for (const key in returned) {
     position += 1;
     const dp = ctx.points.get(key);
@@ -190,18 +201,16 @@ function convertedValue(
   timeMs: number,
   offsetNs: number,
 ): ConvertedValue {
-  let set = ctx.sets.get(sensor);
-  let meta = ctx.sensors[sensor];
-  let linePrefix = ctx.prefixes.get(sensor);
-  if (!set || !meta || linePrefix === undefined) {
-    set = ctx.overrides[sensor] ?? defaultSet(dp);
-    ctx.sets.set(sensor, set);
-    const until = ctx.suppressed[sensor];
-    meta = ruleMeta(set, dp, ctx.locale, until !== undefined && (until === 0 || until > ctx.nowMs));
-    ctx.sensors[sensor] = meta;
-    linePrefix = valueLinePrefix(ctx.env, ctx.device, sensor, meta.sensorType);
-    ctx.prefixes.set(sensor, linePrefix);
+  let parts = ctx.parts.get(sensor);
+  if (!parts) {
+    const set = ctx.overrides?.get(sensor) ?? defaultSet(dp);
+    const until = ctx.suppressed?.get(sensor);
+    const meta = ruleMeta(set, dp, ctx.locale, until !== undefined && (until === 0 || until > ctx.nowMs));
+    parts = { set, meta, linePrefix: valueLinePrefix(ctx.env, ctx.device, sensor, meta.sensorType) };
+    ctx.parts.set(sensor, parts);
+    ctx.sensors.set(sensor, meta);
   }
+  const { set, meta, linePrefix } = parts;
   const outcomes = possibleRules(value, set);
   const rule = outcomes[0]!;
   const status: Status = rule >= 0 ? (meta.statuses[rule] ?? 'SUCCESS') : 'SUCCESS';

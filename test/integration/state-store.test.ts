@@ -33,15 +33,18 @@ function reading(values: [number, number][], contactMs = 0): DeviceReadings {
     displayName: 'Device one',
     contactMs,
     timeoutMs: 60_000,
-    sensors: {
-      Temperature: {
-        statuses: ['WARNING', 'CRITICAL'],
-        descriptions: ['Above 25 °C', 'Overheating'],
-        rulesId: 'r1',
-        suppressed: false,
-        sensorType: 'tempC',
-      },
-    },
+    sensors: new Map([
+      [
+        'Temperature',
+        {
+          statuses: ['WARNING', 'CRITICAL'],
+          descriptions: ['Above 25 °C', 'Overheating'],
+          rulesId: 'r1',
+          suppressed: false,
+          sensorType: 'tempC',
+        },
+      ],
+    ]),
     values: values.map(([timeMs, v]): StateValue => ({
       sensor: 'Temperature',
       timeMs,
@@ -273,5 +276,25 @@ describe('state store: the current hour of each data point', () => {
       statusSinceMs: 10 * H,
       hour: { hour: 10, count: 2, total: 64.5, min: 29.5, max: 35, late: false },
     });
+  });
+
+  it('works with data points and devices named like Object.prototype members', async () => {
+    const { redis, keys, state } = setup();
+    const names = ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf'];
+    const meta = reading([]).sensors.get('Temperature')!;
+    const devices = names.map((device, d): DeviceReadings => ({
+      ...reading([]),
+      device,
+      sensors: new Map(names.map((n) => [n, meta])),
+      values: names.map((sensor, i) => ({ ...reading([[1000 + i, 26 + d]]).values[0]!, sensor })),
+    }));
+    const applied = await state.applyReadings(devices, 2000);
+    expect(applied).toEqual(names.map(() => names.map(() => 'WARNING')));
+    for (const [d, device] of names.entries()) {
+      const s = await storedState(redis, keys.deviceState('e1', device));
+      expect(Object.keys(s.points)).toEqual(names);
+      for (const n of names) expect(s.points[n]).toMatchObject({ value: String(26 + d), status: 'WARNING' });
+    }
+    expect(await redis.zcard(keys.envEvents('e1'))).toBe(names.length * names.length);
   });
 });

@@ -4,7 +4,8 @@
  * value becomes one object that serves both the state step and its history line.
  *
  * Everything looked up by a data point's name is in a Map: names such as `constructor` or
- * `__proto__` are valid, and would find Object.prototype's members in a plain object.
+ * `__proto__` are valid, and would find Object.prototype's members in a plain object. A device whose
+ * conversion throws all the same is left out of the step and reported (`failed`); the others go on.
  */
 import {
   DATA_TYPE_INFO,
@@ -25,11 +26,11 @@ import type {
   ThresholdSet,
 } from '../domain/types.ts';
 import { valueFieldText, valueLinePrefix } from '../history/history-writer.ts';
+import type { IngestItem } from '../queue/jobs.ts';
 import type { DeviceReadings, SensorMeta, StateValue } from '../state/state-store.ts';
 import type { DeviceSettings } from '../tenancy/tenancy-store.ts';
 import type { DeviceRecord } from '../tenancy/types.ts';
 import type { Catalog } from './catalog.ts';
-import type { OutcomeLog } from './outcomes.ts';
 import type { ParsedReading } from './parse.ts';
 
 /** A converted value: what the state step applies, and what its history line is made of. */
@@ -48,13 +49,42 @@ export interface ConvertedValue extends StateValue {
 /** A device's readings for the state step, with its values' history parts. */
 export interface ConvertedDevice extends DeviceReadings {
   values: ConvertedValue[];
+  /** The readings the values come from (their payloads fail if the state step refuses the device). */
+  readings: ParsedReading[];
+}
+
+/** What conversion tells of each reading: the ingestion log's part of it. */
+export interface ConversionReport {
+  /** `values` values of the reading's payload were kept. */
+  accepted(item: IngestItem, values: number): void;
+  /** The value of data point `key` does not convert to its type: dropped. */
+  dropped(r: ParsedReading, key: string, reason: string): void;
+  /** Keys of the reading's result that are not data points of its definition: ignored. */
+  unknownKeys(r: ParsedReading, keys: string[]): void;
+}
+
+/** Where a device's readings are converted, and what is known of it there. */
+export interface DeviceConversion {
+  env: string;
+  locale: Locale;
+  /** Its threshold overrides and suppressions (none when absent). */
+  settings: DeviceSettings | undefined;
+  defaultAvailabilityMinutes: number;
+  nowMs: number;
 }
 
 export async function convertReadings(
   parsed: ParsedReading[],
-  deps: { catalog: Catalog; outcomes: OutcomeLog; defaultAvailabilityMinutes: number; nowMs: number },
+  deps: {
+    catalog: Catalog;
+    report: ConversionReport;
+    defaultAvailabilityMinutes: number;
+    nowMs: number;
+    /** A device whose conversion threw, with its readings: it is left out of the step. */
+    failed: (readings: ParsedReading[], err: unknown) => void;
+  },
 ): Promise<ConvertedDevice[]> {
-  const { catalog, outcomes, nowMs } = deps;
+  const { catalog, nowMs } = deps;
   // Device records are the catalog's cached objects, one per device in a step: grouping by the
   // object needs no key string per reading.
   const byDevice = new Map<DeviceRecord, ParsedReading[]>();
@@ -83,43 +113,69 @@ export async function convertReadings(
   const settingsOf = new Map(settings);
   const devices: ConvertedDevice[] = [];
   for (const [device, group] of byDevice) {
-    const first = group[0]!;
-    const env = first.item.env;
-    const definition = first.definition;
-    const deviceSettings = settingsOf.get(env)?.get(device.deviceName);
-    const context: DeviceContext = {
-      env,
-      device: device.deviceName,
-      locale: environmentOf.get(env)?.locale ?? 'en',
-      points: dataPointsByName(definition.spec),
-      overrides: deviceSettings?.overrides,
-      suppressed: deviceSettings?.suppressed,
-      nowMs,
-      sensors: new Map(),
-      parts: new Map(),
-    };
-    const values: ConvertedValue[] = [];
-    let contactMs = 0;
-    for (const r of group) {
-      if (r.item.receivedMs > contactMs) contactMs = r.item.receivedMs;
-      convertReading(r, context, values, outcomes);
+    const env = group[0]!.item.env;
+    try {
+      const where: DeviceConversion = {
+        env,
+        locale: environmentOf.get(env)?.locale ?? 'en',
+        settings: settingsOf.get(env)?.get(device.deviceName),
+        defaultAvailabilityMinutes: deps.defaultAvailabilityMinutes,
+        nowMs,
+      };
+      devices.push(convertDevice(device, group, where, deps.report));
+    } catch (err) {
+      deps.failed(group, err);
     }
-    if (!isSorted(values)) values.sort((a, b) => a.timeMs - b.timeMs || a.offsetNs - b.offsetNs);
-    const minutes =
-      device.availabilityMinutes ??
-      definition.spec.availability?.timeoutMinutes ??
-      deps.defaultAvailabilityMinutes;
-    devices.push({
-      env,
-      device: device.deviceName,
-      displayName: device.displayName,
-      contactMs,
-      timeoutMs: Math.round(minutes * 60_000),
-      sensors: context.sensors,
-      values,
-    });
   }
   return devices;
+}
+
+/**
+ * Converts the readings of one device (all of one definition, in queue order) for the state step:
+ * the worker's conversion, which `vigil definition test` runs too. Throws only on a fault in the
+ * data it cannot handle (a definition of a later version, say); the caller fails that device.
+ */
+export function convertDevice(
+  device: DeviceRecord,
+  readings: ParsedReading[],
+  where: DeviceConversion,
+  report: ConversionReport,
+): ConvertedDevice {
+  const definition = readings[0]!.definition;
+  const context: DeviceContext = {
+    env: where.env,
+    device: device.deviceName,
+    locale: where.locale,
+    points: dataPointsByName(definition.spec),
+    overrides: where.settings?.overrides,
+    suppressed: where.settings?.suppressed,
+    nowMs: where.nowMs,
+    sensors: new Map(),
+    parts: new Map(),
+  };
+  const values: ConvertedValue[] = [];
+  let contactMs = 0;
+  for (const r of readings) {
+    if (r.item.receivedMs > contactMs) contactMs = r.item.receivedMs;
+    convertReading(r, context, values, report);
+  }
+  if (!isSorted(values)) values.sort((a, b) => a.timeMs - b.timeMs || a.offsetNs - b.offsetNs);
+  const minutes =
+    device.availabilityMinutes ??
+    definition.spec.availability?.timeoutMinutes ??
+    where.defaultAvailabilityMinutes;
+  const { displayName } = device;
+  return {
+    env: where.env,
+    device: device.deviceName,
+    // Half a surrogate pair has no UTF-8 form, and the state script's JSON decoder refuses it.
+    displayName: displayName.isWellFormed() ? displayName : displayName.toWellFormed(),
+    contactMs,
+    timeoutMs: Math.round(minutes * 60_000),
+    sensors: context.sensors,
+    values,
+    readings,
+  };
 }
 
 /** What converting one device's values needs, and what it builds up once per device and step. */
@@ -145,12 +201,12 @@ interface PointParts {
   linePrefix: string;
 }
 
-/** Converts the values of one reading into `values`; problems go to the ingestion log. */
+/** Converts the values of one reading into `values`; problems go to `report`. */
 function convertReading(
   r: ParsedReading,
   ctx: DeviceContext,
   values: ConvertedValue[],
-  outcomes: OutcomeLog,
+  report: ConversionReport,
 ): void {
   const seed = fingerprintSeed(payloadFingerprint(`${r.deviceName}\n${r.payloadStr}`));
   let position = 0;
@@ -174,7 +230,7 @@ function convertReading(
       const converted = convertValue(dp.dataType, input);
       if (converted === null) continue;
       if (!converted.ok) {
-        outcomes.problem(r.item, 'VALUE_CONVERSION_FAILED', `${key}: ${converted.reason}`, r.deviceName);
+        report.dropped(r, key, converted.reason);
         continue;
       }
       value = converted.value;
@@ -182,15 +238,8 @@ function convertReading(
     values.push(convertedValue(ctx, dp, key, value, r.timeMs, offsetFromSeed(seed, position)));
     accepted += 1;
   }
-  if (unknown) {
-    outcomes.problem(
-      r.item,
-      'UNKNOWN_DATA_POINT',
-      `not data points of ${r.definition.spec.name}: ${unknown.slice(0, 10).join(', ')}`,
-      r.deviceName,
-    );
-  }
-  outcomes.accepted(r.item, accepted);
+  if (unknown) report.unknownKeys(r, unknown);
+  report.accepted(r.item, accepted);
 }
 
 function convertedValue(

@@ -47,7 +47,7 @@ try {
     suppressed: false,
     sensorType: 'tempC',
   };
-  const sensors = { Temperature: meta, Humidity: meta, Illuminance: meta, Battery: meta };
+  const sensors = new Map(['Temperature', 'Humidity', 'Illuminance', 'Battery'].map((s) => [s, meta]));
   const batch = (call: number): DeviceReadings[] =>
     Array.from({ length: DEVICES_PER_CALL }, (_, d) => {
       const timeMs = 1_800_000_000_000 + call * 1000;
@@ -59,7 +59,7 @@ try {
         timeoutMs: 600_000,
         sensors,
         values: Array.from({ length: payloads }, (_, k) =>
-          Object.keys(sensors).map((sensor, i) => {
+          [...sensors.keys()].map((sensor, i) => {
             const v = 20 + ((call + d + i + k) % 10) / 10;
             const text = String(v);
             return {

@@ -26,7 +26,8 @@ export function parseQuery(rawQuery: string): Attributes {
   if (rawQuery === '') return {};
   const json = wholeQueryJson(rawQuery);
   if (json !== undefined) return json;
-  const out: Attributes = {};
+  // Without a prototype: a parameter named `__proto__` or `constructor` is just an attribute.
+  const out: Attributes = Object.create(null) as Attributes;
   for (const [key, value] of new URLSearchParams(rawQuery)) {
     const prev = out[key];
     if (prev === undefined) out[key] = value;

@@ -92,7 +92,10 @@ export function acceptedNumber(dataType: DataType, input: number): number | unde
 }
 
 function convertString(input: unknown): Conversion {
-  if (typeof input === 'string') return { ok: true, value: input };
+  // Half of a UTF-16 surrogate pair has no UTF-8 form: Redis's script JSON decoder refuses it and
+  // InfluxDB would store it mangled, so it becomes U+FFFD here, where every copy of the value starts.
+  if (typeof input === 'string')
+    return { ok: true, value: input.isWellFormed() ? input : input.toWellFormed() };
   if (typeof input === 'number' && Number.isFinite(input)) return { ok: true, value: String(input) };
   if (typeof input === 'boolean') return { ok: true, value: String(input) };
   return fail('a string', input);

@@ -182,6 +182,12 @@ export const ERROR_CODES = {
     retryable: false,
     description: 'parsePayload returned something other than a plain object.',
   },
+  PROCESSING_FAILED: {
+    status: 0,
+    retryable: false,
+    description:
+      'Processing failed on the data of this payload or its device; the payload is kept in the dead-letter stream (`vigil queue requeue` puts it back).',
+  },
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -149,6 +149,32 @@ export async function deadLetter(
   for (const [err] of results) if (err) throw err;
 }
 
+/**
+ * Adds to `multi` a dead-letter entry holding `items` of queue entry `entry`, with the reason:
+ * payloads whose processing failed on their own data, moved aside by the MULTI that acknowledges
+ * their entry, so that they are neither lost nor processed twice. They are listed and requeued like
+ * any dead letter.
+ */
+export function addDeadLetter(
+  multi: ChainableCommander,
+  keys: Keys,
+  entry: Pick<QueueEntry, 'partition' | 'id'>,
+  items: readonly IngestItem[],
+  reason: string,
+): void {
+  multi.xadd(
+    keys.deadLetters(),
+    '*',
+    'partition',
+    String(entry.partition),
+    'entry',
+    entry.id,
+    'reason',
+    reason.slice(0, 2000),
+    ...entryFields(items),
+  );
+}
+
 function idsByPartition(entries: readonly Pick<QueueEntry, 'partition' | 'id'>[]): Map<number, string[]> {
   const byPartition = new Map<number, string[]>();
   for (const e of entries) {

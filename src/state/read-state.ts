@@ -7,17 +7,21 @@
 import type { ChainableCommander } from 'ioredis';
 import type { Bucket } from '../history/last-24-hours.ts';
 import type { Redis } from '../redis/connect.ts';
+import { decodeSuppressed } from '../tenancy/records.ts';
 import { DEVICE_FIELD, STATE_FIELD, stateField, type Keys } from './keys.ts';
 import { decodePoint, type PointRecord } from './point-record.ts';
 
-/** The stored state of one device, undecoded. */
+/**
+ * The stored state of one device, undecoded. By sensor name in Maps: in a plain object, a data
+ * point named `constructor` would find Object's members, and one named `__proto__` could not be set.
+ */
 export interface DeviceStateHash {
-  /** Values as JSON by sensor (`<sensor>|v`); {} when the device never posted. */
-  values: Record<string, string>;
+  /** Values as JSON by sensor (`<sensor>|v`); empty when the device never posted. */
+  values: Map<string, string>;
   /** Packed state by sensor (`<sensor>|p`), decoded once as read; absent when unreadable. */
-  points: Record<string, PointRecord>;
+  points: Map<string, PointRecord>;
   /** Sensor → suppressed until (epoch ms; 0 = no expiry), as stored. */
-  suppressed: Record<string, number>;
+  suppressed: ReadonlyMap<string, number>;
 }
 
 /** One data point's decoded state; null fields before its first value. */
@@ -58,21 +62,27 @@ export function queueStateRead(
 /** The state out of the replies queueStateRead queued, taken in order from `next`. */
 export function stateFromQueued(plan: StateRead, next: () => unknown): DeviceStateHash {
   const replies = next() as (Buffer | null)[];
-  const suppressed = next() as Record<string, string>;
-  const state: DeviceStateHash = { values: {}, points: {}, suppressed: {} };
+  const state: DeviceStateHash = {
+    values: new Map(),
+    points: new Map(),
+    suppressed: decodeSuppressed(next() as Record<string, string>),
+  };
   plan.sensors.forEach((sensor, i) => {
     const value = replies[2 * i];
     const packed = replies[2 * i + 1];
-    if (value) state.values[sensor] = value.toString('utf8');
+    if (value) state.values.set(sensor, value.toString('utf8'));
     const point = packed ? decodePoint(packed) : null;
-    if (point) state.points[sensor] = point;
+    if (point) state.points.set(sensor, point);
   });
-  for (const [sensor, until] of Object.entries(suppressed)) state.suppressed[sensor] = Number(until) || 0;
   return state;
 }
 
 /** A device's state before its first value. */
-export const emptyState = (): DeviceStateHash => ({ values: {}, points: {}, suppressed: {} });
+export const emptyState = (): DeviceStateHash => ({
+  values: new Map(),
+  points: new Map(),
+  suppressed: new Map(),
+});
 
 const HOUR_MS = 3_600_000;
 
@@ -88,7 +98,7 @@ export function currentHourOf(
   nowMs: number,
 ): Bucket | null | undefined {
   const hour = Math.floor(nowMs / HOUR_MS);
-  const point = state.points[sensor];
+  const point = state.points.get(sensor);
   const kept = point?.hour;
   if (kept?.hour === hour) {
     if (kept.late) return undefined;
@@ -118,9 +128,9 @@ export async function readLastContacts(
 
 /** One data point's state out of its device's hash; `nowMs` decides whether suppression expired. */
 export function dataPointState(state: DeviceStateHash, sensor: string, nowMs: number): DataPointState {
-  const raw = state.values[sensor];
-  const point = state.points[sensor];
-  const until = state.suppressed[sensor];
+  const raw = state.values.get(sensor);
+  const point = state.points.get(sensor);
+  const until = state.suppressed.get(sensor);
   return {
     value: raw === undefined ? null : parseValue(raw),
     status: point?.status ?? 'SUCCESS',

@@ -3,7 +3,7 @@
  * DEVICES_PER_CALL devices, all calls of a step in one pipeline) and marks lost contact exactly once.
  */
 import { readFileSync } from 'node:fs';
-import type { Redis } from 'ioredis';
+import { ReplyError, type Redis } from 'ioredis';
 import type { Status } from '../domain/types.ts';
 import type { Keys } from './keys.ts';
 
@@ -50,17 +50,30 @@ export interface DeviceReadings {
   contactMs: number;
   /** Availability timeout in ms (0 = not monitored). */
   timeoutMs: number;
-  sensors: Record<string, SensorMeta>;
+  /** Rule metadata of each data point with a value, by sensor name. */
+  sensors: ReadonlyMap<string, SensorMeta>;
   /** Sorted by (timeMs, offsetNs). */
   values: StateValue[];
 }
 
+/**
+ * What applying one device's readings gave: the status applied to each value (null where the value
+ * was older than the stored one, so history only, or a replay), or the error with which the state
+ * script refused this device's data (it then wrote nothing of it).
+ */
+export type DeviceApplied = (Status | null)[] | RefusedReadings;
+
+export interface RefusedReadings {
+  refused: Error;
+}
+
 export interface StateStore {
   /**
-   * Applies each device's readings; returns per device the status applied to each value, or null
-   * where the value was older than the stored one (history only) or a replay.
+   * Applies each device's readings, in the order given. A device whose data the script refuses is
+   * reported as such and the others are applied; only an infrastructure fault (Redis unreachable,
+   * a command timed out) rejects.
    */
-  applyReadings(batch: DeviceReadings[], nowMs: number): Promise<(Status | null)[][]>;
+  applyReadings(batch: DeviceReadings[], nowMs: number): Promise<DeviceApplied[]>;
   /**
    * Creates the Availability event of a device whose deadline passed, if the deadline is still
    * `deadlineMs` (no contact since) — exactly once across schedulers. Returns true when created.
@@ -124,30 +137,63 @@ export function createStateStore(deps: {
     deps.eventsCap,
     outboxMax,
   ];
+  /** One script call per element of `calls`, pipelined: each call's reply, or the error it raised. */
+  async function runCalls(
+    calls: readonly DeviceReadings[][],
+    nowMs: number,
+  ): Promise<(string[][] | Error)[]> {
+    const pipeline = redis.pipeline() as unknown as ScriptRedis & {
+      exec(): Promise<[Error | null, unknown][] | null>;
+    };
+    for (const devices of calls) {
+      const keyList = [keys.availabilityDeadlines(), keys.eventOutbox()];
+      for (const d of devices) {
+        keyList.push(
+          keys.deviceState(d.env, d.device),
+          keys.envEvents(d.env),
+          keys.deviceEvents(d.env, d.device),
+        );
+      }
+      const arg = JSON.stringify(toScriptArg(devices, nowMs, deps.eventsCap, outboxMax));
+      void pipeline.vigilApplyReadings(keyList.length, ...keyList, arg);
+    }
+    const results = await pipeline.exec();
+    if (!results) throw new Error('Redis pipeline returned nothing');
+    return results.map(([err, res]) => {
+      if (!err) return res as string[][];
+      // An error reply: the script failed on the data of the call. Any other error (connection
+      // lost, command timed out) is the infrastructure's and fails the step.
+      if (isReplyError(err)) return err;
+      throw err;
+    });
+  }
+
   return {
     async applyReadings(batch, nowMs) {
       if (batch.length === 0) return [];
-      const pipeline = redis.pipeline() as unknown as ScriptRedis & {
-        exec(): Promise<[Error | null, unknown][] | null>;
-      };
-      for (let i = 0; i < batch.length; i += DEVICES_PER_CALL) {
-        const devices = batch.slice(i, i + DEVICES_PER_CALL);
-        const keyList = [keys.availabilityDeadlines(), keys.eventOutbox()];
-        for (const d of devices) {
-          keyList.push(
-            keys.deviceState(d.env, d.device),
-            keys.envEvents(d.env),
-            keys.deviceEvents(d.env, d.device),
-          );
-        }
-        const arg = JSON.stringify(toScriptArg(devices, nowMs, deps.eventsCap, outboxMax));
-        void pipeline.vigilApplyReadings(keyList.length, ...keyList, arg);
-      }
-      const results = await pipeline.exec();
-      if (!results) throw new Error('Redis pipeline returned nothing');
-      return results.flatMap(([err, res]) => {
-        if (err) throw err;
-        return (res as string[][]).map((device) => device.map((s) => (s === '' ? null : (s as Status))));
+      const calls: DeviceReadings[][] = [];
+      for (let i = 0; i < batch.length; i += DEVICES_PER_CALL)
+        calls.push(batch.slice(i, i + DEVICES_PER_CALL));
+      const replies = await runCalls(calls, nowMs);
+      // The devices of a refused call again, each in a call of its own, to find whose data the
+      // script cannot take. The devices before it in the refused call were applied (a script's
+      // writes stay); applying is by measurement time, so their second run changes nothing
+      // (apply-readings.lua: a device's writes come after everything that can fail on its data).
+      const again = calls.filter((_, c) => replies[c] instanceof Error).flat();
+      const alone =
+        again.length > 0
+          ? await runCalls(
+              again.map((d) => [d]),
+              nowMs,
+            )
+          : [];
+      let next = 0;
+      return replies.flatMap((reply, c): DeviceApplied[] => {
+        if (!(reply instanceof Error)) return reply.map(statusesOf);
+        return calls[c]!.map(() => {
+          const own = alone[next++]!;
+          return own instanceof Error ? { refused: own } : statusesOf(own[0]!);
+        });
       });
     },
     async markContactLost(env, device, deadlineMs, eventJson, nowMs) {
@@ -187,8 +233,7 @@ function toScriptArg(devices: DeviceReadings[], nowMs: number, eventsCap: number
     const names: string[] = [];
     const metas: number[] = [];
     const position = new Map<string, number>();
-    for (const name in dev.sensors) {
-      const meta = dev.sensors[name]!;
+    for (const [name, meta] of dev.sensors) {
       let index = metaIndex.get(meta);
       if (index === undefined) {
         index = m.length + 1;
@@ -233,6 +278,12 @@ function toScriptArg(devices: DeviceReadings[], nowMs: number, eventsCap: number
   });
   return { n: nowMs, cap: eventsCap, omax: outboxMax, m, d };
 }
+
+/** Redis answered with an error (ioredis's class for error replies, typed `any` there). */
+const isReplyError = (err: Error): boolean => err instanceof (ReplyError as ErrorConstructor);
+
+const statusesOf = (device: string[]): (Status | null)[] =>
+  device.map((s) => (s === '' ? null : (s as Status)));
 
 /** JSON text of a number (a boolean's is `true`/`false`, text and GPS have no number). */
 const isNumberJson = (json: string): boolean => {

@@ -172,7 +172,7 @@ async function checkDevice(
       `${env}: device ${device.name}: no ${device.publicDefinition ? 'public' : 'private'} definition ${device.definition} in the files or in Redis`,
     );
   }
-  for (const [sensor, input] of Object.entries(device.thresholds)) {
+  for (const [sensor, input] of device.thresholds) {
     const point = spec.dataPoints.find((p) => p.name === sensor);
     if (!point)
       throw invalid(`${env}: device ${device.name}: definition ${spec.name} has no data point ${sensor}`);
@@ -221,7 +221,7 @@ async function write(loaded: Loaded, { admin }: ProvisioningDeps): Promise<strin
         ...(d.availabilityMinutes === undefined ? {} : { availabilityMinutes: d.availabilityMinutes }),
       });
       note(changed, `${env.name}: device ${d.name}`);
-      for (const [sensor, set] of Object.entries(d.thresholds)) {
+      for (const [sensor, set] of d.thresholds) {
         note(
           await admin.setThreshold(env.name, d.name, sensor, set),
           `${env.name}: thresholds of ${d.name}/${sensor}`,

@@ -18,7 +18,7 @@ export interface PlannedDevice {
   publicDefinition: boolean;
   availabilityMinutes?: number;
   /** Sensor → rule list or {rules, hysteresis}, validated against the definition when applied. */
-  thresholds: Record<string, unknown>;
+  thresholds: ReadonlyMap<string, unknown>;
 }
 
 export interface PlannedEnvironment {
@@ -52,7 +52,14 @@ const device = z
     definition: name('definition'),
     publicDefinition: z.boolean().default(false),
     availabilityMinutes: z.number().positive().optional(),
-    thresholds: z.record(z.string(), z.unknown()).default({}),
+    // Not z.record, which leaves out a data point named `__proto__`: the mapping as YAML read it.
+    thresholds: z
+      .custom<Record<string, unknown>>(
+        (v) => typeof v === 'object' && v !== null && !Array.isArray(v),
+        'must map data point names to rules',
+      )
+      .optional()
+      .transform((v) => new Map(Object.entries(v ?? {}))),
   })
   .strict();
 

@@ -115,9 +115,18 @@ export function decodeDevice(
   };
 }
 
-export function decodeThresholds(h: Hash | null | undefined): Record<string, ThresholdSet> {
-  const out: Record<string, ThresholdSet> = {};
-  for (const [sensor, json] of Object.entries(h ?? {})) out[sensor] = JSON.parse(json) as ThresholdSet;
+/** A device's threshold overrides hash (sensor → JSON of its set) by sensor name. */
+export function decodeThresholds(h: Hash | null | undefined): Map<string, ThresholdSet> {
+  const out = new Map<string, ThresholdSet>();
+  // ioredis makes a field such as `__proto__` an own property, so Object.entries sees every field.
+  for (const [sensor, json] of Object.entries(h ?? {})) out.set(sensor, JSON.parse(json) as ThresholdSet);
+  return out;
+}
+
+/** A device's suppressions hash (sensor → until epoch ms, 0 = no expiry) by sensor name. */
+export function decodeSuppressed(h: Hash | null | undefined): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const [sensor, until] of Object.entries(h ?? {})) out.set(sensor, Number(until) || 0);
   return out;
 }
 

@@ -12,6 +12,7 @@ import {
   decodeDevice,
   decodeEnvironment,
   decodePreparser,
+  decodeSuppressed,
   decodeThresholds,
   decodeToken,
   pipelineValues,
@@ -52,7 +53,7 @@ export interface TenancyStore {
   getPreparser(env: string): Promise<PreparserRecord | null>;
   getThresholdOverrides(env: string, device: string): Promise<ThresholdOverrides>;
   /** Suppressed data points: sensor → until epoch ms (0 = no expiry). */
-  getSuppressed(env: string, device: string): Promise<Record<string, number>>;
+  getSuppressed(env: string, device: string): Promise<ReadonlyMap<string, number>>;
   /** Threshold overrides and suppressions of several devices in one pipelined read, in the order asked. */
   getDeviceSettings(env: string, devices: string[]): Promise<DeviceSettings[]>;
   resolveApiKey(key: string): Promise<ApiKeyRecord | null>;
@@ -70,11 +71,9 @@ export interface TenancyStore {
 
 export interface DeviceSettings {
   overrides: ThresholdOverrides;
-  suppressed: Record<string, number>;
+  /** Sensor → suppressed until epoch ms (0 = no expiry). */
+  suppressed: ReadonlyMap<string, number>;
 }
-
-const decodeSuppressed = (h: Record<string, string>): Record<string, number> =>
-  Object.fromEntries(Object.entries(h).map(([s, until]) => [s, Number(until) || 0]));
 
 /** The settings' defaults. */
 export const DEFAULT_LOGIN_LIMITS: LoginLimits = {
@@ -166,7 +165,7 @@ export function createTenancyStore(deps: TenancyDeps): TenancyStore {
       const hashes = pipelineValues<Record<string, string>>(await pipe.exec());
       return devices.map((_, i) => ({
         overrides: decodeThresholds(hashes[2 * i]),
-        suppressed: decodeSuppressed(hashes[2 * i + 1] ?? {}),
+        suppressed: decodeSuppressed(hashes[2 * i + 1]),
       }));
     },
     async resolveApiKey(key) {

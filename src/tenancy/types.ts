@@ -70,5 +70,8 @@ export interface PreparserRecord {
   revision: number;
 }
 
-/** Device-level overrides, by sensor name. */
-export type ThresholdOverrides = Record<string, ThresholdSet>;
+/**
+ * Device-level overrides, by sensor name. A Map, like every lookup by a user's name: a name such as
+ * `constructor` or `__proto__` would find Object.prototype's members in a plain object.
+ */
+export type ThresholdOverrides = ReadonlyMap<string, ThresholdSet>;

@@ -21,6 +21,8 @@ export interface Catalog {
   deviceSettings(env: string, devices: string[]): Promise<Map<string, DeviceSettings>>;
 }
 
+const NO_SETTINGS: DeviceSettings = { overrides: new Map(), suppressed: new Map() };
+
 export function createCatalog(deps: {
   tenancy: TenancyStore;
   ttlMs?: number;
@@ -54,7 +56,7 @@ export function createCatalog(deps: {
     deviceSettings: (env, names) =>
       readBatch(settings, env, names, async (missing) => {
         const got = await tenancy.getDeviceSettings(env, missing);
-        return missing.map((_, i) => got[i] ?? { overrides: {}, suppressed: {} });
+        return missing.map((_, i) => got[i] ?? NO_SETTINGS);
       }),
   };
 }

@@ -2,6 +2,10 @@
  * Step 4: convert each returned value to its data point's type, format it, and precompute its
  * threshold outcome for every possible previous rule, grouped per device for the state step. Each
  * value becomes one object that serves both the state step and its history line.
+ *
+ * Everything looked up by a data point's name is in a Map: names such as `constructor` or
+ * `__proto__` are valid, and would find Object.prototype's members in a plain object. A device whose
+ * conversion throws all the same is left out of the step and reported (`failed`); the others go on.
  */
 import {
   DATA_TYPE_INFO,
@@ -22,11 +26,11 @@ import type {
   ThresholdSet,
 } from '../domain/types.ts';
 import { valueFieldText, valueLinePrefix } from '../history/history-writer.ts';
+import type { IngestItem } from '../queue/jobs.ts';
 import type { DeviceReadings, SensorMeta, StateValue } from '../state/state-store.ts';
 import type { DeviceSettings } from '../tenancy/tenancy-store.ts';
 import type { DeviceRecord } from '../tenancy/types.ts';
 import type { Catalog } from './catalog.ts';
-import type { OutcomeLog } from './outcomes.ts';
 import type { ParsedReading } from './parse.ts';
 
 /** A converted value: what the state step applies, and what its history line is made of. */
@@ -45,13 +49,42 @@ export interface ConvertedValue extends StateValue {
 /** A device's readings for the state step, with its values' history parts. */
 export interface ConvertedDevice extends DeviceReadings {
   values: ConvertedValue[];
+  /** The readings the values come from (their payloads fail if the state step refuses the device). */
+  readings: ParsedReading[];
+}
+
+/** What conversion tells of each reading: the ingestion log's part of it. */
+export interface ConversionReport {
+  /** `values` values of the reading's payload were kept. */
+  accepted(item: IngestItem, values: number): void;
+  /** The value of data point `key` does not convert to its type: dropped. */
+  dropped(r: ParsedReading, key: string, reason: string): void;
+  /** Keys of the reading's result that are not data points of its definition: ignored. */
+  unknownKeys(r: ParsedReading, keys: string[]): void;
+}
+
+/** Where a device's readings are converted, and what is known of it there. */
+export interface DeviceConversion {
+  env: string;
+  locale: Locale;
+  /** Its threshold overrides and suppressions (none when absent). */
+  settings: DeviceSettings | undefined;
+  defaultAvailabilityMinutes: number;
+  nowMs: number;
 }
 
 export async function convertReadings(
   parsed: ParsedReading[],
-  deps: { catalog: Catalog; outcomes: OutcomeLog; defaultAvailabilityMinutes: number; nowMs: number },
+  deps: {
+    catalog: Catalog;
+    report: ConversionReport;
+    defaultAvailabilityMinutes: number;
+    nowMs: number;
+    /** A device whose conversion threw, with its readings: it is left out of the step. */
+    failed: (readings: ParsedReading[], err: unknown) => void;
+  },
 ): Promise<ConvertedDevice[]> {
-  const { catalog, outcomes, nowMs } = deps;
+  const { catalog, nowMs } = deps;
   // Device records are the catalog's cached objects, one per device in a step: grouping by the
   // object needs no key string per reading.
   const byDevice = new Map<DeviceRecord, ParsedReading[]>();
@@ -80,44 +113,69 @@ export async function convertReadings(
   const settingsOf = new Map(settings);
   const devices: ConvertedDevice[] = [];
   for (const [device, group] of byDevice) {
-    const first = group[0]!;
-    const env = first.item.env;
-    const definition = first.definition;
-    const deviceSettings = settingsOf.get(env)?.get(device.deviceName);
-    const context: DeviceContext = {
-      env,
-      device: device.deviceName,
-      locale: environmentOf.get(env)?.locale ?? 'en',
-      points: dataPointsByName(definition.spec),
-      overrides: deviceSettings?.overrides ?? {},
-      suppressed: deviceSettings?.suppressed ?? {},
-      nowMs,
-      sensors: {},
-      sets: new Map(),
-      prefixes: new Map(),
-    };
-    const values: ConvertedValue[] = [];
-    let contactMs = 0;
-    for (const r of group) {
-      if (r.item.receivedMs > contactMs) contactMs = r.item.receivedMs;
-      convertReading(r, context, values, outcomes);
+    const env = group[0]!.item.env;
+    try {
+      const where: DeviceConversion = {
+        env,
+        locale: environmentOf.get(env)?.locale ?? 'en',
+        settings: settingsOf.get(env)?.get(device.deviceName),
+        defaultAvailabilityMinutes: deps.defaultAvailabilityMinutes,
+        nowMs,
+      };
+      devices.push(convertDevice(device, group, where, deps.report));
+    } catch (err) {
+      deps.failed(group, err);
     }
-    if (!isSorted(values)) values.sort((a, b) => a.timeMs - b.timeMs || a.offsetNs - b.offsetNs);
-    const minutes =
-      device.availabilityMinutes ??
-      definition.spec.availability?.timeoutMinutes ??
-      deps.defaultAvailabilityMinutes;
-    devices.push({
-      env,
-      device: device.deviceName,
-      displayName: device.displayName,
-      contactMs,
-      timeoutMs: Math.round(minutes * 60_000),
-      sensors: context.sensors,
-      values,
-    });
   }
   return devices;
+}
+
+/**
+ * Converts the readings of one device (all of one definition, in queue order) for the state step:
+ * the worker's conversion, which `vigil definition test` runs too. Throws only on a fault in the
+ * data it cannot handle (a definition of a later version, say); the caller fails that device.
+ */
+export function convertDevice(
+  device: DeviceRecord,
+  readings: ParsedReading[],
+  where: DeviceConversion,
+  report: ConversionReport,
+): ConvertedDevice {
+  const definition = readings[0]!.definition;
+  const context: DeviceContext = {
+    env: where.env,
+    device: device.deviceName,
+    locale: where.locale,
+    points: dataPointsByName(definition.spec),
+    overrides: where.settings?.overrides,
+    suppressed: where.settings?.suppressed,
+    nowMs: where.nowMs,
+    sensors: new Map(),
+    parts: new Map(),
+  };
+  const values: ConvertedValue[] = [];
+  let contactMs = 0;
+  for (const r of readings) {
+    if (r.item.receivedMs > contactMs) contactMs = r.item.receivedMs;
+    convertReading(r, context, values, report);
+  }
+  if (!isSorted(values)) values.sort((a, b) => a.timeMs - b.timeMs || a.offsetNs - b.offsetNs);
+  const minutes =
+    device.availabilityMinutes ??
+    definition.spec.availability?.timeoutMinutes ??
+    where.defaultAvailabilityMinutes;
+  const { displayName } = device;
+  return {
+    env: where.env,
+    device: device.deviceName,
+    // Half a surrogate pair has no UTF-8 form, and the state script's JSON decoder refuses it.
+    displayName: displayName.isWellFormed() ? displayName : displayName.toWellFormed(),
+    contactMs,
+    timeoutMs: Math.round(minutes * 60_000),
+    sensors: context.sensors,
+    values,
+    readings,
+  };
 }
 
 /** What converting one device's values needs, and what it builds up once per device and step. */
@@ -126,21 +184,29 @@ interface DeviceContext {
   device: string;
   locale: Locale;
   points: Map<string, DataPointSpec>;
-  overrides: DeviceSettings['overrides'];
-  suppressed: DeviceSettings['suppressed'];
+  overrides: DeviceSettings['overrides'] | undefined;
+  suppressed: DeviceSettings['suppressed'] | undefined;
   nowMs: number;
   /** Rule metadata of each data point with a value (the state step's `sensors`). */
-  sensors: Record<string, SensorMeta>;
-  sets: Map<string, ThresholdSet>;
-  prefixes: Map<string, string>;
+  sensors: Map<string, SensorMeta>;
+  /** What the values of each data point with a value share. */
+  parts: Map<string, PointParts>;
 }
 
-/** Converts the values of one reading into `values`; problems go to the ingestion log. */
+/** What the values of one data point of a device share in a step. */
+interface PointParts {
+  set: ThresholdSet;
+  meta: SensorMeta;
+  /** valueLinePrefix of the data point. */
+  linePrefix: string;
+}
+
+/** Converts the values of one reading into `values`; problems go to `report`. */
 function convertReading(
   r: ParsedReading,
   ctx: DeviceContext,
   values: ConvertedValue[],
-  outcomes: OutcomeLog,
+  report: ConversionReport,
 ): void {
   const seed = fingerprintSeed(payloadFingerprint(`${r.deviceName}\n${r.payloadStr}`));
   let position = 0;
@@ -149,6 +215,7 @@ function convertReading(
   const returned = r.values;
   // The parser's result is a plain object fresh from JSON: for…in sees its own keys, in
   // Object.keys order (the position below must stay that order: it fixes each history point).
+  // JSON.parse makes a key `__proto__` an own property, which returned[key] reads like any other.
   for (const key in returned) {
     position += 1;
     const dp = ctx.points.get(key);
@@ -163,7 +230,7 @@ function convertReading(
       const converted = convertValue(dp.dataType, input);
       if (converted === null) continue;
       if (!converted.ok) {
-        outcomes.problem(r.item, 'VALUE_CONVERSION_FAILED', `${key}: ${converted.reason}`, r.deviceName);
+        report.dropped(r, key, converted.reason);
         continue;
       }
       value = converted.value;
@@ -171,15 +238,8 @@ function convertReading(
     values.push(convertedValue(ctx, dp, key, value, r.timeMs, offsetFromSeed(seed, position)));
     accepted += 1;
   }
-  if (unknown) {
-    outcomes.problem(
-      r.item,
-      'UNKNOWN_DATA_POINT',
-      `not data points of ${r.definition.spec.name}: ${unknown.slice(0, 10).join(', ')}`,
-      r.deviceName,
-    );
-  }
-  outcomes.accepted(r.item, accepted);
+  if (unknown) report.unknownKeys(r, unknown);
+  report.accepted(r.item, accepted);
 }
 
 function convertedValue(
@@ -190,18 +250,16 @@ function convertedValue(
   timeMs: number,
   offsetNs: number,
 ): ConvertedValue {
-  let set = ctx.sets.get(sensor);
-  let meta = ctx.sensors[sensor];
-  let linePrefix = ctx.prefixes.get(sensor);
-  if (!set || !meta || linePrefix === undefined) {
-    set = ctx.overrides[sensor] ?? defaultSet(dp);
-    ctx.sets.set(sensor, set);
-    const until = ctx.suppressed[sensor];
-    meta = ruleMeta(set, dp, ctx.locale, until !== undefined && (until === 0 || until > ctx.nowMs));
-    ctx.sensors[sensor] = meta;
-    linePrefix = valueLinePrefix(ctx.env, ctx.device, sensor, meta.sensorType);
-    ctx.prefixes.set(sensor, linePrefix);
+  let parts = ctx.parts.get(sensor);
+  if (!parts) {
+    const set = ctx.overrides?.get(sensor) ?? defaultSet(dp);
+    const until = ctx.suppressed?.get(sensor);
+    const meta = ruleMeta(set, dp, ctx.locale, until !== undefined && (until === 0 || until > ctx.nowMs));
+    parts = { set, meta, linePrefix: valueLinePrefix(ctx.env, ctx.device, sensor, meta.sensorType) };
+    ctx.parts.set(sensor, parts);
+    ctx.sensors.set(sensor, meta);
   }
+  const { set, meta, linePrefix } = parts;
   const outcomes = possibleRules(value, set);
   const rule = outcomes[0]!;
   const status: Status = rule >= 0 ? (meta.statuses[rule] ?? 'SUCCESS') : 'SUCCESS';

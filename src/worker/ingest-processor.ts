@@ -5,6 +5,11 @@
  * step; only infrastructure faults (Redis, InfluxDB) fail it, so the worker retries the whole step
  * — which is safe, because state (by measurement time) and history (by timestamp) are idempotent,
  * and the ingestion log, which is not, is written only by the acknowledgement that ends the retries.
+ *
+ * A fault that depends on the data of one payload or device (an exception in a phase, the state
+ * script refusing a device) is not the infrastructure's and must not hold up the step: those
+ * payloads fail alone (PROCESSING_FAILED, listed in `failed` for the dead-letter stream) and the
+ * rest of the step goes on.
  */
 import type { ChainableCommander } from 'ioredis';
 import type { Status } from '../domain/types.ts';
@@ -13,10 +18,11 @@ import type { IngestLog } from '../ingest/ingest-log.ts';
 import { sampledWarning, type Logger } from '../log/logger.ts';
 import type { IngestItem } from '../queue/jobs.ts';
 import type { Sandbox } from '../sandbox/sandbox.ts';
-import type { StateStore } from '../state/state-store.ts';
+import type { DeviceApplied, StateStore } from '../state/state-store.ts';
 import type { Catalog } from './catalog.ts';
 import { convertReadings, type ConvertedDevice } from './convert.ts';
-import { OutcomeLog } from './outcomes.ts';
+import { createFailures, type Failures } from './failures.ts';
+import { OutcomeLog, type FailedPayload } from './outcomes.ts';
 import { parseReadings } from './parse.ts';
 import { preparse } from './preparse.ts';
 import { resolveDevices } from './resolve.ts';
@@ -43,6 +49,11 @@ export interface ProcessResult {
   written?: Promise<void>;
   /** Adds the step's ingestion-log entries to the MULTI that acknowledges its queue entries. */
   acknowledgeWith?: (multi: ChainableCommander) => void;
+  /**
+   * Payloads whose processing failed on their own data: the acknowledgement moves them to the
+   * dead-letter stream (the rest of their queue entries is done).
+   */
+  failed?: FailedPayload[];
 }
 
 /** A step whose state takes this long is logged (warn), with the time of each phase. */
@@ -53,25 +64,42 @@ export function createIngestProcessor(
 ): (items: IngestItem[]) => Promise<ProcessResult> {
   const clock = deps.clock ?? Date.now;
   const slowStep = sampledWarning(deps.log, 'slow worker step');
+  const failureWarning = sampledWarning(
+    deps.log,
+    'processing failed on the data of a payload or device; its payloads are kept in the dead-letter stream',
+  );
   return async function processItems(items) {
     const nowMs = clock();
     const marks = [performance.now()];
     const outcomes = new OutcomeLog();
-    const readings = await preparse(items, { catalog: deps.catalog, sandbox: deps.sandbox, outcomes, nowMs });
-    marks.push(performance.now());
-    const resolved = await resolveDevices(readings, { catalog: deps.catalog, outcomes });
-    marks.push(performance.now());
-    const parsed = parseReadings(resolved, { sandbox: deps.sandbox, outcomes });
-    marks.push(performance.now());
-    const devices = await convertReadings(parsed, {
+    const failures = createFailures(outcomes, failureWarning);
+    const readings = await preparse(items, {
       catalog: deps.catalog,
+      sandbox: deps.sandbox,
       outcomes,
-      defaultAvailabilityMinutes: deps.defaultAvailabilityMinutes,
       nowMs,
+      failed: failures.payload,
     });
     marks.push(performance.now());
-    const applied = await deps.state.applyReadings(devices, nowMs);
+    const resolved = await resolveDevices(readings, {
+      catalog: deps.catalog,
+      outcomes,
+      failed: failures.reading,
+    });
     marks.push(performance.now());
+    const parsed = parseReadings(resolved, { sandbox: deps.sandbox, outcomes, failed: failures.reading });
+    marks.push(performance.now());
+    const converted = await convertReadings(parsed, {
+      catalog: deps.catalog,
+      report: outcomes,
+      defaultAvailabilityMinutes: deps.defaultAvailabilityMinutes,
+      nowMs,
+      failed: failures.device,
+    });
+    marks.push(performance.now());
+    const results = await deps.state.applyReadings(converted, nowMs);
+    marks.push(performance.now());
+    const { devices, applied } = withoutRefused(converted, results, failures);
     if (marks[5]! - marks[0]! >= SLOW_STEP_MS) {
       // State lags by this much: say where the time went (an event-loop stall shows in every phase).
       const ms = (i: number) => Math.round(marks[i + 1]! - marks[i]!);
@@ -98,14 +126,38 @@ export function createIngestProcessor(
     const acknowledgeWith = deps.ingestLog.prepare(outcomes.entries());
     let staleValues = 0;
     for (const statuses of applied) for (const s of statuses) if (s === null) staleValues += 1;
+    const failed = outcomes.failures();
     return {
       payloads: items.length,
       values: valueLines.length,
       staleValues,
       written,
       acknowledgeWith,
+      ...(failed.length > 0 ? { failed } : {}),
     };
   };
+}
+
+/**
+ * The devices the state step applied, with the statuses it gave their values. A device whose data
+ * the state script refused fails, and is left out of history and contact as well.
+ */
+function withoutRefused(
+  converted: ConvertedDevice[],
+  results: DeviceApplied[],
+  failures: Failures,
+): { devices: ConvertedDevice[]; applied: (Status | null)[][] } {
+  if (results.every((r) => Array.isArray(r))) return { devices: converted, applied: results };
+  const devices: ConvertedDevice[] = [];
+  const applied: (Status | null)[][] = [];
+  converted.forEach((device, d) => {
+    const result = results[d]!;
+    if (Array.isArray(result)) {
+      devices.push(device);
+      applied.push(result);
+    } else failures.device(device.readings, result.refused);
+  });
+  return { devices, applied };
 }
 
 /**

@@ -1,11 +1,20 @@
 /**
  * What happened to each queued submission, collected while a job is processed and written to the
- * environment's ingestion log at the end (PRODUCT.md §6): accepted, partial or rejected, with the
- * first problem's code and message.
+ * environment's ingestion log at the end: accepted, partial or rejected, with the first problem's
+ * code and message. A submission whose processing failed on its data (PROCESSING_FAILED) is also
+ * listed among the failures, for the dead-letter stream.
  */
 import type { ErrorCode } from '../errors/catalogue.ts';
 import type { IngestLogRecord } from '../ingest/ingest-log.ts';
 import type { IngestItem } from '../queue/jobs.ts';
+import type { ConversionReport } from './convert.ts';
+import type { ParsedReading } from './parse.ts';
+
+/** A submission whose processing failed on its data, with the reason (names no payload content). */
+export interface FailedPayload {
+  item: IngestItem;
+  reason: string;
+}
 
 interface Problem {
   code: ErrorCode;
@@ -19,16 +28,25 @@ interface ItemOutcome {
   /** Readings (pre-parser results) that reached a device. */
   readings: number;
   problems: Problem[];
+  /** Why processing failed on its data (the first reason), or null. */
+  failure: string | null;
 }
 
-export class OutcomeLog {
+export class OutcomeLog implements ConversionReport {
   // By the item object (one per queued submission in a step): no hashing of its id string.
   private readonly byItem = new Map<IngestItem, ItemOutcome>();
 
   private of(item: IngestItem): ItemOutcome {
     let o = this.byItem.get(item);
     if (!o) {
-      o = { item, deviceName: item.deviceName ?? null, acceptedValues: 0, readings: 0, problems: [] };
+      o = {
+        item,
+        deviceName: item.deviceName ?? null,
+        acceptedValues: 0,
+        readings: 0,
+        problems: [],
+        failure: null,
+      };
       this.byItem.set(item, o);
     }
     return o;
@@ -56,13 +74,52 @@ export class OutcomeLog {
     this.of(item).acceptedValues += values;
   }
 
+  dropped(r: ParsedReading, key: string, reason: string): void {
+    this.problem(r.item, 'VALUE_CONVERSION_FAILED', `${key}: ${reason}`, r.deviceName);
+  }
+
+  unknownKeys(r: ParsedReading, keys: string[]): void {
+    const shown = keys.slice(0, 10).join(', ');
+    this.problem(
+      r.item,
+      'UNKNOWN_DATA_POINT',
+      `not data points of ${r.definition.spec.name}: ${shown}`,
+      r.deviceName,
+    );
+  }
+
+  /**
+   * Processing failed on the data of this submission or of its device: it is logged as rejected
+   * (PROCESSING_FAILED first) and listed by failures(). `reason` goes to the dead-letter stream.
+   */
+  failed(item: IngestItem, reason: string, deviceName?: string | null): void {
+    const o = this.of(item);
+    if (deviceName) o.deviceName ??= deviceName;
+    if (o.failure !== null) return;
+    o.failure = reason;
+    o.problems.unshift({
+      code: 'PROCESSING_FAILED',
+      message:
+        'processing failed on this payload; it is kept in the dead-letter queue for an operator to retry',
+    });
+    if (o.problems.length > 5) o.problems.length = 5;
+  }
+
+  /** The submissions whose processing failed on their data, in the order first seen. */
+  failures(): FailedPayload[] {
+    const out: FailedPayload[] = [];
+    for (const o of this.byItem.values())
+      if (o.failure !== null) out.push({ item: o.item, reason: o.failure });
+    return out;
+  }
+
   /** One ingestion-log record per item seen, with its environment. */
   entries(): IngestLogRecord[] {
     return [...this.byItem.values()].map((o) => {
       const first = o.problems[0];
       const outcome = !first
         ? 'accepted'
-        : o.acceptedValues > 0 || o.readings > o.problems.length
+        : o.failure === null && (o.acceptedValues > 0 || o.readings > o.problems.length)
           ? 'partial'
           : 'rejected';
       const message = first

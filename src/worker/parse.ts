@@ -3,6 +3,7 @@
  * and job. preparseronly readings skip it: their payload already maps data point names to values.
  */
 import type { Sandbox } from '../sandbox/sandbox.ts';
+import type { Failures } from './failures.ts';
 import type { OutcomeLog } from './outcomes.ts';
 import type { ResolvedReading } from './resolve.ts';
 
@@ -13,13 +14,25 @@ export interface ParsedReading extends ResolvedReading {
 
 export function parseReadings(
   resolved: ResolvedReading[],
-  deps: { sandbox: Sandbox; outcomes: OutcomeLog },
+  deps: {
+    sandbox: Sandbox;
+    outcomes: OutcomeLog;
+    /** A reading whose parsing threw outside the sandbox (the others go on). */
+    failed: Failures['reading'];
+  },
 ): ParsedReading[] {
   const { sandbox, outcomes } = deps;
   const parsed: ParsedReading[] = [];
   const byDefinition = new Map<string, ResolvedReading[]>();
   for (const r of resolved) {
-    if (r.direct) {
+    try {
+      if (!r.direct) {
+        const id = codeId(r);
+        const list = byDefinition.get(id) ?? [];
+        list.push(r);
+        byDefinition.set(id, list);
+        continue;
+      }
       const values = parseObject(r.payloadStr);
       if (values) {
         r.values = values;
@@ -31,12 +44,9 @@ export function parseReadings(
           'the pre-parser payload is not an object of data point values',
           r.deviceName,
         );
-      continue;
+    } catch (err) {
+      deps.failed(r, err);
     }
-    const id = codeId(r);
-    const list = byDefinition.get(id) ?? [];
-    list.push(r);
-    byDefinition.set(id, list);
   }
   for (const [id, group] of byDefinition) {
     const def = group[0]!.definition;

@@ -8,6 +8,7 @@ import type { IngestItem } from '../queue/jobs.ts';
 import type { Sandbox } from '../sandbox/sandbox.ts';
 import type { DefinitionRecord, DeviceRecord } from '../tenancy/types.ts';
 import type { Catalog } from './catalog.ts';
+import type { Failures } from './failures.ts';
 import type { OutcomeLog } from './outcomes.ts';
 
 /**
@@ -67,7 +68,14 @@ const ALWAYS_PREPARSER = new Set([
 
 export async function preparse(
   items: IngestItem[],
-  deps: { catalog: Catalog; sandbox: Sandbox; outcomes: OutcomeLog; nowMs: number },
+  deps: {
+    catalog: Catalog;
+    sandbox: Sandbox;
+    outcomes: OutcomeLog;
+    nowMs: number;
+    /** A payload whose pre-parsing threw (the others go on). */
+    failed: Failures['payload'];
+  },
 ): Promise<Reading[]> {
   const { catalog, sandbox, outcomes, nowMs } = deps;
   const readings: Reading[] = [];
@@ -90,9 +98,13 @@ export async function preparse(
       viaPreparser.set(item.env, list);
       continue;
     }
-    const found = defaultRule(item);
-    if (typeof found !== 'string') outcomes.problem(item, 'MISSING_DEVICE_NAME', found.problem);
-    else readings.push(reading(item, found, item.body, item.receivedMs, false, 0, false));
+    try {
+      const found = defaultRule(item);
+      if (typeof found !== 'string') outcomes.problem(item, 'MISSING_DEVICE_NAME', found.problem);
+      else readings.push(reading(item, found, item.body, item.receivedMs, false, 0, false));
+    } catch (err) {
+      deps.failed(item, null, err);
+    }
   }
   for (const [env, envItems] of viaPreparser) {
     const pre = preparsers.get(env);
@@ -108,14 +120,16 @@ export async function preparse(
         outcomes.problem(item, result.code, `pre-parser: ${result.message}`);
         return;
       }
-      normalisePreparserResult(result.value, item.receivedMs, nowMs).forEach((r, index) => {
-        if (!r.ok) {
-          outcomes.problem(item, r.code, `pre-parser: ${r.message}`, r.deviceName);
-          return;
-        }
+      try {
         const direct = item.gateway === 'preparseronly' || item.gateway === 'rawpreparseronly';
-        readings.push(reading(item, r.deviceName, r.payloadStr, r.timeMs, r.deviceTime, index, direct));
-      });
+        normalisePreparserResult(result.value, item.receivedMs, nowMs).forEach((r, index) => {
+          if (!r.ok) outcomes.problem(item, r.code, `pre-parser: ${r.message}`, r.deviceName);
+          else
+            readings.push(reading(item, r.deviceName, r.payloadStr, r.timeMs, r.deviceTime, index, direct));
+        });
+      } catch (err) {
+        deps.failed(item, null, err);
+      }
     });
   }
   return readings;

@@ -4,6 +4,7 @@
  */
 import type { DefinitionRecord, DeviceRecord } from '../tenancy/types.ts';
 import type { Catalog } from './catalog.ts';
+import type { Failures } from './failures.ts';
 import type { OutcomeLog } from './outcomes.ts';
 import type { Reading } from './preparse.ts';
 
@@ -15,7 +16,12 @@ export interface ResolvedReading extends Reading {
 
 export async function resolveDevices(
   readings: Reading[],
-  deps: { catalog: Catalog; outcomes: OutcomeLog },
+  deps: {
+    catalog: Catalog;
+    outcomes: OutcomeLog;
+    /** A reading whose resolution threw (the others go on). */
+    failed: Failures['reading'];
+  },
 ): Promise<ResolvedReading[]> {
   const { catalog, outcomes } = deps;
   const namesByEnv = new Map<string, string[]>();
@@ -50,30 +56,50 @@ export async function resolveDevices(
 
   const resolved: ResolvedReading[] = [];
   for (const r of readings) {
-    const device = devicesByEnv.get(r.item.env)?.get(r.deviceName);
-    if (!device) {
-      outcomes.problem(
-        r.item,
-        'UNKNOWN_DEVICE',
-        `no device "${r.deviceName}" in this environment`,
-        r.deviceName,
+    try {
+      const found = resolveOne(
+        r,
+        devicesByEnv.get(r.item.env)?.get(r.deviceName),
+        definitions,
+        keyOf,
+        outcomes,
       );
-      continue;
+      if (found) resolved.push(found);
+    } catch (err) {
+      deps.failed(r, err);
     }
-    const definition = definitions.get(keyOf.get(device) ?? '') ?? null;
-    if (!definition) {
-      outcomes.problem(
-        r.item,
-        'DEFINITION_NOT_FOUND',
-        `device "${r.deviceName}" uses definition "${device.definitionName}", which no longer exists`,
-        r.deviceName,
-      );
-      continue;
-    }
-    outcomes.device(r.item, r.deviceName);
-    r.device = device;
-    r.definition = definition;
-    resolved.push(r as ResolvedReading);
   }
   return resolved;
+}
+
+function resolveOne(
+  r: Reading,
+  device: DeviceRecord | undefined,
+  definitions: ReadonlyMap<string, DefinitionRecord | null>,
+  keyOf: ReadonlyMap<DeviceRecord, string>,
+  outcomes: OutcomeLog,
+): ResolvedReading | undefined {
+  if (!device) {
+    outcomes.problem(
+      r.item,
+      'UNKNOWN_DEVICE',
+      `no device "${r.deviceName}" in this environment`,
+      r.deviceName,
+    );
+    return undefined;
+  }
+  const definition = definitions.get(keyOf.get(device) ?? '') ?? null;
+  if (!definition) {
+    outcomes.problem(
+      r.item,
+      'DEFINITION_NOT_FOUND',
+      `device "${r.deviceName}" uses definition "${device.definitionName}", which no longer exists`,
+      r.deviceName,
+    );
+    return undefined;
+  }
+  outcomes.device(r.item, r.deviceName);
+  r.device = device;
+  r.definition = definition;
+  return r as ResolvedReading;
 }

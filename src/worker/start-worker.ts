@@ -28,6 +28,7 @@ import { createWakeableSleep } from '../queue/wakeable-sleep.ts';
 import { connectRedis, closeRedis, type Redis } from '../redis/connect.ts';
 import type { Keys } from '../state/keys.ts';
 import type { ProcessResult } from './ingest-processor.ts';
+import { acknowledgementWith } from './payload-dead-letters.ts';
 
 export interface RunningWorker {
   close(): Promise<void>;
@@ -162,14 +163,17 @@ export async function startWorker(deps: {
       // What the acknowledgement needs, without the payloads: they would stay alive (and be copied
       // by V8's young-generation collections) for as long as the step's history takes.
       const refs = entries.map(({ partition, id }) => ({ partition, id }));
+      // Payloads that failed on their own data leave with the acknowledgement, for the dead letters.
+      const along = acknowledgementWith(keys, entries, result?.acknowledgeWith, result?.failed);
       const finished = (async () => {
         await result?.written;
-        await ackEntries(control, keys, refs, result?.acknowledgeWith);
+        await ackEntries(control, keys, refs, along);
         end();
         metrics.steps.inc({ result: 'completed' });
         if (result) {
           metrics.payloads.inc(result.payloads);
           metrics.values.inc(result.values);
+          if (result.failed) metrics.payloadFailures.inc(result.failed.length);
         }
         for (const e of refs) {
           attempts.delete(e.id);
@@ -344,6 +348,11 @@ function workerMetrics(registry: Registry) {
     deadLetters: new Counter({
       name: 'vigil_worker_dead_letter_payloads_total',
       help: 'Payloads moved to the dead-letter stream after VIGIL_JOB_ATTEMPTS failed attempts.',
+      registers,
+    }),
+    payloadFailures: new Counter({
+      name: 'vigil_worker_payload_failures_total',
+      help: 'Payloads whose processing failed on their own data (PROCESSING_FAILED), moved to the dead-letter stream at once.',
       registers,
     }),
     partitions: new Gauge({

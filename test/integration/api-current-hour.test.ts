@@ -19,15 +19,12 @@ function temperature(timeMs: number, value: number): DeviceReadings {
     displayName: 'Hallway',
     contactMs: timeMs,
     timeoutMs: 0,
-    sensors: {
-      Temperature: {
-        statuses: [],
-        descriptions: [],
-        rulesId: 'none',
-        suppressed: false,
-        sensorType: 'tempC',
-      },
-    },
+    sensors: new Map([
+      [
+        'Temperature',
+        { statuses: [], descriptions: [], rulesId: 'none', suppressed: false, sensorType: 'tempC' },
+      ],
+    ]),
     values: [
       {
         sensor: 'Temperature',

@@ -16,7 +16,7 @@ const contact = (device: string, ms: number): DeviceReadings => ({
   displayName: device,
   contactMs: ms,
   timeoutMs: 60_000,
-  sensors: {},
+  sensors: new Map(),
   values: [],
 });
 

@@ -201,6 +201,38 @@ describe('vigil definition test', () => {
     expect(json.unknownKeys).toEqual(['Humidity']);
   });
 
+  it('shows the converted values of data points named like Object.prototype members', async () => {
+    const points = `  - name: constructor
+    dataType: temperature
+    thresholds:
+      - { status: WARNING, above: 25 }
+  - name: __proto__
+    dataType: integer
+  - name: hasOwnProperty
+    dataType: boolean
+`;
+    const file = write('special.yaml', yaml('toString', points));
+    const payload = '{"constructor": 26.04, "__proto__": "41.6", "hasOwnProperty": "on", "valueOf": 1}';
+    const [text, json] = await Promise.all([
+      cli.run(['definition', 'test', file, '--payload', payload]),
+      cli.json<{ ok: true; dataPoints: Record<string, unknown>[]; unknownKeys: string[] }>([
+        'definition',
+        'test',
+        file,
+        '--payload',
+        payload,
+      ]),
+    ]);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toMatch(/constructor\s+26\.0 °C\s+WARNING\s+\(Above 25 °C\)/);
+    expect(json.dataPoints).toEqual([
+      expect.objectContaining({ sensorName: 'constructor', rawValue: 26.04, currentStatus: 'WARNING' }),
+      expect.objectContaining({ sensorName: '__proto__', rawValue: 42, currentValue: '42' }),
+      expect.objectContaining({ sensorName: 'hasOwnProperty', rawValue: true, currentValue: 'true' }),
+    ]);
+    expect(json.unknownKeys).toEqual(['valueOf']);
+  });
+
   it("reports the parser's error with its line and exits 1", async () => {
     const file = write('throws.yaml', yaml('Throws', GOOD_POINTS, 'throws.js'), {
       file: 'throws.js',

@@ -53,10 +53,10 @@ describe('tenancy store: device settings of many devices at once', () => {
     );
     expect(batch).toEqual(single);
     expect(batch[2]).toEqual({
-      overrides: { CO2: { rules: [{ status: 'WARNING', above: 900 }], hysteresis: 0 } },
-      suppressed: { Temperature: 0 },
+      overrides: new Map([['CO2', { rules: [{ status: 'WARNING', above: 900 }], hysteresis: 0 }]]),
+      suppressed: new Map([['Temperature', 0]]),
     });
-    expect(batch[1]).toEqual({ overrides: {}, suppressed: {} });
+    expect(batch[1]).toEqual({ overrides: new Map(), suppressed: new Map() });
     expect(await store.getDeviceSettings('east', [])).toEqual([]);
   });
 });

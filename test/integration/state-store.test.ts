@@ -1,10 +1,19 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { connectRedis, closeRedis } from '../../src/redis/connect.ts';
 import { createKeys } from '../../src/state/keys.ts';
-import { createStateStore, type DeviceReadings, type StateValue } from '../../src/state/state-store.ts';
+import {
+  createStateStore,
+  type DeviceApplied,
+  type DeviceReadings,
+  type StateValue,
+} from '../../src/state/state-store.ts';
 import { encodePoint } from '../../src/state/point-record.ts';
 import { testConfig } from '../support/context.ts';
 import { storedState } from '../support/state.ts';
+
+/** The error name of a device the script refused, or what came instead. */
+const refusal = (applied: DeviceApplied | undefined): unknown =>
+  applied && !Array.isArray(applied) ? applied.refused.name : applied;
 
 function setup() {
   const config = testConfig();
@@ -33,15 +42,18 @@ function reading(values: [number, number][], contactMs = 0): DeviceReadings {
     displayName: 'Device one',
     contactMs,
     timeoutMs: 60_000,
-    sensors: {
-      Temperature: {
-        statuses: ['WARNING', 'CRITICAL'],
-        descriptions: ['Above 25 °C', 'Overheating'],
-        rulesId: 'r1',
-        suppressed: false,
-        sensorType: 'tempC',
-      },
-    },
+    sensors: new Map([
+      [
+        'Temperature',
+        {
+          statuses: ['WARNING', 'CRITICAL'],
+          descriptions: ['Above 25 °C', 'Overheating'],
+          rulesId: 'r1',
+          suppressed: false,
+          sensorType: 'tempC',
+        },
+      ],
+    ]),
     values: values.map(([timeMs, v]): StateValue => ({
       sensor: 'Temperature',
       timeMs,
@@ -273,5 +285,77 @@ describe('state store: the current hour of each data point', () => {
       statusSinceMs: 10 * H,
       hour: { hour: 10, count: 2, total: 64.5, min: 29.5, max: 35, late: false },
     });
+  });
+
+  it('works with data points and devices named like Object.prototype members', async () => {
+    const { redis, keys, state } = setup();
+    const names = ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf'];
+    const meta = reading([]).sensors.get('Temperature')!;
+    const devices = names.map((device, d): DeviceReadings => ({
+      ...reading([]),
+      device,
+      sensors: new Map(names.map((n) => [n, meta])),
+      values: names.map((sensor, i) => ({ ...reading([[1000 + i, 26 + d]]).values[0]!, sensor })),
+    }));
+    const applied = await state.applyReadings(devices, 2000);
+    expect(applied).toEqual(names.map(() => names.map(() => 'WARNING')));
+    for (const [d, device] of names.entries()) {
+      const s = await storedState(redis, keys.deviceState('e1', device));
+      expect(Object.keys(s.points)).toEqual(names);
+      for (const n of names) expect(s.points[n]).toMatchObject({ value: String(26 + d), status: 'WARNING' });
+    }
+    expect(await redis.zcard(keys.envEvents('e1'))).toBe(names.length * names.length);
+  });
+
+  it("applies the other devices when the script refuses one device's data", async () => {
+    const { redis, keys, state } = setup();
+    const one = (device: string, v: number) => ({ ...reading([[1000, v]], 3000), device });
+    // Half a surrogate pair: the script's JSON decoder refuses the whole call's argument.
+    const broken = one('broken', 26);
+    broken.values = [{ ...broken.values[0]!, currentValue: '\ud800' }];
+    const applied = await state.applyReadings([one('a', 26), broken, one('b', 31)], 5000);
+    expect(applied[0]).toEqual(['WARNING']);
+    expect(applied[2]).toEqual(['CRITICAL']);
+    expect(refusal(applied[1])).toBe('ReplyError');
+    expect(await redis.exists(keys.deviceState('e1', 'broken'))).toBe(0);
+    expect((await storedState(redis, keys.deviceState('e1', 'b'))).points.Temperature?.value).toBe('31');
+    expect(await redis.zcard(keys.envEvents('e1'))).toBe(2);
+  });
+
+  it('leaves a refused device unwritten, and applies the devices before it in its call only once', async () => {
+    const { redis, keys, state } = setup();
+    const one = (device: string, v: number) => ({ ...reading([[1000, v]], 3000), device });
+    // Each value changes its data point's status, and more fields are to be written than the
+    // script's unpack takes: refused once it has worked out its events, which it must not emit.
+    const meta = reading([]).sensors.get('Temperature')!;
+    const huge: DeviceReadings = {
+      ...one('huge', 26),
+      sensors: new Map(Array.from({ length: 3000 }, (_, i) => [`P${i}`, meta])),
+      values: Array.from({ length: 3000 }, (_, i) => ({ ...one('huge', 26).values[0]!, sensor: `P${i}` })),
+    };
+    const applied = await state.applyReadings([one('first', 26), huge, one('last', 31)], 5000);
+    expect(refusal(applied[1])).toBe('ReplyError');
+    // `first` was applied by the refused call: its second run finds the value applied.
+    expect(applied[0]).toEqual([null]);
+    expect(applied[2]).toEqual(['CRITICAL']);
+    expect(await redis.exists(keys.deviceState('e1', 'huge'))).toBe(0);
+    expect(await redis.zscore(keys.availabilityDeadlines(), 'e1\nhuge')).toBeNull();
+    expect((await storedState(redis, keys.deviceState('e1', 'first'))).points.Temperature).toMatchObject({
+      value: '26',
+      status: 'WARNING',
+    });
+    const events = (await redis.zrange(keys.envEvents('e1'), 0, -1)).map(
+      (j) => JSON.parse(j) as { deviceName: string },
+    );
+    expect(events.map((e) => e.deviceName).sort()).toEqual(['first', 'last']);
+    expect(await redis.xlen(keys.eventOutbox())).toBe(2);
+  });
+
+  it('rejects when Redis cannot be reached, rather than reporting a device as refused', async () => {
+    const config = testConfig({ redisUrl: 'redis://127.0.0.1:1' });
+    const redis = connectRedis(config.redisUrl, 'command');
+    onTestFinished(() => closeRedis(redis));
+    const state = createStateStore({ redis, keys: createKeys(config.keyPrefix), eventsCap: 1000 });
+    await expect(state.applyReadings([reading([[1000, 20]])], 2000)).rejects.toThrow();
   });
 });

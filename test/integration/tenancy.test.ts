@@ -107,11 +107,11 @@ describe('tenancy store: environments, definitions and devices', () => {
   it('reads threshold overrides and suppressions of a device', async () => {
     await admin.setThreshold('east', 'alpha', 'CO2', [{ status: 'WARNING', above: 900 }]);
     await admin.suppress('east', 'alpha', 'Temperature', 0);
-    expect(await store.getThresholdOverrides('east', 'alpha')).toEqual({
-      CO2: { rules: [{ status: 'WARNING', above: 900 }], hysteresis: 0 },
-    });
-    expect(await store.getSuppressed('east', 'alpha')).toEqual({ Temperature: 0 });
-    expect(await store.getThresholdOverrides('east', 'mid')).toEqual({});
+    expect(await store.getThresholdOverrides('east', 'alpha')).toEqual(
+      new Map([['CO2', { rules: [{ status: 'WARNING', above: 900 }], hysteresis: 0 }]]),
+    );
+    expect(await store.getSuppressed('east', 'alpha')).toEqual(new Map([['Temperature', 0]]));
+    expect(await store.getThresholdOverrides('east', 'mid')).toEqual(new Map());
   });
 
   it('reads the pre-parser and bumps its revision only when the source changes', async () => {
@@ -133,8 +133,8 @@ describe('tenancy admin: changing a device definition', () => {
     await admin.setThreshold('east', 'mover', 'Temperature', [{ status: 'WARNING', above: 30 }]);
     await admin.suppress('east', 'mover', 'CO2', 0);
     await admin.updateDevice('east', 'mover', { definitionName: 'TempOnly' });
-    expect(Object.keys(await store.getThresholdOverrides('east', 'mover'))).toEqual(['Temperature']);
-    expect(await store.getSuppressed('east', 'mover')).toEqual({});
+    expect([...(await store.getThresholdOverrides('east', 'mover')).keys()]).toEqual(['Temperature']);
+    expect(await store.getSuppressed('east', 'mover')).toEqual(new Map());
     expect(await store.getDevice('east', 'mover')).toMatchObject({ definitionName: 'TempOnly' });
   });
 });

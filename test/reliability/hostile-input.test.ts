@@ -4,10 +4,15 @@
  * read API endpoint (random attribute names, types and shapes, in each of the three forms). The
  * service never answers 5xx to bad input, never crashes, and stays ready; the worker records each
  * payload's fate with a catalogue code and never an internal error.
+ *
+ * JavaScript's special property names (Object.prototype's members, `__proto__`, `prototype`) are
+ * valid device and data point names: devices so named exist, with data points so named, and the
+ * fuzz uses them as device names in payloads, keys of parser results and attribute values.
  */
 import fc from 'fast-check';
 import mqtt from 'mqtt';
 import { describe, expect, it } from 'vitest';
+import type { DefinitionSpec } from '../../src/domain/types.ts';
 import { GATEWAY_PATHS } from '../../src/queue/jobs.ts';
 import { brokerFor } from '../support/fault-run.ts';
 import {
@@ -20,6 +25,36 @@ import {
 import { readEntry } from '../../src/ingest/ingest-log.ts';
 
 const RUNS = process.env.VIGIL_TEST_LONG ? 3000 : 300;
+
+/** Names that find something in a plain object that never had them: all valid device and data point names. */
+const SPECIAL_NAMES = [
+  ...new Set([...Object.getOwnPropertyNames(Object.prototype), 'prototype', '__proto__']),
+];
+const specialName = fc.constantFrom(...SPECIAL_NAMES);
+/** Parses every key as a data point (the Special definition's data points are the special names). */
+const SPECIAL_PARSER = 'function parsePayload(s) { const j = JSON.parse(s); delete j.deviceName; return j; }';
+const SPECIAL_SPEC: DefinitionSpec = {
+  name: 'Special',
+  manufacturer: 'Acme',
+  version: '1',
+  dataPoints: SPECIAL_NAMES.map((name) => ({
+    name,
+    displayName: name,
+    dataType: 'number',
+    hysteresis: 0,
+    thresholds: [{ status: 'WARNING', above: 25 }],
+  })),
+};
+
+/** Payloads of the special-named devices, keyed by special names (own keys, as JSON has them). */
+const specialPayload = fc
+  .tuple(
+    specialName,
+    fc.array(fc.tuple(specialName, fc.oneof(fc.double(), fc.integer(), fc.jsonValue({ maxDepth: 2 }))), {
+      maxLength: 8,
+    }),
+  )
+  .map(([device, values]) => JSON.stringify(Object.fromEntries([['deviceName', device], ...values])));
 
 const PREPARSER =
   'function parsePayload(s) { const j = JSON.parse(s); return { deviceName: j.deviceName, payload: j }; }';
@@ -62,6 +97,7 @@ const body = fc.oneof(
   fc.jsonValue().map((v) => JSON.stringify(v)),
   fc.integer({ min: 200_000, max: 400_000 }).map((n) => `{"deviceName":"d1","s":"${'x'.repeat(n)}"}`),
   fc.string({ unit: 'binary', maxLength: 200 }).map((s) => `{"deviceName":"${s}"}`),
+  specialPayload,
 );
 
 const contentType = fc.constantFrom(
@@ -76,6 +112,10 @@ const contentType = fc.constantFrom(
 async function setUp(): Promise<{ p: Pipeline; key: string; token: string }> {
   const p = await startPipeline({ roles: 'gateway,mqtt,worker,api', mqttEnabled: true });
   const { key } = await provisionComfort(p, 'acme', ['d1', 'd2']);
+  await p.admin.applyDefinition({ kind: 'private', env: 'acme' }, SPECIAL_SPEC, SPECIAL_PARSER);
+  for (const name of SPECIAL_NAMES) {
+    await p.admin.createDevice('acme', { name, definitionName: 'Special', definitionIsPublic: false });
+  }
   await p.admin.setPreparser('acme', PREPARSER, false);
   const { token } = await p.admin.createToken('acme', 'fuzz', 0);
   return { p, key, token };
@@ -136,6 +176,7 @@ describe('hostile input', () => {
       );
       console.info(`ingestion log codes: ${[...codes].join(', ')}`);
       expect(codes.has('INTERNAL')).toBe(false);
+      expect(codes.has('PROCESSING_FAILED')).toBe(false);
       // The worker still processes a good payload.
       const res = await p.post('gateway/submit', key, '{"deviceName":"d2","Temperature":21.5}');
       expect(res.status).toBe(202);
@@ -146,6 +187,24 @@ describe('hostile input', () => {
             : undefined,
         15_000,
         'a good payload after the fuzzing',
+      );
+      // And one of a device and data point with special names.
+      const special = JSON.stringify(
+        Object.fromEntries([
+          ['deviceName', '__proto__'],
+          ['__proto__', 26],
+          ['constructor', 7],
+        ]),
+      );
+      expect((await p.post('gateway/submit', key, special)).status).toBe(202);
+      await eventually(
+        async () => {
+          const state = p.keys.deviceState('acme', '__proto__');
+          const [proto, ctor] = await p.redis.hmget(state, '__proto__|v', 'constructor|v');
+          return proto === '26' && ctor === '7' ? true : undefined;
+        },
+        15_000,
+        'a good payload of device __proto__ after the fuzzing',
       );
     },
   );
@@ -223,14 +282,25 @@ describe('hostile input', () => {
       'eventCategory',
       'eventStatus',
       'format',
-      '__proto__',
-      'constructor',
+      ...SPECIAL_NAMES,
     ];
     const value = fc.oneof(
       fc.jsonValue({ maxDepth: 4 }),
-      fc.constantFrom('d1', 'Temperature', 'ComfortSensors', 'true', '-1', '1e400', 'NaN', '9'.repeat(400)),
-      fc.array(fc.constantFrom('d1', 'd2', 'nope', ''), { maxLength: 1200 }),
+      fc.constantFrom(
+        'd1',
+        'Temperature',
+        'ComfortSensors',
+        'Special',
+        'true',
+        '-1',
+        '1e400',
+        'NaN',
+        '9'.repeat(400),
+      ),
+      specialName,
+      fc.array(fc.constantFrom('d1', 'd2', 'nope', '', ...SPECIAL_NAMES), { maxLength: 1200 }),
       fc.array(fc.record({ deviceName: fc.jsonValue(), sensorName: fc.jsonValue() }, { requiredKeys: [] })),
+      fc.array(fc.record({ deviceName: specialName, sensorName: specialName })),
       fc.string({ unit: 'grapheme', maxLength: 200 }),
     );
     const attrs = fc.dictionary(fc.oneof(fc.constantFrom(...names), fc.string({ maxLength: 20 })), value, {

@@ -19,7 +19,11 @@ export interface StoredState {
 
 export async function storedState(redis: Redis, stateKey: string): Promise<StoredState> {
   const raw = await redis.hgetallBuffer(stateKey);
-  const state: StoredState = { device: {}, points: {} };
+  // Without prototypes: a data point may be called `__proto__` or `constructor`.
+  const state: StoredState = {
+    device: Object.create(null) as Record<string, string>,
+    points: Object.create(null) as Record<string, StoredPoint>,
+  };
   for (const [field, b] of Object.entries(raw)) {
     if (field.startsWith('@')) {
       state.device[field] = b.toString();

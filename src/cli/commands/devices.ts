@@ -135,7 +135,7 @@ function addThresholdCommands(program: Command, rt: Runtime) {
       }
       const { admin, store } = await rt.services();
       const changed = await admin.setThreshold(opts.env, opts.device, opts.sensor, input);
-      const stored = (await store.getThresholdOverrides(opts.env, opts.device))[opts.sensor];
+      const stored = (await store.getThresholdOverrides(opts.env, opts.device)).get(opts.sensor);
       rt.print(
         opts.json,
         { env: opts.env, deviceName: opts.device, sensorName: opts.sensor, ...stored, changed },

@@ -28,6 +28,14 @@ list per device instead of a list per value: decoding made a table per list, mos
 Returns per device: the status applied per value, or '' where the value was older than the stored
 one (history only) or a replay of it.
 
+Errors: a device's writes (state, then deadline, then events) come after everything that can fail
+on its data — the known case is more fields than unpack takes; an argument the JSON decoder refuses
+fails the call before any device. So when the script raises an error on a device, it has written
+nothing of it, and the devices before it in the call are fully applied. The worker then runs each
+device of the call again on its own (state-store.ts): applying is by measurement time, so a second
+run of an applied device changes no value, status, contact or deadline and emits no event (it only
+marks the value's hour late, which sends readers of that hour to InfluxDB).
+
 State hash layout (read-state.ts decodes it; keys.ts STATE_FIELD): per data point `<sensor>|v`, the
 value as JSON, and `<sensor>|p`, the rest packed as POINT_FORMAT: layout version (1), then as
 little-endian doubles the measurement ms, sub-ms offset, rule index, last success ms (NaN: never),
@@ -136,6 +144,8 @@ local function applyDevice(i, dev)
   for k, name in ipairs(names) do points[k] = unpackPoint(fieldsOf(name), got[4 + k]) end
 
   local applied = {}
+  -- Events are emitted after the state is written (see the top of this file).
+  local events = {}
   local k = 0
   for j = 1, #vals, VALUE_STRIDE do
     k = k + 1
@@ -164,8 +174,8 @@ local function applyDevice(i, dev)
         else
           message = sensor .. ' - ' .. meta.ds[rule + 1] .. ' - ' .. status .. ' - ' .. currentValue
         end
-        emit(dev, envEvents, devEvents, env .. '/' .. device .. '/' .. sensor .. '/' .. string.format('%d', ms) .. '.' .. off,
-          sensor, meta.ty, valueJson, status, 'Sensors', message)
+        events[#events + 1] = { env .. '/' .. device .. '/' .. sensor .. '/' .. string.format('%d', ms) .. '.' .. off,
+          sensor, meta.ty, valueJson, status, 'Sensors', message }
       end
       p.u, p.t, p.r, p.ri, p.s, p.v = ms, off, rule, meta.ri, status, valueJson
       if number == true then
@@ -194,6 +204,7 @@ local function applyDevice(i, dev)
   -- mark-contact-lost.lua). So a device that keeps reporting costs one ZADD per timeout period,
   -- not one per step; a ZADD goes out only for a first deadline, after a lost contact, or for a
   -- shorter timeout.
+  local newDeadline = nil
   if contactMs > 0 then
     local lastContact, lost, deadline, timeout = got[1], got[2], got[3], got[4]
     local lc = tonumber(lastContact)
@@ -205,19 +216,24 @@ local function applyDevice(i, dev)
         local due = contactMs + timeoutMs
         local dl = tonumber(deadline)
         if dl == nil or due < dl or lost == '1' then
-          redis.call('ZADD', deadlines, due, env .. '\n' .. device)
+          newDeadline = due
           flat[n + 1], flat[n + 2], n = '@dl', string.format('%d', due), n + 2
         end
       end
     end
     if lost == '1' then
       flat[n + 1], flat[n + 2], n = '@lost', '0', n + 2
-      emit(dev, envEvents, devEvents, env .. '/' .. device .. '/availability/' .. string.format('%d', contactMs), 'availability',
-        'availability', '0', 'SUCCESS', 'Availability', 'availability - Contact restored - SUCCESS - ' .. contactIso)
+      events[#events + 1] = { env .. '/' .. device .. '/availability/' .. string.format('%d', contactMs),
+        'availability', 'availability', '0', 'SUCCESS', 'Availability',
+        'availability - Contact restored - SUCCESS - ' .. contactIso }
     end
   end
 
   if n > 0 then redis.call('HSET', stateKey, unpack(flat)) end
+  if newDeadline ~= nil then redis.call('ZADD', deadlines, newDeadline, env .. '\n' .. device) end
+  for _, e in ipairs(events) do
+    emit(dev, envEvents, devEvents, e[1], e[2], e[3], e[4], e[5], e[6], e[7])
+  end
   return applied
 end
 

@@ -45,6 +45,20 @@ describe('request attributes', () => {
     expect(parseQuery(query)).toEqual(expected);
   });
 
+  it('reads parameters named like Object.prototype members as plain attributes', () => {
+    const attrs = parseQuery('__proto__=a&__proto__=b&constructor=c&toString=d&deviceName=x');
+    expect(Object.entries(attrs)).toEqual([
+      ['__proto__', ['a', 'b']],
+      ['constructor', 'c'],
+      ['toString', 'd'],
+      ['deviceName', 'x'],
+    ]);
+    expect(readString(collectAttributes('constructor=c&deviceName=x', '', undefined), 'deviceName')).toBe(
+      'x',
+    );
+    expect(Array.isArray(Object.getPrototypeOf(attrs))).toBe(false);
+  });
+
   it('refuses a query string that looks like JSON but is not', () => {
     expect(codeOf(() => parseQuery('{"deviceName":'))).toBe('INVALID_JSON:');
   });

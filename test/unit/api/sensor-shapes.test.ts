@@ -13,20 +13,23 @@ const temperature: DataPointSpec = {
 };
 const t0 = Date.UTC(2026, 10, 22, 5, 0, 0, 123);
 const state = {
-  values: { Temperature: '19.25' },
-  points: {
-    Temperature: {
-      updatedMs: t0,
-      offsetNs: 0,
-      rule: 0,
-      rulesId: 'r',
-      status: 'WARNING',
-      lastSuccessMs: t0 - 60_000,
-      statusSinceMs: t0,
-      hour: null,
-    },
-  },
-  suppressed: {},
+  values: new Map([['Temperature', '19.25']]),
+  points: new Map([
+    [
+      'Temperature',
+      {
+        updatedMs: t0,
+        offsetNs: 0,
+        rule: 0,
+        rulesId: 'r',
+        status: 'WARNING',
+        lastSuccessMs: t0 - 60_000,
+        statusSinceMs: t0,
+        hour: null,
+      },
+    ],
+  ]),
+  suppressed: new Map<string, number>(),
 };
 
 describe('data point shapes', () => {
@@ -77,7 +80,7 @@ describe('data point shapes', () => {
     [t0 + 1, true],
     [t0 - 1, false],
   ])('treats suppression until %d as suppressed=%s at now', (until, expected) => {
-    const s = { ...emptyState(), suppressed: { Temperature: until } };
+    const s = { ...emptyState(), suppressed: new Map([['Temperature', until]]) };
     expect(sensorUtc(temperature, { state: s, locale: 'en', nowMs: t0 }).suppressed).toBe(expected);
   });
 

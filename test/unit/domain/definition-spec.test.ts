@@ -196,6 +196,21 @@ describe('parseDefinitionYaml', () => {
     expect(refusal(text)).toMatch(message);
   });
 
+  it('reads data points and a definition named like Object.prototype members', () => {
+    const names = ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf', '__defineGetter__'];
+    const text = `name: __proto__\nmanufacturer: Acme\nversion: 1\nparser: p.js\ndataPoints:\n${names
+      .map((n) => `  - { name: ${n}, dataType: number, thresholds: [{ status: WARNING, above: 1 }] }\n`)
+      .join('')}`;
+    const { spec } = parseDefinitionYaml(text, 'special.yaml');
+    expect(spec.name).toBe('__proto__');
+    expect(spec.dataPoints.map((p) => [p.name, p.displayName, p.thresholds.length])).toEqual(
+      names.map((n) => [n, n, 1]),
+    );
+    expect(refusal(`${text}  - { name: constructor, dataType: number }\n`)).toMatch(
+      /duplicate data point name "constructor" \(also dataPoints\[0\]\)/,
+    );
+  });
+
   it('labels errors "definition" without a file name', () => {
     expect(() => parseDefinitionYaml('name: [')).toThrow(/^definition:1:\d+: YAML syntax error/);
   });

@@ -20,6 +20,24 @@ describe('normalisePreparserResult', () => {
     ]);
   });
 
+  it('keeps names like Object.prototype members as device names and payload keys', () => {
+    const item = JSON.parse(
+      '{"deviceName":"__proto__","payload":{"__proto__":1,"constructor":2}}',
+    ) as unknown;
+    expect(
+      normalisePreparserResult([item, { deviceName: 'constructor', payload: 'x' }], receivedMs, nowMs),
+    ).toEqual([
+      {
+        ok: true,
+        deviceName: '__proto__',
+        payloadStr: '{"__proto__":1,"constructor":2}',
+        timeMs: receivedMs,
+        deviceTime: false,
+      },
+      { ok: true, deviceName: 'constructor', payloadStr: 'x', timeMs: receivedMs, deviceTime: false },
+    ]);
+  });
+
   it('splits an array into readings in order (the §5 example)', () => {
     const body = {
       devEUI: 'device_3_reception',

@@ -63,6 +63,19 @@ describe('sandbox with well-behaved parsers', () => {
     ]);
   });
 
+  it('returns keys named like Object.prototype members as own keys, the host prototypes untouched', () => {
+    const sandbox = testSandbox();
+    const echo = inline('def:test:special', 'function parsePayload(s) { return JSON.parse(s); }');
+    const text = '{"__proto__":{"polluted":1},"constructor":2,"toString":3,"prototype":4}';
+    const [outcome] = sandbox.run(echo, [input(text)], { expectObject: true });
+    const value = (outcome?.ok ? outcome.value : undefined) as Record<string, unknown>;
+    expect(Object.getPrototypeOf(value)).toBe(Object.prototype);
+    expect(Object.keys(value)).toEqual(['__proto__', 'constructor', 'toString', 'prototype']);
+    expect(Object.getOwnPropertyDescriptor(value, '__proto__')?.value).toEqual({ polluted: 1 });
+    expect(value.constructor).toBe(2);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
   it('accepts parsePayload declared with const and an arrow function', () => {
     const sandbox = testSandbox();
     const arrow = inline('def:test:arrow', 'const parsePayload = (s) => ({ length: s.length });');

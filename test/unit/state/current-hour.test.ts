@@ -22,7 +22,7 @@ function state(updatedMs: number, hour: KeptHour | null): DeviceStateHash {
     statusSinceMs: updatedMs,
     hour,
   };
-  return { values: { T: '1' }, points: { T: record }, suppressed: {} };
+  return { values: new Map([['T', '1']]), points: new Map([['T', record]]), suppressed: new Map() };
 }
 const kept = (hour: number, count: number, total: number, min: number, max: number, late = false) => ({
   hour,
@@ -32,7 +32,7 @@ const kept = (hour: number, count: number, total: number, min: number, max: numb
   max,
   late,
 });
-const none: DeviceStateHash = { values: {}, points: {}, suppressed: {} };
+const none: DeviceStateHash = { values: new Map(), points: new Map(), suppressed: new Map() };
 
 describe('currentHourOf', () => {
   it('gives the kept hour as a last24Hours bucket when it is the hour of now', () => {

@@ -36,7 +36,7 @@ describe('parseProvisioningFile', () => {
       ['device_3_reception', 'Reception'],
     ]);
     expect(demo?.devices[2]?.availabilityMinutes).toBe(2);
-    expect(Object.keys(demo?.devices[1]?.thresholds ?? {})).toEqual(['CO2']);
+    expect([...(demo?.devices[1]?.thresholds.keys() ?? [])]).toEqual(['CO2']);
   });
 
   it('fills defaults for an environment that lists only its name', () => {
@@ -69,6 +69,37 @@ describe('parseProvisioningFile', () => {
     ['environments: [\n', /environments\.yaml:\d+:\d+/],
   ])('refuses %j with a one-line reason', (text, reason) => {
     expect(() => parseProvisioningFile(text, {})).toThrow(reason);
+  });
+
+  it('keeps thresholds of data points named like Object.prototype members', () => {
+    const plan = parseProvisioningFile(
+      [
+        'environments:',
+        '  - name: constructor',
+        '    devices:',
+        '      - name: __proto__',
+        '        definition: toString',
+        '        thresholds:',
+        '          __proto__: [{ status: WARNING, above: 1 }]',
+        '          constructor: [{ status: WARNING, above: 2 }]',
+        '          hasOwnProperty: [{ status: WARNING, above: 3 }]',
+        '',
+      ].join('\n'),
+      {},
+    );
+    const device = plan.environments[0]?.devices[0];
+    expect(device?.name).toBe('__proto__');
+    expect([...(device?.thresholds ?? new Map())]).toEqual([
+      ['__proto__', [{ status: 'WARNING', above: 1 }]],
+      ['constructor', [{ status: 'WARNING', above: 2 }]],
+      ['hasOwnProperty', [{ status: 'WARNING', above: 3 }]],
+    ]);
+    expect(() =>
+      parseProvisioningFile(
+        'environments:\n  - name: a\n    devices:\n      - { name: d, definition: D, thresholds: [1] }\n',
+        {},
+      ),
+    ).toThrow(/data point names/);
   });
 
   it('reads token expiry as never (0) or an ISO time', () => {

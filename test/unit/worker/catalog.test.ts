@@ -6,8 +6,8 @@ import type { DeviceSettings, TenancyStore } from '../../../src/tenancy/tenancy-
 function fakeTenancy() {
   const calls = { batch: [] as string[][], single: 0 };
   const settingsOf = (device: string): DeviceSettings => ({
-    overrides: { CO2: { rules: [{ status: 'WARNING', above: device.length }], hysteresis: 0 } },
-    suppressed: { Temperature: 0 },
+    overrides: new Map([['CO2', { rules: [{ status: 'WARNING', above: device.length }], hysteresis: 0 }]]),
+    suppressed: new Map([['Temperature', 0]]),
   });
   const store = {
     getDeviceSettings(_env: string, devices: string[]) {
@@ -34,9 +34,9 @@ describe('catalog: device settings', () => {
     expect(calls.batch).toEqual([['a', 'bb', 'ccc']]);
     expect(got.get('bb')).toEqual(settingsOf('bb'));
     expect([...got.keys()]).toEqual(['a', 'bb', 'ccc']);
-    expect((await catalog.deviceSettings('east', ['ccc'])).get('ccc')?.suppressed).toEqual({
-      Temperature: 0,
-    });
+    expect((await catalog.deviceSettings('east', ['ccc'])).get('ccc')?.suppressed).toEqual(
+      new Map([['Temperature', 0]]),
+    );
     expect(calls.batch).toHaveLength(1);
     expect(calls.single).toBe(0);
   });

@@ -1,7 +1,7 @@
 /**
  * What the HTTP gateway, the MQTT broker and the bridge share: key check, rate limit, size and
- * body checks, backlog check and the durable micro-batched enqueue (PRODUCT.md §6, §7). One
- * instance per process serves every entry.
+ * body checks, backlog check and the durable micro-batched enqueue. One instance per process serves
+ * every entry.
  */
 import type { Config } from '../config/schema.ts';
 import { AppError } from '../errors/app-error.ts';
@@ -151,7 +151,7 @@ export function createIngestService(deps: IngestDeps): IngestService {
   };
 
   /**
-   * The synchronous checks of PRODUCT.md §6, in order: size, body, device name, pre-parser. Passed,
+   * The synchronous checks, in order: size, body, device name, pre-parser. Passed,
    * it gives the body's JSON value (JSON gateways), which routes the payload without a second parse.
    */
   const check = async (

@@ -24,8 +24,14 @@ afterAll(async () => {
   await h?.close();
 });
 
+/** A connection with acme's key as its password unless `opts` say otherwise. */
 async function connect(opts: mqtt.IClientOptions = {}): Promise<MqttClient> {
-  const client = await mqtt.connectAsync(url, { reconnectPeriod: 0, ...opts });
+  const client = await mqtt.connectAsync(url, {
+    reconnectPeriod: 0,
+    username: 'device',
+    password: key,
+    ...opts,
+  });
   onTestFinished(() => client.endAsync(true));
   return client;
 }

@@ -53,7 +53,11 @@ describe('ingestion under concurrent load', () => {
     });
     const sendMqtt = Promise.all(
       Array.from({ length: mqttClients }, async (_, c) => {
-        const client = await mqtt.connectAsync(`mqtt://127.0.0.1:${broker.port}`, { reconnectPeriod: 0 });
+        const client = await mqtt.connectAsync(`mqtt://127.0.0.1:${broker.port}`, {
+          reconnectPeriod: 0,
+          username: 'device',
+          password: keyB,
+        });
         try {
           await pool(perClient, 50, (i) =>
             client.publishAsync(`raw/${keyB}/m${c}`, `${c}:${i}`, { qos: 1 }).then(() => undefined),

@@ -89,6 +89,8 @@ describe('ingestion while Redis is down', () => {
     const client = await mqtt.connectAsync(`mqtt://127.0.0.1:${broker.port}`, {
       reconnectPeriod: 200,
       clean: true,
+      username: 'device',
+      password: key,
     });
     try {
       await client.publishAsync(`gateway/submit/${key}`, '{"deviceName":"m","n":"before"}', { qos: 1 });

@@ -115,9 +115,10 @@ export function createIngestService(deps: IngestDeps): IngestService {
     timeoutMs: config.ingestWriteTimeoutMs,
   });
   const backlog = createBacklogMonitor({
-    countUnfinishedJobs: () => producer.countUnfinishedJobs(),
+    sampleQueue: () => producer.sampleBacklog(),
     averageBatchSize: () => producer.averagePayloadsPerEntry(),
     highWater: config.backlogHighWater,
+    envHighWater: config.backlogEnvHighWater,
     intervalMs: config.backlogCheckMs,
     metrics,
     log,
@@ -213,9 +214,9 @@ export function createIngestService(deps: IngestDeps): IngestService {
         recordRefusal(s, checked, id, receivedMs);
         throw new AppError(checked.code, checked.message);
       }
-      if (backlog.isFull()) {
+      if (backlog.isFull(s.key.env)) {
         countRejected(s.via, s.kind, 'BACKLOG_FULL');
-        throw new AppError('BACKLOG_FULL', 'The processing backlog is full; try again later.', {
+        throw new AppError('BACKLOG_FULL', 'The backlog of this environment is full; try again later.', {
           retryAfterSeconds: BACKLOG_RETRY_AFTER_SECONDS,
         });
       }

@@ -42,12 +42,14 @@ async function connackOf(opts: IClientOptions): Promise<number | { sessionPresen
   const client = mqtt.connect(url, { reconnectPeriod: 0, ...opts });
   onTestFinished(() => client.endAsync(true));
   return new Promise((resolve, reject) => {
-    client.once('connect', (connack) => resolve({ sessionPresent: connack.sessionPresent }));
-    client.once('error', (err) => {
-      const code = (err as Error & { code?: unknown }).code;
-      if (typeof code === 'number') resolve(code);
-      else reject(err);
+    client.on('packetreceive', (packet) => {
+      if (packet.cmd !== 'connack') return;
+      // An MQTT 5 client reads a 3.1.1 CONNACK's return code as its reason code.
+      const code = packet.returnCode ?? packet.reasonCode ?? 0;
+      if (code === 0) resolve({ sessionPresent: packet.sessionPresent });
+      else resolve(code);
     });
+    client.once('error', (err) => reject(err));
     client.once('close', () => reject(new Error('closed without a CONNACK')));
   });
 }
@@ -94,6 +96,9 @@ describe('MQTT connections and sessions', () => {
     expect(await connackOf({ username: 'device' })).toBe(5);
     expect(await connackOf({ username: 'device', password: '' })).toBe(5);
     expect(await connackOf({ username: 'device', password: 'vk_not-a-key' })).toBe(4);
+    expect(await connackOf({ protocolVersion: 3 })).toBe(5);
+    // MQTT 5 is refused before any key is looked at (aedes 1.x speaks 3.1 and 3.1.1).
+    expect(await connackOf({ protocolVersion: 5, username: 'device', password: demoKey })).toBe(1);
   });
 
   it('keeps a persistent session from a client without credentials and gives it back to its environment', async () => {

@@ -45,7 +45,6 @@ export interface RunningMqttBroker {
 const KEY_SWEEP_MIN_MS = 500;
 
 /** CONNACK return codes of MQTT 3.1.1 (aedes 1.x speaks 3.1 and 3.1.1 only). */
-const CONNACK_SERVER_UNAVAILABLE = 3 as AuthErrorCode;
 const CONNACK_BAD_CREDENTIALS = 4 as AuthErrorCode;
 const CONNACK_NOT_AUTHORIZED = 5 as AuthErrorCode;
 
@@ -100,11 +99,16 @@ export async function startMqttBroker(deps: MqttDeps): Promise<RunningMqttBroker
           done(null, true);
         },
         (err: unknown) => {
-          const invalid = isAppError(err) && err.code === 'INVALID_API_KEY';
-          done(
-            refusal('API key refused', invalid ? CONNACK_BAD_CREDENTIALS : CONNACK_SERVER_UNAVAILABLE),
-            false,
-          );
+          if (isAppError(err) && err.code === 'INVALID_API_KEY') {
+            done(refusal('API key refused', CONNACK_BAD_CREDENTIALS), false);
+            return;
+          }
+          // The key cannot be checked now (Redis unreachable): the connection is closed without a
+          // CONNACK, which clients take as a network failure and retry. After a refusal, even
+          // 3 (server unavailable), some stop for good (mqtt.js does, by default). aedes answers
+          // nothing for a client closed before its authentication calls back.
+          client.close();
+          done(null, false);
         },
       );
     },

@@ -14,10 +14,11 @@ const MAX_PAUSE_MS = 100;
 /** A payload not in state this long after its PUBACK is counted missing, and the next one sent. */
 const GIVE_UP_MS = 10_000;
 
-const { redisUrl, mqttUrl, topic, probes, field } = workerData as {
+const { redisUrl, mqttUrl, topic, password, probes, field } = workerData as {
   redisUrl: string;
   mqttUrl: string;
   topic: string;
+  password: string;
   probes: { device: number; stateKey: string }[];
   field: string;
 };
@@ -66,6 +67,8 @@ async function probeLoop(
 const client = await connectAsync(mqttUrl, {
   clientId: `bench-lag-${process.pid}-${Date.now()}`,
   clean: true,
+  username: 'bench',
+  password,
 });
 const loops = probes.map((p) => probeLoop(client, p).catch(() => undefined));
 

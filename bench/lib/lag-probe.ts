@@ -33,6 +33,8 @@ export function startLagProbe(opts: {
   keyPrefix: string;
   mqttUrl: string;
   topic: string;
+  /** The API key the probe connects with (the broker's password). */
+  password: string;
   /** The load's device count: the probe's devices are the next LAG_PROBE_DEVICES indexes. */
   loadDevices: number;
 }): LagProbe {
@@ -43,6 +45,7 @@ export function startLagProbe(opts: {
       redisUrl: opts.redisUrl,
       mqttUrl: opts.mqttUrl,
       topic: opts.topic,
+      password: opts.password,
       probes: devices.map((d) => ({ device: d, stateKey: keys.deviceState(BENCH_ENV, deviceName(d)) })),
       field: stateField('Temperature', STATE_FIELD.packed),
     },

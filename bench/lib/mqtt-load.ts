@@ -19,6 +19,7 @@ export interface MqttLoadOptions {
   maxSeconds: number;
   /** Hard stop after this many payloads. */
   maxPayloads?: number;
+  /** The MQTT password: an API key for Vigil's broker (which requires one); none for the bare aedes ceiling. */
   password?: string;
 }
 

@@ -71,16 +71,14 @@ export async function runGatewayAccept(ctx: BenchContext): Promise<void> {
   }
 }
 
-/** Publishes at full speed (bounded window) for `seconds`; PUBACKs per second. */
+/** Publishes at full speed (bounded window) for `seconds`, connected with `password`; PUBACKs per second. */
 export async function measureMqttAccept(
-  url: string,
-  topic: string,
+  target: { url: string; topic: string; password: string },
   seconds: number,
   offset = 0,
 ): Promise<number> {
   const load = await startMqttLoad({
-    url,
-    topic,
+    ...target,
     body: (seq) => httpBody(seq + offset),
     connections: MQTT_CONNECTIONS,
     window: MQTT_WINDOW,
@@ -98,12 +96,15 @@ export async function runMqttAccept(ctx: BenchContext): Promise<void> {
   ctx.log('MQTT QoS 1 accept rate (mqtt role alone)');
   const { vigil, provisioned } = await startBenchVigil(ctx, 'mqtt');
   try {
-    const url = `mqtt://127.0.0.1:${vigil.ports.mqtt}`;
-    const topic = `${GATEWAY_PATHS.submit}/${provisioned.apiKey}`;
-    await measureMqttAccept(url, topic, ctx.opts.warmupS);
+    const target = {
+      url: `mqtt://127.0.0.1:${vigil.ports.mqtt}`,
+      topic: `${GATEWAY_PATHS.submit}/${provisioned.apiKey}`,
+      password: provisioned.apiKey,
+    };
+    await measureMqttAccept(target, ctx.opts.warmupS);
     const runs: number[] = [];
     for (let r = 0; r < ctx.opts.runs; r++)
-      runs.push(await measureMqttAccept(url, topic, ctx.opts.measureS, (r + 1) * 1e7));
+      runs.push(await measureMqttAccept(target, ctx.opts.measureS, (r + 1) * 1e7));
     ctx.report.add({
       id: 'mqtt.accept',
       label: 'MQTT QoS 1 accepted (PUBACK)',

@@ -23,6 +23,7 @@ async function drainOnce(ctx: BenchContext, run: number): Promise<{ rate: number
     const load = await startMqttLoad({
       url: `mqtt://127.0.0.1:${filler.vigil.ports.mqtt}`,
       topic: `${GATEWAY_PATHS.submit}/${filler.provisioned.apiKey}`,
+      password: filler.provisioned.apiKey,
       body: (n) => payloadBody(n % opts.devices, Math.floor(n / opts.devices)),
       connections: MQTT_CONNECTIONS,
       window: MQTT_WINDOW,

@@ -90,21 +90,23 @@ export class Ingestion {
 }
 
 /** Where the bench's MQTT payloads go. */
-function mqttTarget(bv: BenchVigil): { url: string; topic: string } {
+function mqttTarget(bv: BenchVigil): { url: string; topic: string; password: string } {
   return {
     url: `mqtt://127.0.0.1:${bv.vigil.ports.mqtt}`,
     topic: `${GATEWAY_PATHS.submit}/${bv.provisioned.apiKey}`,
+    password: bv.provisioned.apiKey,
   };
 }
 
 /** The lag probe's connections: it publishes for devices of its own after the load's. */
 function lagProbeTarget(ctx: BenchContext, bv: BenchVigil) {
-  const { url, topic } = mqttTarget(bv);
+  const { url, topic, password } = mqttTarget(bv);
   return {
     redisUrl: ctx.redisUrl,
     keyPrefix: bv.settings.keyPrefix,
     mqttUrl: url,
     topic,
+    password,
     loadDevices: ctx.opts.devices,
   };
 }

@@ -214,9 +214,15 @@ export const SETTINGS = {
   ),
   backlogHighWater: setting(
     'VIGIL_BACKLOG_HIGH_WATER',
-    'Queued payloads above which the gateway answers 503 BACKLOG_FULL.',
+    'Queued payloads above which the gateway answers 503 BACKLOG_FULL to every environment holding at least its share (the mark divided by the environments with a backlog).',
     '500000',
     positiveInt,
+  ),
+  backlogEnvHighWater: setting(
+    'VIGIL_BACKLOG_ENV_HIGH_WATER',
+    'Queued payloads of one environment above which it gets 503 BACKLOG_FULL, whatever the others hold (0 = no cap of its own).',
+    '100000',
+    nonNegativeInt,
   ),
   batchMaxPayloads: setting(
     'VIGIL_BATCH_MAX_PAYLOADS',

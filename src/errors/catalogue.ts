@@ -33,7 +33,8 @@ export const ERROR_CODES = {
   BACKLOG_FULL: {
     status: 503,
     retryable: true,
-    description: 'The processing backlog is above its high-water mark; see Retry-After.',
+    description:
+      'The processing backlog is full for this environment (over its own cap, or its share of a full backlog); see Retry-After.',
   },
   UNAVAILABLE: {
     status: 503,

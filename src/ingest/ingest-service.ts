@@ -1,7 +1,7 @@
 /**
  * What the HTTP gateway, the MQTT broker and the bridge share: key check, rate limit, size and
- * body checks, backlog check and the durable micro-batched enqueue (PRODUCT.md §6, §7). One
- * instance per process serves every entry.
+ * body checks, backlog check and the durable micro-batched enqueue. One instance per process serves
+ * every entry.
  */
 import type { Config } from '../config/schema.ts';
 import { AppError } from '../errors/app-error.ts';
@@ -115,9 +115,10 @@ export function createIngestService(deps: IngestDeps): IngestService {
     timeoutMs: config.ingestWriteTimeoutMs,
   });
   const backlog = createBacklogMonitor({
-    countUnfinishedJobs: () => producer.countUnfinishedJobs(),
+    sampleQueue: () => producer.sampleBacklog(),
     averageBatchSize: () => producer.averagePayloadsPerEntry(),
     highWater: config.backlogHighWater,
+    envHighWater: config.backlogEnvHighWater,
     intervalMs: config.backlogCheckMs,
     metrics,
     log,
@@ -151,7 +152,7 @@ export function createIngestService(deps: IngestDeps): IngestService {
   };
 
   /**
-   * The synchronous checks of PRODUCT.md §6, in order: size, body, device name, pre-parser. Passed,
+   * The synchronous checks, in order: size, body, device name, pre-parser. Passed,
    * it gives the body's JSON value (JSON gateways), which routes the payload without a second parse.
    */
   const check = async (
@@ -213,9 +214,9 @@ export function createIngestService(deps: IngestDeps): IngestService {
         recordRefusal(s, checked, id, receivedMs);
         throw new AppError(checked.code, checked.message);
       }
-      if (backlog.isFull()) {
+      if (backlog.isFull(s.key.env)) {
         countRejected(s.via, s.kind, 'BACKLOG_FULL');
-        throw new AppError('BACKLOG_FULL', 'The processing backlog is full; try again later.', {
+        throw new AppError('BACKLOG_FULL', 'The backlog of this environment is full; try again later.', {
           retryAfterSeconds: BACKLOG_RETRY_AFTER_SECONDS,
         });
       }

@@ -44,7 +44,7 @@ export function createIngestMetrics(registry: Registry): IngestMetrics {
     }),
     backlogPayloads: new Gauge({
       name: 'vigil_ingest_backlog_payloads',
-      help: 'Estimated payloads not yet processed (queue depth × average batch size), compared with VIGIL_BACKLOG_HIGH_WATER.',
+      help: 'Payloads not yet processed (the larger of the counted payloads and queue depth × average batch size), compared with VIGIL_BACKLOG_HIGH_WATER.',
       registers,
     }),
   };

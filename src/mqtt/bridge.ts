@@ -1,5 +1,5 @@
 /**
- * The bridge (PRODUCT.md §7): with VIGIL_MQTT_BRIDGE_URL set, Vigil subscribes with QoS 1 to the
+ * The bridge: with VIGIL_MQTT_BRIDGE_URL set, Vigil subscribes with QoS 1 to the
  * gateway topic forms on an external broker — as `$share/<group>/…` shared subscriptions, so that
  * several Vigil processes split the traffic — and acknowledges each message only after it is
  * queued (mqtt.js sends the PUBACK when `handleMessage` calls back). Sessions are persistent

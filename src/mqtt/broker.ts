@@ -1,9 +1,15 @@
 /**
  * The embedded MQTT broker (aedes): devices publish to topics that mirror the HTTP paths. The
  * payload is queued inside `authorizePublish` and its callback runs only once the batch is in
- * Redis, because aedes writes the QoS 1 PUBACK right after that callback (NOTES.md). A payload that
- * can never be processed is acknowledged and recorded in the ingestion log; one that cannot be
- * queued now closes the connection without PUBACK, so the client sends it again after reconnecting.
+ * Redis, because aedes writes the QoS 1 PUBACK right after that callback. A payload that can never
+ * be processed is acknowledged and recorded in the ingestion log; one that cannot be queued now
+ * closes the connection without PUBACK, so the client sends it again after reconnecting.
+ *
+ * Every connection authenticates with an API key as its password, and everything it does is
+ * confined to that key's environment: the keys in its topics, its subscriptions and its persistent
+ * session. aedes keys sessions (stored subscriptions, queued messages, the takeover of a live
+ * connection) by `client.id` alone, so once the key is known the broker renames the client to
+ * `<env>/<client id>` (sessions.ts): the same client id in two environments is two sessions.
  */
 import type { Server as HttpServer } from 'node:http';
 import { createServer, type Server } from 'node:net';
@@ -21,6 +27,7 @@ import { listen } from '../ops/listen.ts';
 import { createKeySweep } from './key-sweep.ts';
 import { coalesceWrites } from './coalesce-writes.ts';
 import { guardPacketSize, PACKET_OVERHEAD_BYTES } from './packet-size-guard.ts';
+import { enterSession, type Session } from './sessions.ts';
 import { parsePublishTopic, subscriptionKey } from './topics.ts';
 
 export interface MqttDeps extends IngestDeps {
@@ -37,29 +44,34 @@ export interface RunningMqttBroker {
 /** Shortest interval between re-checks of the keys of open connections, in ms. */
 const KEY_SWEEP_MIN_MS = 500;
 
+/** CONNACK return codes of MQTT 3.1.1 (aedes 1.x speaks 3.1 and 3.1.1 only). */
 const CONNACK_BAD_CREDENTIALS = 4 as AuthErrorCode;
-const CONNACK_SERVER_UNAVAILABLE = 3 as AuthErrorCode;
+const CONNACK_NOT_AUTHORIZED = 5 as AuthErrorCode;
+
+const refusal = (message: string, returnCode: AuthErrorCode): AuthenticateError =>
+  Object.assign(new Error(message), { returnCode });
 
 export async function startMqttBroker(deps: MqttDeps): Promise<RunningMqttBroker> {
   const ownsIngest = deps.ingest === undefined;
   const ingest = deps.ingest ?? createIngestService(deps);
   const log = deps.log.child({ component: 'mqtt' });
-  /**
-   * Clients that gave an API key as their password: the key (checked again on every publish, so a
-   * revocation reaches open connections within the cache time) and its environment at connect.
-   */
-  const passwordKeys = new WeakMap<Client, { apiKey: string; env: string }>();
+  /** Every authenticated connection's key, environment and own client id. */
+  const sessions = new WeakMap<Client, Session>();
 
+  /**
+   * The key of a publish: the topic's, which must be of the connection's environment, else the
+   * password's (checked again on every publish, so a revocation reaches open connections within
+   * the cache time).
+   */
   const keyFor = async (
-    client: Client,
+    session: Session,
     topicKey: string | undefined,
     kind: Parameters<IngestService['authenticate']>[2],
   ) => {
-    if (topicKey !== undefined) return ingest.authenticate(topicKey, 'mqtt', kind);
-    const known = passwordKeys.get(client);
-    if (known) return ingest.authenticate(known.apiKey, 'mqtt', kind);
+    const key = await ingest.authenticate(topicKey ?? session.apiKey, 'mqtt', kind);
+    if (key.env === session.env) return key;
     ingest.countRejected('mqtt', kind, 'INVALID_API_KEY');
-    throw new AppError('INVALID_API_KEY', 'No API key in the topic and none as the password.');
+    throw new AppError('INVALID_API_KEY', 'The key in the topic is not of the connection’s environment.');
   };
 
   const sweep = createKeySweep({
@@ -75,23 +87,28 @@ export async function startMqttBroker(deps: MqttDeps): Promise<RunningMqttBroker
     maxClientsIdLength: 128,
     authenticate(client, _username, password, done) {
       if (password === undefined || password.length === 0) {
-        done(null, true);
+        ingest.countRejected('mqtt', 'unknown', 'INVALID_API_KEY');
+        done(refusal('an API key is required as the password', CONNACK_NOT_AUTHORIZED), false);
         return;
       }
       const apiKey = password.toString('utf8');
       ingest.authenticate(apiKey, 'mqtt', 'unknown').then(
         (key) => {
-          passwordKeys.set(client, { apiKey, env: key.env });
+          sessions.set(client, enterSession(client, apiKey, key.env));
           sweep.track(client, apiKey);
           done(null, true);
         },
         (err: unknown) => {
-          const refused = new Error('API key refused') as AuthenticateError;
-          refused.returnCode =
-            isAppError(err) && err.code === 'INVALID_API_KEY'
-              ? CONNACK_BAD_CREDENTIALS
-              : CONNACK_SERVER_UNAVAILABLE;
-          done(refused, false);
+          if (isAppError(err) && err.code === 'INVALID_API_KEY') {
+            done(refusal('API key refused', CONNACK_BAD_CREDENTIALS), false);
+            return;
+          }
+          // The key cannot be checked now (Redis unreachable): the connection is closed without a
+          // CONNACK, which clients take as a network failure and retry. After a refusal, even
+          // 3 (server unavailable), some stop for good (mqtt.js does, by default). aedes answers
+          // nothing for a client closed before its authentication calls back.
+          client.close();
+          done(null, false);
         },
       );
     },
@@ -102,34 +119,43 @@ export async function startMqttBroker(deps: MqttDeps): Promise<RunningMqttBroker
       }
       void publish(client, packet).then(callback, callback);
     },
+    // Also called for the subscriptions a persistent session restores, with the restoring client.
     authorizeSubscribe(client, sub, callback) {
       void authorizeSubscription(client, sub).then(
         (ok) => callback(null, ok ? sub : null),
         () => callback(null, null),
       );
     },
+    // Messages queued for a session are sent on reconnect whether or not its subscriptions were
+    // authorized again: only those of a key granted to this connection go out.
+    authorizeForward(client, packet) {
+      const key = parsePublishTopic(packet.topic)?.key;
+      return key !== undefined && sessions.get(client)?.grantedKeys.has(key) ? packet : null;
+    },
   });
 
   /** Resolves undefined to acknowledge, or an Error to close the connection without PUBACK. */
   async function publish(client: Client, packet: PublishPacket): Promise<Error | undefined> {
+    const session = sessions.get(client);
+    if (!session) return new Error('publishing before the connection is authenticated');
     const topic = parsePublishTopic(packet.topic);
     if (!topic) return new Error('publishing to a topic that is not a gateway topic');
     try {
-      const key = await keyFor(client, topic.key, topic.kind);
+      const key = await keyFor(session, topic.key, topic.kind);
       const payload = typeof packet.payload === 'string' ? Buffer.from(packet.payload) : packet.payload;
       await ingest.submit({
         kind: topic.kind,
         via: 'mqtt',
         key,
         body: payload,
-        client: client.id,
+        client: session.clientId,
         ...(topic.deviceName === undefined ? {} : { deviceName: topic.deviceName }),
       });
       packet.retain = false;
       return undefined;
     } catch (err) {
       // A refusal no retry can fix is acknowledged (and logged), not redelivered; an invalid key
-      // instead closes the connection (PRODUCT.md §7).
+      // instead closes the connection.
       if (isAppError(err) && !err.retryable && err.code !== 'INVALID_API_KEY') {
         packet.retain = false;
         return undefined;
@@ -140,11 +166,12 @@ export async function startMqttBroker(deps: MqttDeps): Promise<RunningMqttBroker
   }
 
   async function authorizeSubscription(client: Client, sub: Subscription): Promise<boolean> {
+    const session = sessions.get(client);
     const key = subscriptionKey(sub.topic);
-    if (key === undefined) return false;
+    if (session === undefined || key === undefined) return false;
     const info = await ingest.authenticate(key, 'mqtt', 'unknown');
-    const own = passwordKeys.get(client);
-    if (own !== undefined && own.env !== info.env) return false;
+    if (info.env !== session.env) return false;
+    session.grantedKeys.add(key);
     sweep.track(client, key);
     return true;
   }

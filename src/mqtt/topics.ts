@@ -1,7 +1,6 @@
 /**
- * MQTT topics mirror the HTTP paths (PRODUCT.md §7): `<path>/<KEY>`, plus
- * `<raw path>/<KEY>/<deviceName>` for the raw kinds, and `<path>` alone for a client that gave its
- * API key as the MQTT password.
+ * MQTT topics mirror the HTTP paths: `<path>/<KEY>`, plus `<raw path>/<KEY>/<deviceName>` for the
+ * raw kinds, and `<path>` alone (the key is then the connection's password).
  */
 import { GATEWAY_KINDS, GATEWAY_PATHS, isJsonGateway, type GatewayKind } from '../queue/jobs.ts';
 

@@ -1,13 +1,14 @@
 /**
  * The producer side of the ingest queue (ingest-queue.ts): one stream entry per partition and
- * micro-batch, all of one call in one pipelined round trip. Fails fast (AppError UNAVAILABLE) while
- * its Redis connection is not ready, instead of parking the write in ioredis's offline queue.
+ * micro-batch, all of one call in one MULTI with the backlog counts of its environments (one
+ * HINCRBY per environment in the call). Fails fast (AppError UNAVAILABLE) while its Redis
+ * connection is not ready, instead of parking the write in ioredis's offline queue.
  */
 import type { Config } from '../config/schema.ts';
 import { AppError } from '../errors/app-error.ts';
 import type { Redis } from '../redis/connect.ts';
 import type { Keys } from '../state/keys.ts';
-import { countEntries, entryFields } from './ingest-queue.ts';
+import { addToBacklog, countByEnv, entryFields, sampleBacklog, type EnvCounts } from './ingest-queue.ts';
 import { partitionOf, ROUTING_KEY, type IngestItem } from './jobs.ts';
 
 export interface IngestProducer {
@@ -22,8 +23,8 @@ export interface IngestProducer {
   add(items: readonly IngestItem[]): Promise<void>;
   /** Mean payloads per queue entry this process wrote (exponential moving average; 1 at first). */
   averagePayloadsPerEntry(): number;
-  /** Queue entries not yet processed (waiting or being processed). */
-  countUnfinishedJobs(): Promise<number>;
+  /** Queue entries not yet processed (waiting or being processed) and their payloads per environment. */
+  sampleBacklog(): Promise<{ entries: number; payloadsByEnv: EnvCounts }>;
 }
 
 /** Retry delay of attempt `attemptsMade` (1 = first retry): doubling from `baseMs`, at most `maxMs`. */
@@ -57,9 +58,11 @@ export function createIngestProducer(deps: {
         if (list) list.push(item);
         else byPartition.set(p, [item]);
       }
-      const pipeline = connection.pipeline();
-      for (const [p, part] of byPartition) pipeline.xadd(keys.ingestStream(p), '*', ...entryFields(part));
-      const results = await pipeline.exec();
+      // One MULTI: the counts can never miss an entry that was written, nor count one that was not.
+      const multi = connection.multi();
+      for (const [p, part] of byPartition) multi.xadd(keys.ingestStream(p), '*', ...entryFields(part));
+      addToBacklog(multi, keys, countByEnv(items));
+      const results = await multi.exec();
       if (!results) throw new AppError('UNAVAILABLE', 'The queue did not confirm the write.');
       for (const [err] of results) if (err) throw err;
       for (const part of byPartition.values()) {
@@ -68,9 +71,9 @@ export function createIngestProducer(deps: {
       }
     },
     averagePayloadsPerEntry: () => average,
-    async countUnfinishedJobs() {
+    async sampleBacklog() {
       ensureReady();
-      return countEntries(connection, keys, partitions);
+      return sampleBacklog(connection, keys, partitions);
     },
   };
 }

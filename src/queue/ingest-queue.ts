@@ -10,6 +10,16 @@
  *
  * Every worker reads as the same consumer: the lease, not the consumer name, makes a partition's
  * reader exclusive, and whoever holds the lease inherits the pending entries with it.
+ *
+ * Backlog counts: the hash `queueBacklog` holds, per environment, the payloads of the entries in
+ * the partitions (for BACKLOG_FULL, ingest/backlog.ts). Each change rides with the stream change
+ * that causes it, atomically: the producer's XADD (same MULTI), the acknowledgement and the
+ * dead-lettering (a script that decrements only for an entry it deleted itself, so one
+ * acknowledged twice is counted once), the requeueing of dead letters (same MULTI). So the counts
+ * cannot drift through a crash, and a Redis restart keeps or loses them together with the streams
+ * (same AOF transaction, same snapshot). Entries written before the counts existed were never
+ * counted: acknowledging them cannot take a count below zero (the field is removed at zero), and
+ * a sample that finds the whole queue empty clears the hash, which mends anything else.
  */
 import type { ChainableCommander } from 'ioredis';
 import type { Redis } from '../redis/connect.ts';
@@ -25,6 +35,23 @@ export interface QueueEntry {
   partition: number;
   id: string;
   items: IngestItem[];
+  /** Payloads per environment among `items`: what acknowledging the entry takes off the backlog counts. */
+  payloadsByEnv: EnvCounts;
+}
+
+/** Payloads per environment. */
+export type EnvCounts = ReadonlyMap<string, number>;
+
+/** Payloads per environment among `items`. */
+export function countByEnv(items: readonly IngestItem[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const item of items) counts.set(item.env, (counts.get(item.env) ?? 0) + 1);
+  return counts;
+}
+
+/** Adds `counts` to the backlog counts, in `multi` (beside the XADD of their entries). */
+export function addToBacklog(multi: ChainableCommander, keys: Keys, counts: EnvCounts): void {
+  for (const [env, n] of counts) multi.hincrby(keys.queueBacklog(), env, n);
 }
 
 /**
@@ -71,7 +98,9 @@ export async function readEntries(
   for (const [key, list] of reply ?? []) {
     const partition = partitionOfKey.get(key)!;
     for (const [id, fields] of list) {
-      entries.push({ partition, id, items: fields ? decodeItems(fields) : [] });
+      // null fields: deleted after it was read (acknowledged, or dead-lettered) and already uncounted.
+      const items = fields ? decodeItems(fields) : [];
+      entries.push({ partition, id, items, payloadsByEnv: countByEnv(items) });
     }
   }
   return entries;
@@ -85,11 +114,62 @@ function decodeItems(fields: readonly string[]): IngestItem[] {
   return json === undefined ? [] : (JSON.parse(json) as IngestItem[]);
 }
 
+/**
+ * Payloads per environment of a dead letter's items; none for items that do not decode, which go
+ * back as they were and fail again (so they also leave the queue without a count to take off).
+ */
+function countsOfDeadLetter(fields: readonly string[]): EnvCounts {
+  try {
+    return countByEnv(decodeItems(fields));
+  } catch {
+    return new Map();
+  }
+}
+
 /** A stream entry's flat field list as a map. */
 function fieldMap(fields: readonly string[]): Map<string, string> {
   const map = new Map<string, string>();
   for (let i = 0; i + 1 < fields.length; i += 2) map.set(fields[i]!, fields[i + 1]!);
   return map;
+}
+
+/**
+ * Acknowledges and deletes the entries of one partition (KEYS[2]) and takes the payloads of each
+ * entry it deletes off the backlog counts (KEYS[1]); an entry deleted already (acknowledged by a
+ * worker that lost its lease meanwhile) was taken off then. ARGV: the group, then per entry its id,
+ * the number k of environments and k pairs environment, payloads.
+ */
+const REMOVE_ENTRIES = `
+local counts, stream, group = KEYS[1], KEYS[2], ARGV[1]
+local i = 2
+while i <= #ARGV do
+  local id, k = ARGV[i], tonumber(ARGV[i + 1])
+  redis.call('XACK', stream, group, id)
+  local deleted = redis.call('XDEL', stream, id) == 1
+  for j = i + 2, i + 2 * k, 2 do
+    if deleted and redis.call('HINCRBY', counts, ARGV[j], -tonumber(ARGV[j + 1])) <= 0 then
+      redis.call('HDEL', counts, ARGV[j])
+    end
+  end
+  i = i + 2 + 2 * k
+end
+return 0`;
+
+type EntryRef = Pick<QueueEntry, 'partition' | 'id' | 'payloadsByEnv'>;
+
+/** Queues the removal of `entries` (all of one partition) in `multi` (REMOVE_ENTRIES). */
+function removeEntries(
+  multi: ChainableCommander,
+  keys: Keys,
+  partition: number,
+  entries: readonly EntryRef[],
+) {
+  const args: (string | number)[] = [INGEST_GROUP];
+  for (const e of entries) {
+    args.push(e.id, e.payloadsByEnv.size);
+    for (const [env, n] of e.payloadsByEnv) args.push(env, n);
+  }
+  multi.eval(REMOVE_ENTRIES, 2, keys.queueBacklog(), keys.ingestStream(partition), ...args);
 }
 
 /**
@@ -99,17 +179,13 @@ function fieldMap(fields: readonly string[]): Map<string, string> {
 export async function ackEntries(
   redis: Redis,
   keys: Keys,
-  entries: readonly Pick<QueueEntry, 'partition' | 'id'>[],
+  entries: readonly EntryRef[],
   along?: (multi: ChainableCommander) => void,
 ): Promise<void> {
   if (entries.length === 0) return;
   const multi = redis.multi();
   along?.(multi);
-  for (const [partition, ids] of idsByPartition(entries)) {
-    const stream = keys.ingestStream(partition);
-    multi.xack(stream, INGEST_GROUP, ...ids);
-    multi.xdel(stream, ...ids);
-  }
+  for (const [partition, list] of byPartition(entries)) removeEntries(multi, keys, partition, list);
   const results = await multi.exec();
   if (!results) throw new Error('queue acknowledgement was aborted');
   for (const [err] of results) if (err) throw err;
@@ -127,24 +203,21 @@ export async function deadLetter(
   reason: string,
   along?: (multi: ChainableCommander) => void,
 ): Promise<void> {
-  const stream = keys.ingestStream(entry.partition);
   const multi = redis.multi();
   along?.(multi);
-  const results = await multi
-    .xadd(
-      keys.deadLetters(),
-      '*',
-      'partition',
-      String(entry.partition),
-      'entry',
-      entry.id,
-      'reason',
-      reason.slice(0, 2000),
-      ...entryFields(entry.items),
-    )
-    .xack(stream, INGEST_GROUP, entry.id)
-    .xdel(stream, entry.id)
-    .exec();
+  multi.xadd(
+    keys.deadLetters(),
+    '*',
+    'partition',
+    String(entry.partition),
+    'entry',
+    entry.id,
+    'reason',
+    reason.slice(0, 2000),
+    ...entryFields(entry.items),
+  );
+  removeEntries(multi, keys, entry.partition, [entry]);
+  const results = await multi.exec();
   if (!results) throw new Error('dead-lettering was aborted');
   for (const [err] of results) if (err) throw err;
 }
@@ -175,14 +248,14 @@ export function addDeadLetter(
   );
 }
 
-function idsByPartition(entries: readonly Pick<QueueEntry, 'partition' | 'id'>[]): Map<number, string[]> {
-  const byPartition = new Map<number, string[]>();
+function byPartition<T extends { partition: number }>(entries: readonly T[]): Map<number, T[]> {
+  const map = new Map<number, T[]>();
   for (const e of entries) {
-    const ids = byPartition.get(e.partition);
-    if (ids) ids.push(e.id);
-    else byPartition.set(e.partition, [e.id]);
+    const list = map.get(e.partition);
+    if (list) list.push(e);
+    else map.set(e.partition, [e]);
   }
-  return byPartition;
+  return map;
 }
 
 /** Unfinished entries (waiting or being processed) over all partitions: one pipelined round trip. */
@@ -196,6 +269,40 @@ export async function countEntries(redis: Redis, keys: Keys, partitions: number)
     total += n as number;
   }
   return total;
+}
+
+/**
+ * Unfinished entries over all partitions (KEYS[2…]) and the backlog counts (KEYS[1]) as one
+ * snapshot; with the queue empty, the counts are cleared: nothing can be left to count.
+ */
+const SAMPLE_BACKLOG = `
+local entries = 0
+for i = 2, #KEYS do entries = entries + redis.call('XLEN', KEYS[i]) end
+if entries == 0 then
+  redis.call('DEL', KEYS[1])
+  return {0, {}}
+end
+return {entries, redis.call('HGETALL', KEYS[1])}`;
+
+/** The queue's unfinished entries and the payloads per environment in them, in one round trip. */
+export async function sampleBacklog(
+  redis: Redis,
+  keys: Keys,
+  partitions: number,
+): Promise<{ entries: number; payloadsByEnv: EnvCounts }> {
+  const streams = Array.from({ length: partitions }, (_, p) => keys.ingestStream(p));
+  const [entries, flat] = (await redis.eval(
+    SAMPLE_BACKLOG,
+    1 + partitions,
+    keys.queueBacklog(),
+    ...streams,
+  )) as [number, string[]];
+  const payloadsByEnv = new Map<string, number>();
+  for (let i = 0; i + 1 < flat.length; i += 2) {
+    const n = Number(flat[i + 1]);
+    if (n > 0) payloadsByEnv.set(flat[i]!, n);
+  }
+  return { entries, payloadsByEnv };
 }
 
 /** Every queued item (unfinished entries, partition by partition, in queue order): tests, tools. */
@@ -242,7 +349,7 @@ export async function requeueDeadLetters(
   for (const [id, fields] of await redis.xrange(keys.deadLetters(), '-', '+')) {
     if (wanted && !wanted.has(id)) continue;
     const f = fieldMap(fields);
-    const results = await redis
+    const multi = redis
       .multi()
       .xadd(
         keys.ingestStream(Number(f.get('partition'))),
@@ -251,8 +358,9 @@ export async function requeueDeadLetters(
         f.get('n') ?? '0',
         ...(f.has('p') ? ['p', f.get('p') ?? ''] : ['d', f.get('d') ?? '[]']),
       )
-      .xdel(keys.deadLetters(), id)
-      .exec();
+      .xdel(keys.deadLetters(), id);
+    addToBacklog(multi, keys, countsOfDeadLetter(fields));
+    const results = await multi.exec();
     if (!results) throw new Error('requeueing was aborted');
     for (const [err] of results) if (err) throw err;
     moved.push(id);

@@ -68,6 +68,8 @@ export interface Keys {
   queueWorkers(): string;
   /** Stream of queue entries that failed VIGIL_JOB_ATTEMPTS times (kept, not dropped). */
   deadLetters(): string;
+  /** Hash env → payloads of that environment in the ingest queue (ingest-queue.ts), for BACKLOG_FULL. */
+  queueBacklog(): string;
 }
 
 export type DefinitionScope = { kind: 'public' } | { kind: 'private'; env: string };
@@ -135,5 +137,6 @@ export function createKeys(prefix: string): Keys {
     partitionLease: (n) => `${p}:{q}:lease-${n}`,
     queueWorkers: () => `${p}:{q}:workers`,
     deadLetters: () => `${p}:{q}:dead`,
+    queueBacklog: () => `${p}:{q}:backlog`,
   };
 }

@@ -47,7 +47,7 @@ const MAX_FINISHING = 8;
 const BLOCK_MS = 250;
 
 /** A queue entry without its payloads: what acknowledging it or counting its failures needs. */
-type EntryRef = Pick<QueueEntry, 'partition' | 'id'>;
+type EntryRef = Pick<QueueEntry, 'partition' | 'id' | 'payloadsByEnv'>;
 
 interface PartitionFailure {
   count: number;
@@ -162,7 +162,7 @@ export async function startWorker(deps: {
       const result = items.length > 0 ? await deps.process(items) : undefined;
       // What the acknowledgement needs, without the payloads: they would stay alive (and be copied
       // by V8's young-generation collections) for as long as the step's history takes.
-      const refs = entries.map(({ partition, id }) => ({ partition, id }));
+      const refs = entries.map(({ partition, id, payloadsByEnv }) => ({ partition, id, payloadsByEnv }));
       // Payloads that failed on their own data leave with the acknowledgement, for the dead letters.
       const along = acknowledgementWith(keys, entries, result?.acknowledgeWith, result?.failed);
       const finished = (async () => {

@@ -91,7 +91,11 @@ describe.each(GATEWAY_KINDS.map((kind) => [kind]))('POST /%s/<KEY>', (kind) => {
   });
 
   it('accepts the same payload over MQTT on the mirrored topic', async () => {
-    const client = await mqtt.connectAsync(`mqtt://127.0.0.1:${broker.port}`, { reconnectPeriod: 0 });
+    const client = await mqtt.connectAsync(`mqtt://127.0.0.1:${broker.port}`, {
+      reconnectPeriod: 0,
+      username: 'device',
+      password: key,
+    });
     try {
       const body = JSON.stringify({ deviceName: `m-${kind}` });
       await client.publishAsync(`${path}${key}`, body, { qos: 1 });

@@ -16,11 +16,14 @@ import { createIngestLog } from '../../src/ingest/ingest-log.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { createIngestProducer } from '../../src/queue/ingest-producer.ts';
 import {
+  ackEntries,
   countEntries,
+  ensureGroups,
   entryFields,
   INGEST_CONSUMER,
   INGEST_GROUP,
   listDeadLetters,
+  readEntries,
 } from '../../src/queue/ingest-queue.ts';
 import { partitionOf, type IngestItem } from '../../src/queue/jobs.ts';
 import { createPartitionLeases } from '../../src/queue/partition-leases.ts';
@@ -85,6 +88,40 @@ async function worker(
   onTestFinished(() => w.close());
   return w;
 }
+
+describe('backlog counts', () => {
+  it('counts each environment’s payloads as entries are written and takes an entry off once, however often it is acknowledged', async () => {
+    const { config, keys, redis } = await setup({ queuePartitions: 1 });
+    await ensureGroups(redis, keys, 1);
+    const producer = createIngestProducer({ connection: redis, keys, config });
+    await producer.add([item('a', 0), { ...item('b', 1), env: 'e2' }, item('c', 2)]);
+    await producer.add([item('a', 3), item('a', 4), item('a', 5)]);
+    expect(await redis.hgetall(keys.queueBacklog())).toEqual({ e1: '5', e2: '1' });
+
+    const [first] = await readEntries(redis, keys, [0], { pending: false, count: 1 });
+    expect(first?.payloadsByEnv).toEqual(
+      new Map([
+        ['e1', 2],
+        ['e2', 1],
+      ]),
+    );
+    // A worker that lost its lease mid-step acknowledges what its successor acknowledged already.
+    await ackEntries(redis, keys, [first!]);
+    await ackEntries(redis, keys, [first!]);
+    expect(await redis.hgetall(keys.queueBacklog())).toEqual({ e1: '3' });
+    expect(await producer.sampleBacklog()).toEqual({ entries: 1, payloadsByEnv: new Map([['e1', 3]]) });
+  });
+
+  it('clears counts left by entries removed behind the queue’s back once a sample finds it empty', async () => {
+    const { config, keys, redis } = await setup({ queuePartitions: 2 });
+    const producer = createIngestProducer({ connection: redis, keys, config });
+    await producer.add([item('a', 0)]);
+    await redis.del(keys.ingestStream(0), keys.ingestStream(1));
+    expect(await redis.hgetall(keys.queueBacklog())).toEqual({ e1: '1' });
+    expect(await producer.sampleBacklog()).toEqual({ entries: 0, payloadsByEnv: new Map() });
+    expect(await redis.exists(keys.queueBacklog())).toBe(0);
+  });
+});
 
 describe('partition leases', () => {
   it('shares the partitions fairly between live workers and hands them all to the survivor', async () => {

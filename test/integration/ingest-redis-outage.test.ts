@@ -85,10 +85,36 @@ describe('ingestion while Redis is down', () => {
     expect(accepted.length).toBeGreaterThan(20);
   });
 
+  it('closes a CONNECT whose key cannot be checked while Redis is down without refusing it, so the client keeps trying', async () => {
+    const fresh = await h.createApiKey('acme'); // not in the key cache: checking it needs Redis
+    await redis.kill();
+    const client = mqtt.connect(`mqtt://127.0.0.1:${broker.port}`, {
+      reconnectPeriod: 100,
+      username: 'device',
+      password: fresh,
+    });
+    try {
+      const refusals: unknown[] = [];
+      let closes = 0;
+      client.on('error', (err) => refusals.push((err as Error & { code?: unknown }).code));
+      client.on('close', () => closes++);
+      const connected = new Promise<void>((resolve) => client.once('connect', () => resolve()));
+      const deadline = Date.now() + 5000;
+      while (closes < 3 && Date.now() < deadline) await sleep(20);
+      expect({ closes: Math.min(closes, 3), refusals }).toEqual({ closes: 3, refusals: [] });
+      await redis.restart();
+      await connected;
+    } finally {
+      await client.endAsync(true);
+    }
+  });
+
   it('withholds the QoS 1 PUBACK while Redis is down; the client’s redelivery lands once Redis is back', async () => {
     const client = await mqtt.connectAsync(`mqtt://127.0.0.1:${broker.port}`, {
       reconnectPeriod: 200,
       clean: true,
+      username: 'device',
+      password: key,
     });
     try {
       await client.publishAsync(`gateway/submit/${key}`, '{"deviceName":"m","n":"before"}', { qos: 1 });

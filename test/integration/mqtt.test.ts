@@ -24,8 +24,14 @@ afterAll(async () => {
   await h?.close();
 });
 
+/** A connection with acme's key as its password unless `opts` say otherwise. */
 async function connect(opts: mqtt.IClientOptions = {}): Promise<MqttClient> {
-  const client = await mqtt.connectAsync(url, { reconnectPeriod: 0, ...opts });
+  const client = await mqtt.connectAsync(url, {
+    reconnectPeriod: 0,
+    username: 'device',
+    password: key,
+    ...opts,
+  });
   onTestFinished(() => client.endAsync(true));
   return client;
 }
@@ -125,7 +131,14 @@ describe('MQTT broker', () => {
     const client = await connect({ username: 'device', password: key });
     const granted = await client.subscribeAsync(`raw/${key}/+`, { qos: 1 });
     expect(granted.map((g) => g.qos)).toEqual([1]);
-    for (const foreign of ['#', 'raw/+/x', `raw/${other}/+`, '$SYS/#', 'gateway/#']) {
+    for (const foreign of [
+      '#',
+      'raw/+/x',
+      `raw/${other}/+`,
+      '$SYS/#',
+      'gateway/#',
+      `$share/g/raw/${key}/+`,
+    ]) {
       await expect(client.subscribeAsync(foreign, { qos: 1 })).rejects.toThrow(/Subscribe error/);
     }
     const received = new Promise<string>((resolve) => client.once('message', (topic) => resolve(topic)));

@@ -230,7 +230,12 @@ describe('hostile input', () => {
       );
       await fc.assert(
         fc.asyncProperty(topic, body, async (t, b) => {
-          const client = await mqtt.connectAsync(url, { reconnectPeriod: 0, connectTimeout: 5000 });
+          const client = await mqtt.connectAsync(url, {
+            reconnectPeriod: 0,
+            connectTimeout: 5000,
+            username: 'fuzz',
+            password: key,
+          });
           client.on('error', () => undefined);
           await Promise.race([
             client.publishAsync(t, b, { qos: 1 }).catch(() => undefined),
@@ -242,7 +247,7 @@ describe('hostile input', () => {
         { numRuns: Math.ceil(RUNS / 2) },
       );
       await expectReady(p);
-      const client = await mqtt.connectAsync(url);
+      const client = await mqtt.connectAsync(url, { username: 'device', password: key });
       await client.publishAsync(`gateway/submit/${key}`, '{"deviceName":"d1","Temperature":19}', { qos: 1 });
       await client.endAsync();
       await eventually(

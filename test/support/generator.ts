@@ -196,6 +196,8 @@ async function sendMqtt(
     clean: false,
     reconnectPeriod: 200,
     connectTimeout: 5000,
+    username: 'generator',
+    password: broker.key,
   });
   client.on('error', () => undefined);
   client.on('offline', () => {

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Redis as IORedis } from 'ioredis';
 import { startRedis } from '../scripts/lib/local-services.ts';
-import { createKeys } from '../src/state/keys.ts';
+import { createKeys } from '../src/keys.ts';
 import { createStateStore, DEVICES_PER_CALL, type DeviceReadings } from '../src/state/state-store.ts';
 import { commandStats } from './lib/redis-stats.ts';
 

@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../src/config/load-config.ts';
 import { closeRedis, connectRedis } from '../src/redis/connect.ts';
-import { createKeys } from '../src/state/keys.ts';
+import { adminDeps, createKeys } from '../src/keys.ts';
 import { loadDefinitionFiles, loadParserFile } from '../src/tenancy/definition-files.ts';
 import { applyProvisioning } from '../src/tenancy/provisioning-apply.ts';
 import { parseProvisioningFile, PROVISIONING_FILE } from '../src/tenancy/provisioning-plan.ts';
@@ -31,7 +31,7 @@ await new Promise<void>((resolve) =>
   redis.status === 'ready' ? resolve() : redis.once('ready', () => resolve()),
 );
 const keys = createKeys(config.keyPrefix);
-const admin = createTenancyAdmin({ redis, keys });
+const admin = createTenancyAdmin(adminDeps(redis, keys));
 const store = createTenancyStore({ redis, keys });
 
 /** Applies the demo provisioning and issues a fresh session token; stops everything on failure. */

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfig } from '../src/config/load-config.ts';
 import { createLogger } from '../src/log/logger.ts';
 import { startVigil } from '../src/main.ts';
-import { PortInUseError } from '../src/ops/listen.ts';
+import { PortInUseError } from '../src/lib/listen.ts';
 import { ensureLocalServices } from './lib/ensure-services.ts';
 import { isListening, type LocalService } from './lib/local-services.ts';
 

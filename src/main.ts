@@ -7,14 +7,14 @@ import { Registry, collectDefaultMetrics } from 'prom-client';
 import type { Config, Role } from './config/schema.ts';
 import { ConfigError, loadConfig } from './config/load-config.ts';
 import { createLogger, type Logger } from './log/logger.ts';
-import { closeServer, listen, PortInUseError } from './ops/listen.ts';
+import { closeServer, listen, PortInUseError } from './lib/listen.ts';
 import { createOpsRouter, type ReadinessCheck } from './ops/ops-routes.ts';
 import { closeRedis, connectRedis, pingRedis } from './redis/connect.ts';
 import { createInfluxClient } from './history/influx-client.ts';
 import { createExpressApp } from './http/create-app.ts';
 import { errorHandler, notFound } from './http/error-handling.ts';
 import { createHttpServer, type HttpTimeouts } from './http/http-server.ts';
-import { createKeys } from './state/keys.ts';
+import { createKeys } from './keys.ts';
 import { createTenancyStore } from './tenancy/tenancy-store.ts';
 import { loginLimitsOf } from './tenancy/login.ts';
 import type { IngestService } from './ingest/ingest-service.ts';
@@ -24,7 +24,7 @@ import { createHistoryWriter } from './history/history-writer.ts';
 import type { InfluxClient } from './history/influx-client.ts';
 import { createStateStore } from './state/state-store.ts';
 import { packLegacyState } from './state/pack-legacy-state.ts';
-import { createCatalog } from './worker/catalog.ts';
+import { createCatalog } from './tenancy/catalog.ts';
 
 // Each role's own modules (aedes, the MQTT client, the sandbox, the read API, …) are imported when the
 // role starts, so a process loads only what its roles use: a worker process is ready in about half

@@ -10,7 +10,8 @@
  * does not delay it.
  */
 import { Worker } from 'node:worker_threads';
-import { createKeys, STATE_FIELD, stateField } from '../../src/state/keys.ts';
+import { STATE_FIELD, stateField } from '../../src/state/state-keys.ts';
+import { createKeys } from '../../src/keys.ts';
 import { BENCH_ENV, deviceName } from './provision.ts';
 
 /** Devices the probe publishes for, provisioned after the load's `devices`. */

@@ -3,7 +3,7 @@
  * happen), `devices` devices, an API key for ingestion and a bearer token for the read API.
  */
 import { closeRedis, connectRedis } from '../../src/redis/connect.ts';
-import { createKeys } from '../../src/state/keys.ts';
+import { adminDeps, createKeys } from '../../src/keys.ts';
 import { createTenancyAdmin } from '../../src/tenancy/tenancy-admin.ts';
 import type { DefinitionSpec } from '../../src/domain/types.ts';
 
@@ -81,7 +81,7 @@ export async function provisionBench(
 ): Promise<Provisioned> {
   const redis = connectRedis(redisUrl, 'command', 'bench-provision');
   try {
-    const admin = createTenancyAdmin({ redis, keys: createKeys(keyPrefix) });
+    const admin = createTenancyAdmin(adminDeps(redis, createKeys(keyPrefix)));
     await admin.createEnvironment(BENCH_ENV, 'en');
     await admin.applyDefinition({ kind: 'private', env: BENCH_ENV }, BENCH_SPEC, BENCH_PARSER);
     for (let i = 0; i < devices; i++) {

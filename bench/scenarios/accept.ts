@@ -3,7 +3,7 @@
  * MQTT broker (PUBACKs/s, bounded in-flight window), each with its own Vigil process running that
  * role alone — workers off, so the figure is the entry's, as the ceilings are the servers'.
  */
-import { GATEWAY_PATHS } from '../../src/queue/jobs.ts';
+import { GATEWAY_PATHS } from '../../src/domain/ingest-item.ts';
 import type { BenchContext } from '../lib/context.ts';
 import { HTTP_CONNECTIONS, MQTT_CONNECTIONS, MQTT_WINDOW, startBenchVigil } from '../lib/context.ts';
 import { runHttpLoad } from '../lib/http-load.ts';

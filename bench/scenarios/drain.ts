@@ -12,7 +12,7 @@ import { payloadBody } from '../lib/provision.ts';
 import { startVigilProcess } from '../lib/vigil-process.ts';
 import { describePerUnit, snapshot } from '../lib/cpu.ts';
 import { commandStats, describeTopCommands } from '../lib/redis-stats.ts';
-import { GATEWAY_PATHS } from '../../src/queue/jobs.ts';
+import { GATEWAY_PATHS } from '../../src/domain/ingest-item.ts';
 import { linesPerWrite, processedCount } from './end-to-end.ts';
 
 async function drainOnce(ctx: BenchContext, run: number): Promise<{ rate: number; perJob: number }> {

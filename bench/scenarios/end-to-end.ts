@@ -11,7 +11,7 @@
  *     says whether the backlog stayed flat. Lag is sampled meanwhile (lag-probe.ts).
  *  4. Below it: three quarters of that rate, where the lag target applies ("below that rate").
  */
-import { GATEWAY_PATHS } from '../../src/queue/jobs.ts';
+import { GATEWAY_PATHS } from '../../src/domain/ingest-item.ts';
 import type { BenchContext } from '../lib/context.ts';
 import { MQTT_CONNECTIONS, MQTT_WINDOW, sleep, startBenchVigil, type BenchVigil } from '../lib/context.ts';
 import { startLagProbe, type LagProbe } from '../lib/lag-probe.ts';

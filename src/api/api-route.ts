@@ -3,6 +3,11 @@
  * answer envelope. A handler returns the envelope's `data`, or STREAMED when it wrote the response
  * itself (the export).
  */
+import type { EventKeys } from '../events/event-keys.ts';
+import type { IngestKeys } from '../ingest/ingest-keys.ts';
+import type { StateKeys } from '../state/state-keys.ts';
+import type { TenancyKeys } from '../tenancy/tenancy-keys.ts';
+import type { ExportKeys } from './export-keys.ts';
 import type { Request, Response } from 'express';
 import type { Registry } from 'prom-client';
 import type { Config } from '../config/schema.ts';
@@ -12,13 +17,12 @@ import type { InfluxClient } from '../history/influx-client.ts';
 import type { IngestLog } from '../ingest/ingest-log.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Redis } from '../redis/connect.ts';
-import type { Keys } from '../state/keys.ts';
 import type { TenancyStore } from '../tenancy/tenancy-store.ts';
 import type { Attributes } from './request-params.ts';
 
 export interface ApiDeps {
   config: Config;
-  keys: Keys;
+  keys: TenancyKeys & StateKeys & EventKeys & IngestKeys & ExportKeys;
   redis: Redis;
   influx: InfluxClient;
   tenancy: TenancyStore;

@@ -6,7 +6,7 @@
 import type { IncomingMessage } from 'node:http';
 import { AppError } from '../errors/app-error.ts';
 import { bearerToken } from '../http/bearer-token.ts';
-import { createTtlCache } from '../ingest/ttl-cache.ts';
+import { createLoadingCache } from '../lib/loading-cache.ts';
 import { sha256Hex } from '../tenancy/secrets.ts';
 import type { TenancyStore } from '../tenancy/tenancy-store.ts';
 import type { TokenRecord } from '../tenancy/types.ts';
@@ -21,7 +21,7 @@ export interface BearerAuth {
 }
 
 export function createBearerAuth(deps: { tenancy: TenancyStore; cacheMs: number }): BearerAuth {
-  const cache = createTtlCache<TokenRecord | null>({ ttlMs: deps.cacheMs, maxEntries: 10_000 });
+  const cache = createLoadingCache<TokenRecord | null>({ ttlMs: deps.cacheMs, max: 10_000 });
   return {
     async authenticate(req, nowMs) {
       const token = bearerToken(req);

@@ -10,7 +10,8 @@
 import type { DataPointSpec, DefinitionSpec, Locale } from '../domain/types.ts';
 import type { Redis } from '../redis/connect.ts';
 import { createSharedPipeline } from '../redis/shared-pipeline.ts';
-import type { Keys } from '../state/keys.ts';
+import type { StateKeys } from '../state/state-keys.ts';
+import type { TenancyKeys } from '../tenancy/tenancy-keys.ts';
 import {
   emptyState,
   planStateRead,
@@ -67,7 +68,7 @@ interface Plan {
   read: StateRead;
 }
 
-export function createSensorReads(deps: { redis: Redis; keys: Keys }): LoadDevices {
+export function createSensorReads(deps: { redis: Redis; keys: TenancyKeys & StateKeys }): LoadDevices {
   const { keys } = deps;
   // Concurrent requests share pipelines: one Redis round trip per event-loop turn, not per request.
   const read = createSharedPipeline(deps.redis);

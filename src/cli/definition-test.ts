@@ -8,7 +8,7 @@
 import { DATA_TYPE_INFO } from '../domain/data-types.ts';
 import type { DataValue, DefinitionSpec, Locale, Status } from '../domain/types.ts';
 import type { Logger } from '../log/logger.ts';
-import type { IngestItem } from '../queue/jobs.ts';
+import type { IngestItem } from '../domain/ingest-item.ts';
 import { createSandbox } from '../sandbox/sandbox.ts';
 import type { DefinitionRecord, DeviceRecord } from '../tenancy/types.ts';
 import { convertDevice, type ConversionReport, type ConvertedDevice } from '../worker/convert.ts';

@@ -7,7 +7,8 @@ import { AppError } from '../errors/app-error.ts';
 import { loadConfig } from '../config/load-config.ts';
 import type { Config } from '../config/schema.ts';
 import { connectRedis, type Redis } from '../redis/connect.ts';
-import { createKeys, type DefinitionScope, type Keys } from '../state/keys.ts';
+import type { DefinitionScope } from '../tenancy/tenancy-keys.ts';
+import { adminDeps, createKeys, type Keys } from '../keys.ts';
 import { createTenancyAdmin, type TenancyAdmin } from '../tenancy/tenancy-admin.ts';
 import { createTenancyStore, type TenancyStore } from '../tenancy/tenancy-store.ts';
 import { escapeControls, escapeJsonText } from './terminal-text.ts';
@@ -62,7 +63,7 @@ export function createRuntime(env: NodeJS.ProcessEnv = process.env): Runtime {
       redis,
       keys,
       store: createTenancyStore({ redis, keys }),
-      admin: createTenancyAdmin({ redis, keys }),
+      admin: createTenancyAdmin(adminDeps(redis, keys)),
     };
   }
 }

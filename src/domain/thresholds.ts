@@ -3,7 +3,7 @@
  * (CRITICAL > ERROR > WARNING > INFO, ties to the first in list order), else SUCCESS; hysteresis
  * keeps a data point in a status entered through `above` / `below` until the value is clearly back.
  */
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../lib/sha256.ts';
 import { AppError } from '../errors/app-error.ts';
 import { DATA_TYPE_INFO, convertValue, formatNumber, isNumericDataType } from './data-types.ts';
 import { STATUSES } from './types.ts';
@@ -268,5 +268,5 @@ export function thresholdFingerprint(set: ThresholdSet): string {
       r.description ?? null,
     ]),
   });
-  return createHash('sha256').update(canonical).digest('hex').slice(0, 12);
+  return sha256Hex(canonical).slice(0, 12);
 }

@@ -6,7 +6,7 @@
  */
 import type { EventRecord } from '../domain/types.ts';
 import type { Redis } from '../redis/connect.ts';
-import type { Keys } from '../state/keys.ts';
+import type { EventKeys } from './event-keys.ts';
 
 export interface EventQuery {
   env: string;
@@ -28,7 +28,7 @@ export type ServedEvent = Omit<EventRecord, 'id' | 'env' | 'receivedMs'> & { rec
 /** Members read per Redis call while filtering (without filters one call reads `limit`). */
 const PAGE_SIZE = 1000;
 
-export async function listEvents(redis: Redis, keys: Keys, q: EventQuery): Promise<ServedEvent[]> {
+export async function listEvents(redis: Redis, keys: EventKeys, q: EventQuery): Promise<ServedEvent[]> {
   if (q.limit <= 0) return [];
   const key = q.device === undefined ? keys.envEvents(q.env) : keys.deviceEvents(q.env, q.device);
   const max = q.endMs === undefined ? '+inf' : `(${q.endMs}`;

@@ -8,9 +8,9 @@
 import type { EventRecord } from '../domain/types.ts';
 import type { HistoryWriter } from '../history/history-writer.ts';
 import type { Logger } from '../log/logger.ts';
-import { createWakeableSleep } from '../queue/wakeable-sleep.ts';
+import { createWakeableSleep } from '../lib/wakeable-sleep.ts';
 import { closeRedis, connectRedis } from '../redis/connect.ts';
-import type { Keys } from '../state/keys.ts';
+import type { EventKeys } from './event-keys.ts';
 
 const GROUP = 'influx';
 
@@ -22,7 +22,7 @@ export interface OutboxDrainer {
 
 export function startOutboxDrainer(deps: {
   redisUrl: string;
-  keys: Keys;
+  keys: EventKeys;
   history: HistoryWriter;
   log: Logger;
   consumer: string;

@@ -13,7 +13,7 @@ import type { ApiKeyInfo } from '../ingest/api-keys.ts';
 import type { Logger } from '../log/logger.ts';
 import { createExpressApp } from '../http/create-app.ts';
 import { errorHandler, expressError, methodNotAllowed, notFound } from '../http/error-handling.ts';
-import { GATEWAY_KINDS, GATEWAY_PATHS, isJsonGateway, type GatewayKind } from '../queue/jobs.ts';
+import { GATEWAY_KINDS, GATEWAY_PATHS, isJsonGateway, type GatewayKind } from '../domain/ingest-item.ts';
 
 export interface GatewayAppDeps {
   config: Config;

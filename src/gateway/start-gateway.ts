@@ -1,6 +1,6 @@
 import { createIngestService, type IngestDeps, type IngestService } from '../ingest/ingest-service.ts';
 import { createHttpServer } from '../http/http-server.ts';
-import { closeServer, listen } from '../ops/listen.ts';
+import { closeServer, listen } from '../lib/listen.ts';
 import { createGatewayApp } from './gateway-app.ts';
 
 export interface GatewayDeps extends IngestDeps {

@@ -5,13 +5,13 @@
  * their worker steps are retried. Points are a pure function of their input, so a retried or
  * replayed step overwrites the same points instead of adding new ones.
  */
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../lib/sha256.ts';
 import { Counter, type Registry } from 'prom-client';
 import type { DataType, DataValue, EventRecord, Status } from '../domain/types.ts';
 import { sampledWarning, type Logger } from '../log/logger.ts';
 import type { InfluxClient } from './influx-client.ts';
 import { CONTACTS, EVENTS, LONG_RP, RAW_RP, READINGS, severityOf } from './layout.ts';
-import { createBatcher } from '../ingest/batcher.ts';
+import { createBatcher } from '../lib/batcher.ts';
 import { escapeTag, formatLine, quoteFieldString, timestampNs, type FieldValue } from './line-protocol.ts';
 
 /** One converted value of one data point. */
@@ -282,7 +282,7 @@ export function contactLine(c: ContactPoint): string | undefined {
  * id, so two events of one device in the same millisecond stay apart and a replay lands on itself.
  */
 export function eventLine(e: EventRecord): string | undefined {
-  const offsetNs = createHash('sha256').update(e.id).digest().readUInt32BE(0) % 1_000_000;
+  const offsetNs = Number.parseInt(sha256Hex(e.id).slice(0, 8), 16) % 1_000_000;
   return formatLine(
     EVENTS,
     { env: e.env, device: e.deviceName, category: e.eventCategory, status: e.eventStatus },

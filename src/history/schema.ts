@@ -3,7 +3,7 @@
  * continuous query that rolls raw values up into hourly buckets. Idempotent; every process may run it
  * at start (concurrent runs converge on the same state).
  */
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../lib/sha256.ts';
 import { InfluxError, type InfluxClient } from './influx-client.ts';
 import { ident } from './influxql.ts';
 import { LONG_RP, RAW_RP, READINGS, READINGS_HOURLY, ROLLUP_CQ_FOR, ROLLUP_CQ_PREFIX } from './layout.ts';
@@ -40,7 +40,7 @@ export function rollupContinuousQuery(
   const body =
     `RESAMPLE EVERY ${resampleEvery} FOR ${ROLLUP_CQ_FOR} ` +
     `BEGIN ${rollupSelect(database, { into: true })} END`;
-  const name = ROLLUP_CQ_PREFIX + createHash('sha256').update(body).digest('hex').slice(0, 12);
+  const name = ROLLUP_CQ_PREFIX + sha256Hex(body).slice(0, 12);
   return { name, create: `CREATE CONTINUOUS QUERY ${ident(name)} ON ${ident(database)} ${body}` };
 }
 

@@ -4,7 +4,7 @@
  */
 import { isUtf8 } from 'node:buffer';
 import type { ErrorCode } from '../errors/catalogue.ts';
-import type { GatewayKind } from '../queue/jobs.ts';
+import type { GatewayKind } from '../domain/ingest-item.ts';
 
 /** The environment's pre-parser as the gateway sees it. */
 export type PreparserState = 'none' | 'disabled' | 'enabled';

@@ -1,6 +1,6 @@
 /**
  * The capped per-environment ingestion log (PRODUCT.md §6, §10): what happened to each payload,
- * newest first, in `Keys.ingestLog(env)` (a Redis LIST, trimmed to `size`). Written by the gateway
+ * newest first, in `IngestKeys.ingestLog(env)` (a Redis LIST, trimmed to `size`). Written by the gateway
  * (payloads refused after their environment was known) and the worker.
  *
  * An entry is stored as JSON, except a plain acceptance (no code, no message), which is almost
@@ -10,8 +10,8 @@
 import type { ChainableCommander } from 'ioredis';
 import { isoUtc } from '../domain/time.ts';
 import type { Redis } from '../redis/connect.ts';
-import type { Keys } from '../state/keys.ts';
-import type { GatewayKind } from '../queue/jobs.ts';
+import type { IngestKeys } from './ingest-keys.ts';
+import type { GatewayKind } from '../domain/ingest-item.ts';
 
 export interface IngestLogEntry {
   /** ISO 8601 UTC with ms: when the gateway received the payload. */
@@ -49,7 +49,7 @@ export interface IngestLog {
   list(env: string, limit: number): Promise<IngestLogEntry[]>;
 }
 
-export function createIngestLog(deps: { redis: Redis; keys: Keys; size: number }): IngestLog {
+export function createIngestLog(deps: { redis: Redis; keys: IngestKeys; size: number }): IngestLog {
   const prepare = (entries: readonly IngestLogRecord[]) => {
     const byEnv = new Map<string, IngestLogRecord[]>();
     for (const entry of entries) {

@@ -3,18 +3,20 @@
  * body checks, backlog check and the durable micro-batched enqueue. One instance per process serves
  * every entry.
  */
+import type { QueueKeys } from '../queue/queue-keys.ts';
+import type { TenancyKeys } from '../tenancy/tenancy-keys.ts';
+import type { IngestKeys } from './ingest-keys.ts';
 import type { Config } from '../config/schema.ts';
 import { AppError } from '../errors/app-error.ts';
 import { ERROR_CODES, type ErrorCode } from '../errors/catalogue.ts';
 import type { Logger } from '../log/logger.ts';
-import { isJsonGateway, ROUTING_KEY, type GatewayKind, type IngestItem } from '../queue/jobs.ts';
+import { isJsonGateway, ROUTING_KEY, type GatewayKind, type IngestItem } from '../domain/ingest-item.ts';
 import { createIngestProducer, routingKey, type IngestProducer } from '../queue/ingest-producer.ts';
 import type { Redis } from '../redis/connect.ts';
-import type { Keys } from '../state/keys.ts';
 import type { Registry } from 'prom-client';
 import { createApiKeyResolver, type ApiKeyInfo } from './api-keys.ts';
 import { createBacklogMonitor, type BacklogMonitor } from './backlog.ts';
-import { createBatcher } from './batcher.ts';
+import { createBatcher } from '../lib/batcher.ts';
 import {
   checkDeviceSource,
   checkExternalDeviceName,
@@ -72,7 +74,7 @@ export interface IngestService {
 
 export interface IngestDeps {
   config: Config;
-  keys: Keys;
+  keys: TenancyKeys & QueueKeys & IngestKeys;
   /** Command connection (fails fast): key and pre-parser lookups, ingestion log. */
   redis: Redis;
   /** Connection of the ingest queue (the producer's XADDs). */

@@ -1,20 +1,20 @@
 /**
  * What the gateway needs to know of an environment's pre-parser: is one set, and is it enabled
- * (`Keys.preparser(env)` hash {source, enabled, revision}). Cached like API keys.
+ * (`TenancyKeys.preparser(env)` hash {source, enabled, revision}). Cached like API keys.
  */
 import { AppError } from '../errors/app-error.ts';
 import type { Redis } from '../redis/connect.ts';
-import type { Keys } from '../state/keys.ts';
+import type { TenancyKeys } from '../tenancy/tenancy-keys.ts';
 import type { PreparserState } from './body.ts';
-import { createTtlCache } from './ttl-cache.ts';
+import { createLoadingCache } from '../lib/loading-cache.ts';
 
 export interface PreparserStates {
   /** Throws AppError UNAVAILABLE when Redis is down. */
   get(env: string): Promise<PreparserState>;
 }
 
-export function createPreparserStates(deps: { redis: Redis; keys: Keys; cacheMs: number }): PreparserStates {
-  const cache = createTtlCache<PreparserState>({ ttlMs: deps.cacheMs, maxEntries: 10_000 });
+export function createPreparserStates(deps: { redis: Redis; keys: TenancyKeys; cacheMs: number }): PreparserStates {
+  const cache = createLoadingCache<PreparserState>({ ttlMs: deps.cacheMs, max: 10_000 });
   const load = async (env: string): Promise<PreparserState> => {
     let enabled: string | null;
     try {

@@ -10,7 +10,7 @@ import { hostname } from 'node:os';
 import mqtt, { type IPublishPacket, type MqttClient } from 'mqtt';
 import { isAppError } from '../errors/app-error.ts';
 import { createIngestService, type IngestDeps, type IngestService } from '../ingest/ingest-service.ts';
-import { GATEWAY_KINDS, GATEWAY_PATHS, isJsonGateway } from '../queue/jobs.ts';
+import { GATEWAY_KINDS, GATEWAY_PATHS, isJsonGateway } from '../domain/ingest-item.ts';
 import { parsePublishTopic } from './topics.ts';
 
 export interface BridgeDeps extends IngestDeps {

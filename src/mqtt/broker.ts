@@ -23,7 +23,7 @@ import {
 } from 'aedes';
 import { AppError, isAppError } from '../errors/app-error.ts';
 import { createIngestService, type IngestDeps, type IngestService } from '../ingest/ingest-service.ts';
-import { listen } from '../ops/listen.ts';
+import { listen } from '../lib/listen.ts';
 import { createKeySweep } from './key-sweep.ts';
 import { coalesceWrites } from './coalesce-writes.ts';
 import { guardPacketSize, PACKET_OVERHEAD_BYTES } from './packet-size-guard.ts';

@@ -2,7 +2,7 @@
  * MQTT topics mirror the HTTP paths: `<path>/<KEY>`, plus `<raw path>/<KEY>/<deviceName>` for the
  * raw kinds, and `<path>` alone (the key is then the connection's password).
  */
-import { GATEWAY_KINDS, GATEWAY_PATHS, isJsonGateway, type GatewayKind } from '../queue/jobs.ts';
+import { GATEWAY_KINDS, GATEWAY_PATHS, isJsonGateway, type GatewayKind } from '../domain/ingest-item.ts';
 
 export interface GatewayTopic {
   kind: GatewayKind;

@@ -7,9 +7,10 @@
 import type { Config } from '../config/schema.ts';
 import { AppError } from '../errors/app-error.ts';
 import type { Redis } from '../redis/connect.ts';
-import type { Keys } from '../state/keys.ts';
+import type { QueueKeys } from './queue-keys.ts';
 import { addToBacklog, countByEnv, entryFields, sampleBacklog, type EnvCounts } from './ingest-queue.ts';
-import { partitionOf, ROUTING_KEY, type IngestItem } from './jobs.ts';
+import { ROUTING_KEY, type IngestItem } from '../domain/ingest-item.ts';
+import { partitionOf } from './partition.ts';
 
 export interface IngestProducer {
   readonly partitions: number;
@@ -27,14 +28,9 @@ export interface IngestProducer {
   sampleBacklog(): Promise<{ entries: number; payloadsByEnv: EnvCounts }>;
 }
 
-/** Retry delay of attempt `attemptsMade` (1 = first retry): doubling from `baseMs`, at most `maxMs`. */
-export function cappedBackoff(attemptsMade: number, baseMs: number, maxMs: number): number {
-  return Math.min(maxMs, baseMs * 2 ** Math.min(Math.max(attemptsMade - 1, 0), 30));
-}
-
 export function createIngestProducer(deps: {
   connection: Redis;
-  keys: Keys;
+  keys: QueueKeys;
   config: Pick<Config, 'queuePartitions'>;
 }): IngestProducer {
   const { connection, keys } = deps;

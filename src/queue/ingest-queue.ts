@@ -23,9 +23,9 @@
  */
 import type { ChainableCommander } from 'ioredis';
 import type { Redis } from '../redis/connect.ts';
-import type { Keys } from '../state/keys.ts';
+import type { QueueKeys } from './queue-keys.ts';
 import { packItems, unpackItems } from './item-codec.ts';
-import type { IngestItem } from './jobs.ts';
+import type { IngestItem } from '../domain/ingest-item.ts';
 
 export const INGEST_GROUP = 'vigil';
 export const INGEST_CONSUMER = 'vigil';
@@ -50,7 +50,7 @@ export function countByEnv(items: readonly IngestItem[]): Map<string, number> {
 }
 
 /** Adds `counts` to the backlog counts, in `multi` (beside the XADD of their entries). */
-export function addToBacklog(multi: ChainableCommander, keys: Keys, counts: EnvCounts): void {
+export function addToBacklog(multi: ChainableCommander, keys: QueueKeys, counts: EnvCounts): void {
   for (const [env, n] of counts) multi.hincrby(keys.queueBacklog(), env, n);
 }
 
@@ -63,7 +63,7 @@ export function entryFields(items: readonly IngestItem[]): [string, string, stri
 }
 
 /** Creates the consumer group of every partition (reading from the start); existing ones stay. */
-export async function ensureGroups(redis: Redis, keys: Keys, partitions: number): Promise<void> {
+export async function ensureGroups(redis: Redis, keys: QueueKeys, partitions: number): Promise<void> {
   const pipeline = redis.pipeline();
   for (let p = 0; p < partitions; p++) {
     pipeline.call('XGROUP', 'CREATE', keys.ingestStream(p), INGEST_GROUP, '0', 'MKSTREAM');
@@ -83,7 +83,7 @@ type StreamReply = [key: string, entries: [id: string, fields: string[] | null][
  */
 export async function readEntries(
   redis: Redis,
-  keys: Keys,
+  keys: QueueKeys,
   partitions: readonly number[],
   opts: { pending: boolean; count: number; blockMs?: number },
 ): Promise<QueueEntry[]> {
@@ -160,7 +160,7 @@ type EntryRef = Pick<QueueEntry, 'partition' | 'id' | 'payloadsByEnv'>;
 /** Queues the removal of `entries` (all of one partition) in `multi` (REMOVE_ENTRIES). */
 function removeEntries(
   multi: ChainableCommander,
-  keys: Keys,
+  keys: QueueKeys,
   partition: number,
   entries: readonly EntryRef[],
 ) {
@@ -178,7 +178,7 @@ function removeEntries(
  */
 export async function ackEntries(
   redis: Redis,
-  keys: Keys,
+  keys: QueueKeys,
   entries: readonly EntryRef[],
   along?: (multi: ChainableCommander) => void,
 ): Promise<void> {
@@ -198,7 +198,7 @@ export async function ackEntries(
  */
 export async function deadLetter(
   redis: Redis,
-  keys: Keys,
+  keys: QueueKeys,
   entry: QueueEntry,
   reason: string,
   along?: (multi: ChainableCommander) => void,
@@ -230,7 +230,7 @@ export async function deadLetter(
  */
 export function addDeadLetter(
   multi: ChainableCommander,
-  keys: Keys,
+  keys: QueueKeys,
   entry: Pick<QueueEntry, 'partition' | 'id'>,
   items: readonly IngestItem[],
   reason: string,
@@ -259,7 +259,7 @@ function byPartition<T extends { partition: number }>(entries: readonly T[]): Ma
 }
 
 /** Unfinished entries (waiting or being processed) over all partitions: one pipelined round trip. */
-export async function countEntries(redis: Redis, keys: Keys, partitions: number): Promise<number> {
+export async function countEntries(redis: Redis, keys: QueueKeys, partitions: number): Promise<number> {
   const pipeline = redis.pipeline();
   for (let p = 0; p < partitions; p++) pipeline.xlen(keys.ingestStream(p));
   const results = (await pipeline.exec()) ?? [];
@@ -287,7 +287,7 @@ return {entries, redis.call('HGETALL', KEYS[1])}`;
 /** The queue's unfinished entries and the payloads per environment in them, in one round trip. */
 export async function sampleBacklog(
   redis: Redis,
-  keys: Keys,
+  keys: QueueKeys,
   partitions: number,
 ): Promise<{ entries: number; payloadsByEnv: EnvCounts }> {
   const streams = Array.from({ length: partitions }, (_, p) => keys.ingestStream(p));
@@ -306,7 +306,7 @@ export async function sampleBacklog(
 }
 
 /** Every queued item (unfinished entries, partition by partition, in queue order): tests, tools. */
-export async function queuedItems(redis: Redis, keys: Keys, partitions: number): Promise<IngestItem[]> {
+export async function queuedItems(redis: Redis, keys: QueueKeys, partitions: number): Promise<IngestItem[]> {
   const items: IngestItem[] = [];
   for (let p = 0; p < partitions; p++) {
     for (const [, fields] of await redis.xrange(keys.ingestStream(p), '-', '+')) {
@@ -319,7 +319,7 @@ export async function queuedItems(redis: Redis, keys: Keys, partitions: number):
 /** The dead-letter stream: entry id, partition, reason and payload count of each. */
 export async function listDeadLetters(
   redis: Redis,
-  keys: Keys,
+  keys: QueueKeys,
 ): Promise<{ id: string; partition: number; reason: string; items: number }[]> {
   const out: { id: string; partition: number; reason: string; items: number }[] = [];
   for (const [id, fields] of await redis.xrange(keys.deadLetters(), '-', '+')) {
@@ -341,7 +341,7 @@ export async function listDeadLetters(
  */
 export async function requeueDeadLetters(
   redis: Redis,
-  keys: Keys,
+  keys: QueueKeys,
   ids?: readonly string[],
 ): Promise<string[]> {
   const wanted = ids === undefined ? undefined : new Set(ids);

@@ -11,8 +11,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../log/logger.ts';
 import type { Redis } from '../redis/connect.ts';
-import type { Keys } from '../state/keys.ts';
-import { createWakeableSleep } from './wakeable-sleep.ts';
+import type { QueueKeys } from './queue-keys.ts';
+import { createWakeableSleep } from '../lib/wakeable-sleep.ts';
 
 const RENEW = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return 0`;
@@ -36,7 +36,7 @@ export interface PartitionLeases {
 
 export function createPartitionLeases(deps: {
   redis: Redis;
-  keys: Keys;
+  keys: QueueKeys;
   partitions: number;
   leaseMs: number;
   log: Logger;

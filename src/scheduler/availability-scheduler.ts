@@ -8,10 +8,10 @@ import { availabilityLostMessage } from '../domain/event-messages.ts';
 import { isoUtc } from '../domain/time.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Redis } from '../redis/connect.ts';
-import type { Keys } from '../state/keys.ts';
-import { DEVICE_FIELD } from '../state/keys.ts';
+import type { StateKeys } from '../state/state-keys.ts';
+import { DEVICE_FIELD } from '../state/state-keys.ts';
 import type { DueDeadline, StateStore } from '../state/state-store.ts';
-import type { Catalog } from '../worker/catalog.ts';
+import type { Catalog } from '../tenancy/catalog.ts';
 
 export interface AvailabilityScheduler {
   /** One pass over every due device; returns the number of events created. */
@@ -21,7 +21,7 @@ export interface AvailabilityScheduler {
 
 export function startAvailabilityScheduler(deps: {
   redis: Redis;
-  keys: Keys;
+  keys: StateKeys;
   state: StateStore;
   catalog: Catalog;
   log: Logger;

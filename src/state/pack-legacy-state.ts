@@ -1,14 +1,14 @@
 /**
  * Upgrade of the device state hashes written before the packed layout (one text field per value of
  * a data point; see pack-legacy-state.lua): every process runs it at start, before its roles. Once
- * done, `Keys.stateLayout` says so and a start costs one GET. Several processes starting together
+ * done, `StateKeys.stateLayout` says so and a start costs one GET. Several processes starting together
  * may each convert: the conversion is atomic per hash and idempotent. Workers of the older version
  * must be stopped first — they would keep writing the text layout.
  */
 import { readFileSync } from 'node:fs';
 import type { Logger } from '../log/logger.ts';
 import type { Redis } from '../redis/connect.ts';
-import type { Keys } from './keys.ts';
+import type { StateKeys } from './state-keys.ts';
 import { POINT_LAYOUT } from './point-record.ts';
 
 const packLua = readFileSync(new URL('./lua/pack-legacy-state.lua', import.meta.url), 'utf8');
@@ -16,7 +16,7 @@ const packLua = readFileSync(new URL('./lua/pack-legacy-state.lua', import.meta.
 type PackRedis = Redis & { vigilPackLegacyState(key: string): Promise<number> };
 
 /** Converts every state hash still in the text layout; returns the data points converted. */
-export async function packLegacyState(deps: { redis: Redis; keys: Keys; log: Logger }): Promise<number> {
+export async function packLegacyState(deps: { redis: Redis; keys: StateKeys; log: Logger }): Promise<number> {
   const { keys, log } = deps;
   const redis = deps.redis as PackRedis;
   if ((await redis.get(keys.stateLayout())) === String(POINT_LAYOUT)) return 0;

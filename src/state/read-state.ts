@@ -1,5 +1,5 @@
 /**
- * The read side of current state: each device's state hash (`Keys.deviceState`, fields
+ * The read side of current state: each device's state hash (`(StateKeys & TenancyKeys).deviceState`, fields
  * `<sensor>|<field>` and `@<field>`, see STATE_FIELD / DEVICE_FIELD) and its suppressed data points.
  * Callers put the reads in their own pipelines (planStateRead, queueStateRead, stateFromQueued) so
  * one round trip serves a whole request.
@@ -8,7 +8,8 @@ import type { ChainableCommander } from 'ioredis';
 import type { Bucket } from '../history/last-24-hours.ts';
 import type { Redis } from '../redis/connect.ts';
 import { decodeSuppressed } from '../tenancy/records.ts';
-import { DEVICE_FIELD, STATE_FIELD, stateField, type Keys } from './keys.ts';
+import { type StateKeys, DEVICE_FIELD, STATE_FIELD, stateField } from './state-keys.ts';
+import type { TenancyKeys } from '../tenancy/tenancy-keys.ts';
 import { decodePoint, type PointRecord } from './point-record.ts';
 
 /**
@@ -50,7 +51,7 @@ export function planStateRead(sensors: readonly string[]): StateRead {
 /** Queues the reads of `plan` on `pipe`: 2 replies (see stateFromQueued). */
 export function queueStateRead(
   pipe: ChainableCommander,
-  keys: Keys,
+  keys: (StateKeys & TenancyKeys),
   env: string,
   device: string,
   plan: StateRead,
@@ -112,7 +113,7 @@ export function currentHourOf(
 /** Reads only `@lc` (last contact) of each device, in one pipeline; null = never posted. */
 export async function readLastContacts(
   redis: Redis,
-  keys: Keys,
+  keys: (StateKeys & TenancyKeys),
   env: string,
   devices: readonly string[],
 ): Promise<(number | null)[]> {

@@ -5,7 +5,8 @@
 import { readFileSync } from 'node:fs';
 import { ReplyError, type Redis } from 'ioredis';
 import type { Status } from '../domain/types.ts';
-import type { Keys } from './keys.ts';
+import type { EventKeys } from '../events/event-keys.ts';
+import type { StateKeys } from './state-keys.ts';
 
 const applyLua = readFileSync(new URL('./lua/apply-readings.lua', import.meta.url), 'utf8');
 const lostLua = readFileSync(new URL('./lua/mark-contact-lost.lua', import.meta.url), 'utf8');
@@ -113,7 +114,7 @@ export const DEVICES_PER_CALL = 64;
 
 export function createStateStore(deps: {
   redis: Redis;
-  keys: Keys;
+  keys: (EventKeys & StateKeys);
   eventsCap: number;
   outboxMax?: number;
 }): StateStore {

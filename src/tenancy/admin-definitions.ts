@@ -6,7 +6,7 @@
  */
 import { AppError } from '../errors/app-error.ts';
 import type { DefinitionSpec } from '../domain/types.ts';
-import type { DefinitionScope } from '../state/keys.ts';
+import type { DefinitionScope } from './tenancy-keys.ts';
 import { checkName, type AdminContext } from './admin-support.ts';
 import { decodePreparser, encodeDefinition, pipelineValues } from './records.ts';
 

@@ -154,13 +154,12 @@ export function createDeviceAdmin(ctx: AdminContext) {
     /** Deletes a device with its state, events, overrides and availability deadline. */
     async deleteDevice(env: string, name: string) {
       await requireDevice(env, name);
-      await redis
+      const m = redis
         .multi()
         .zrem(keys.devices(env), name)
-        .del(keys.device(env, name), keys.deviceThresholds(env, name), keys.deviceSuppressed(env, name))
-        .del(keys.deviceState(env, name), keys.deviceEvents(env, name))
-        .zrem(keys.availabilityDeadlines(), `${env}\n${name}`)
-        .exec();
+        .del(keys.device(env, name), keys.deviceThresholds(env, name), keys.deviceSuppressed(env, name));
+      ctx.dependents.deleteDevice(m, env, name);
+      await m.exec();
     },
     requireDevice,
 

@@ -71,18 +71,20 @@ export function createEnvironmentAdmin(ctx: AdminContext) {
         hashesOf(keys.envApiKeys(env)),
         hashesOf(keys.envTokens(env)),
         redis.smembers(keys.definitions(priv)),
-        Promise.all([scanKeys(keys.loginFailures(env, '*')), scanKeys(keys.exports(env, '*'))]),
+        Promise.all(
+          [keys.loginFailures(env, '*'), ...ctx.dependents.environmentPatterns(env)].map((p) => scanKeys(p)),
+        ),
       ]);
       const m = redis.multi().srem(keys.envs(), env);
       m.del(keys.env(env), keys.envApiKeys(env), keys.envTokens(env), keys.users(env), keys.preparser(env));
-      m.del(keys.devices(env), keys.envEvents(env), keys.ingestLog(env), keys.definitions(priv));
+      m.del(keys.devices(env), keys.definitions(priv));
+      ctx.dependents.deleteEnvironment(m, env);
       for (const h of apiKeyHashes) m.del(keys.apiKey(h));
       for (const h of tokenHashes) m.del(keys.token(h));
       for (const name of definitions) m.del(keys.definition(priv, name));
       for (const d of devices) {
         m.del(keys.device(env, d), keys.deviceThresholds(env, d), keys.deviceSuppressed(env, d));
-        m.del(keys.deviceState(env, d), keys.deviceEvents(env, d));
-        m.zrem(keys.availabilityDeadlines(), `${env}\n${d}`);
+        ctx.dependents.deleteDevice(m, env, d);
       }
       for (const key of scanned.flat()) m.del(key);
       await m.exec();

@@ -2,19 +2,22 @@
 import type { ChainableCommander } from 'ioredis';
 import { AppError } from '../errors/app-error.ts';
 import type { Redis } from '../redis/connect.ts';
-import type { Keys } from '../state/keys.ts';
+import type { DependentData, TenancyKeys } from './tenancy-keys.ts';
 import { nameProblem, type NameKind } from './names.ts';
 
 export interface AdminDeps {
   redis: Redis;
-  keys: Keys;
+  keys: TenancyKeys;
+  /** What the rest of Vigil keeps for devices and environments, deleted with them. */
+  dependents: DependentData;
   /** Epoch ms; Date.now by default. */
   clock?: () => number;
 }
 
 export interface AdminContext {
   redis: Redis;
-  keys: Keys;
+  keys: TenancyKeys;
+  dependents: DependentData;
   clock: () => number;
   nowUTC: () => string;
   /** Throws ENVIRONMENT_NOT_FOUND unless the environment exists. */
@@ -39,11 +42,12 @@ export function checkName(kind: NameKind, value: string): void {
 }
 
 export function createAdminContext(deps: AdminDeps): AdminContext {
-  const { redis, keys } = deps;
+  const { redis, keys, dependents } = deps;
   const clock = deps.clock ?? Date.now;
   return {
     redis,
     keys,
+    dependents,
     clock,
     nowUTC: () => new Date(clock()).toISOString(),
     async requireEnv(env) {

@@ -13,7 +13,7 @@
 import ipaddr from 'ipaddr.js';
 import type { Config } from '../config/schema.ts';
 import type { Redis } from '../redis/connect.ts';
-import type { Keys } from '../state/keys.ts';
+import type { TenancyKeys } from './tenancy-keys.ts';
 import { MAX_PASSWORD_LENGTH } from './admin-credentials.ts';
 import { isValidName } from './names.ts';
 import { decodeUser, encodeToken } from './records.ts';
@@ -64,7 +64,7 @@ export const loginLimitsOf = (config: Config): LoginLimits => ({
 
 export interface LoginDeps extends LoginLimits {
   redis: Redis;
-  keys: Keys;
+  keys: TenancyKeys;
   clock: () => number;
 }
 

@@ -9,7 +9,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DefinitionSpec } from '../domain/types.ts';
 import { AppError } from '../errors/app-error.ts';
-import type { DefinitionScope } from '../state/keys.ts';
+import type { DefinitionScope } from './tenancy-keys.ts';
 import { parseThresholdSet } from '../domain/thresholds.ts';
 import { toThresholdInput } from './admin-devices.ts';
 import {

@@ -1,5 +1,5 @@
 /**
- * How tenancy records are written to and read from Redis hashes (layout: src/state/keys.ts and
+ * How tenancy records are written to and read from Redis hashes (layout: tenancy-keys.ts and
  * ./types.ts). One codec per record, so the reading store and the admin commands agree.
  */
 import type { DefinitionSpec, Locale, ThresholdSet } from '../domain/types.ts';

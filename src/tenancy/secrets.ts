@@ -3,8 +3,11 @@
  * (scrypt) and TOTP second factors (RFC 6238). Every comparison of secret material is
  * constant-time.
  */
-import { hash, randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 import { Secret, TOTP } from 'otpauth';
+import { sha256Hex } from '../lib/sha256.ts';
+
+export { sha256Hex };
 
 /** A new API key: `vk_` + 32 random bytes, base64url. */
 export const generateApiKey = (): string => `vk_${randomBytes(32).toString('base64url')}`;
@@ -12,8 +15,6 @@ export const generateApiKey = (): string => `vk_${randomBytes(32).toString('base
 /** A new bearer token: `vt_` + 32 random bytes, base64url. */
 export const generateToken = (): string => `vt_${randomBytes(32).toString('base64url')}`;
 
-/** SHA-256 hex: how API keys and tokens are addressed in Redis (they carry 256 random bits). */
-export const sha256Hex = (secret: string): string => hash('sha256', secret, 'hex');
 
 /** Public identifier of a key or token: the first 12 hex digits of its hash (stable, not secret). */
 export const secretId = (hash: string): string => hash.slice(0, 12);

@@ -5,7 +5,7 @@
  * the names, one for the records.
  */
 import type { Redis } from '../redis/connect.ts';
-import type { DefinitionScope, Keys } from '../state/keys.ts';
+import type { TenancyKeys, DefinitionScope } from './tenancy-keys.ts';
 import {
   decodeApiKey,
   decodeDefinition,
@@ -31,7 +31,7 @@ import type {
 
 export interface TenancyDeps {
   redis: Redis;
-  keys: Keys;
+  keys: TenancyKeys;
   /** Epoch ms; Date.now by default. */
   clock?: () => number;
   /** Login lockout (config loginMaxFailures…, loginLockSeconds); DEFAULT_LOGIN_LIMITS when absent. */

@@ -1,5 +1,5 @@
 /**
- * Records of the tenancy store, as kept in Redis (see src/state/keys.ts for where).
+ * Records of the tenancy store, as kept in Redis (see tenancy-keys.ts for where).
  * Secrets are stored only as hashes: API keys and tokens as SHA-256 hex (they are 32 random
  * bytes, so a fast hash is safe), passwords with scrypt.
  */

@@ -26,11 +26,11 @@ import type {
   ThresholdSet,
 } from '../domain/types.ts';
 import { valueFieldText, valueLinePrefix } from '../history/history-writer.ts';
-import type { IngestItem } from '../queue/jobs.ts';
+import type { IngestItem } from '../domain/ingest-item.ts';
 import type { DeviceReadings, SensorMeta, StateValue } from '../state/state-store.ts';
 import type { DeviceSettings } from '../tenancy/tenancy-store.ts';
 import type { DeviceRecord } from '../tenancy/types.ts';
-import type { Catalog } from './catalog.ts';
+import type { Catalog } from '../tenancy/catalog.ts';
 import type { ParsedReading } from './parse.ts';
 
 /** A converted value: what the state step applies, and what its history line is made of. */

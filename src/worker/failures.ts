@@ -6,7 +6,7 @@
  * (OutcomeLog.failed, then the dead-letter stream) and a warning names the environment and device,
  * never the payload.
  */
-import type { IngestItem } from '../queue/jobs.ts';
+import type { IngestItem } from '../domain/ingest-item.ts';
 import type { OutcomeLog } from './outcomes.ts';
 import type { Reading } from './preparse.ts';
 

@@ -6,7 +6,7 @@
  */
 import type { ErrorCode } from '../errors/catalogue.ts';
 import type { IngestLogRecord } from '../ingest/ingest-log.ts';
-import type { IngestItem } from '../queue/jobs.ts';
+import type { IngestItem } from '../domain/ingest-item.ts';
 import type { ConversionReport } from './convert.ts';
 import type { ParsedReading } from './parse.ts';
 

@@ -3,10 +3,10 @@
  * queue entry and reason, added to the MULTI that acknowledges the step, so a failed payload leaves
  * its partition exactly when the rest of its entry is done.
  */
+import type { QueueKeys } from '../queue/queue-keys.ts';
 import type { ChainableCommander } from 'ioredis';
 import { addDeadLetter, type QueueEntry } from '../queue/ingest-queue.ts';
-import type { IngestItem } from '../queue/jobs.ts';
-import type { Keys } from '../state/keys.ts';
+import type { IngestItem } from '../domain/ingest-item.ts';
 import type { FailedPayload } from './outcomes.ts';
 
 interface PayloadDeadLetter {
@@ -20,7 +20,7 @@ interface PayloadDeadLetter {
  * letters of `failed`. Keeps only the failed payloads, not the entries.
  */
 export function acknowledgementWith(
-  keys: Keys,
+  keys: QueueKeys,
   entries: readonly QueueEntry[],
   acknowledgeWith: ((multi: ChainableCommander) => void) | undefined,
   failed: readonly FailedPayload[] | undefined,

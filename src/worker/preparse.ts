@@ -4,10 +4,10 @@
  * demands it; otherwise the default rule (the body's `deviceName`, or the raw path's device name).
  */
 import { normalisePreparserResult } from '../domain/preparser-result.ts';
-import type { IngestItem } from '../queue/jobs.ts';
+import type { IngestItem } from '../domain/ingest-item.ts';
 import type { Sandbox } from '../sandbox/sandbox.ts';
 import type { DefinitionRecord, DeviceRecord } from '../tenancy/types.ts';
-import type { Catalog } from './catalog.ts';
+import type { Catalog } from '../tenancy/catalog.ts';
 import type { Failures } from './failures.ts';
 import type { OutcomeLog } from './outcomes.ts';
 

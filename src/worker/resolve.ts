@@ -3,7 +3,7 @@
  * (UNKNOWN_DEVICE) and dropped: Vigil stores nothing for devices that do not exist.
  */
 import type { DefinitionRecord, DeviceRecord } from '../tenancy/types.ts';
-import type { Catalog } from './catalog.ts';
+import type { Catalog } from '../tenancy/catalog.ts';
 import type { Failures } from './failures.ts';
 import type { OutcomeLog } from './outcomes.ts';
 import type { Reading } from './preparse.ts';

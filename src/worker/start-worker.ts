@@ -15,18 +15,18 @@
  * only; an entry that failed VIGIL_JOB_ATTEMPTS times moves to the dead-letter stream (kept). A
  * worker that dies leaves its entries pending; whoever takes its partitions over reads them first.
  */
+import type { QueueKeys } from '../queue/queue-keys.ts';
 import type { ChainableCommander } from 'ioredis';
 import type { Registry } from 'prom-client';
 import { Counter, Gauge, Histogram } from 'prom-client';
 import type { Config } from '../config/schema.ts';
 import type { Logger } from '../log/logger.ts';
-import { cappedBackoff } from '../queue/ingest-producer.ts';
+import { cappedBackoff } from '../lib/backoff.ts';
 import { ackEntries, deadLetter, ensureGroups, readEntries, type QueueEntry } from '../queue/ingest-queue.ts';
-import type { IngestItem } from '../queue/jobs.ts';
+import type { IngestItem } from '../domain/ingest-item.ts';
 import { createPartitionLeases } from '../queue/partition-leases.ts';
-import { createWakeableSleep } from '../queue/wakeable-sleep.ts';
+import { createWakeableSleep } from '../lib/wakeable-sleep.ts';
 import { connectRedis, closeRedis, type Redis } from '../redis/connect.ts';
-import type { Keys } from '../state/keys.ts';
 import type { ProcessResult } from './ingest-processor.ts';
 import { acknowledgementWith } from './payload-dead-letters.ts';
 
@@ -56,7 +56,7 @@ interface PartitionFailure {
 
 export async function startWorker(deps: {
   config: Config;
-  keys: Keys;
+  keys: QueueKeys;
   log: Logger;
   metrics: Registry;
   process: (items: IngestItem[]) => Promise<ProcessResult>;

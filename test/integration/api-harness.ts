@@ -17,7 +17,7 @@ import { ensureHistorySchema } from '../../src/history/schema.ts';
 import { createIngestLog, type IngestLog } from '../../src/ingest/ingest-log.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { closeRedis, connectRedis, type Redis } from '../../src/redis/connect.ts';
-import { createKeys, type Keys } from '../../src/state/keys.ts';
+import { adminDeps, createKeys, type Keys } from '../../src/keys.ts';
 import { encodePoint } from '../../src/state/point-record.ts';
 import { createTenancyAdmin, type TenancyAdmin } from '../../src/tenancy/tenancy-admin.ts';
 import { loginLimitsOf } from '../../src/tenancy/login.ts';
@@ -106,7 +106,7 @@ export async function startApiHarness(
     keys,
     login: loginLimitsOf(config),
   });
-  const admin = createTenancyAdmin({ redis, keys });
+  const admin = createTenancyAdmin(adminDeps(redis, keys));
   const ingestLog = createIngestLog({ redis, keys, size: config.ingestLogSize });
   const writer = createHistoryWriter({ influx, log });
   const base: ApiDeps = { config, keys, redis, influx, tenancy, ingestLog, log };

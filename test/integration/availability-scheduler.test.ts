@@ -7,7 +7,7 @@ import { createLogger } from '../../src/log/logger.ts';
 import { startAvailabilityScheduler } from '../../src/scheduler/availability-scheduler.ts';
 import { createStateStore, type DeviceReadings } from '../../src/state/state-store.ts';
 import { createTenancyStore } from '../../src/tenancy/tenancy-store.ts';
-import { createCatalog } from '../../src/worker/catalog.ts';
+import { createCatalog } from '../../src/tenancy/catalog.ts';
 import { provisionComfort, startPipeline } from '../support/pipeline.ts';
 
 const contact = (device: string, ms: number): DeviceReadings => ({

@@ -2,7 +2,7 @@ import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKeys } from '../../src/state/keys.ts';
+import { createKeys } from '../../src/keys.ts';
 import { createCliHarness, type CliHarness } from './cli-run.ts';
 
 let cli: CliHarness;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKeys } from '../../src/state/keys.ts';
+import { createKeys } from '../../src/keys.ts';
 import { sha256Hex, verifyPassword } from '../../src/tenancy/secrets.ts';
 import { createCliHarness, type CliHarness } from './cli-run.ts';
 

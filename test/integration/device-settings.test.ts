@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKeys } from '../../src/state/keys.ts';
+import { adminDeps, createKeys } from '../../src/keys.ts';
 import { createTenancyAdmin } from '../../src/tenancy/tenancy-admin.ts';
 import { createTenancyStore } from '../../src/tenancy/tenancy-store.ts';
 import { testConfig } from '../support/context.ts';
@@ -20,7 +20,7 @@ afterAll(async () => {
 
 describe('tenancy store: device settings of many devices at once', () => {
   it('answers, in the order asked, what the per-device reads answer (empty for devices without settings)', async () => {
-    const admin = createTenancyAdmin({ redis, keys });
+    const admin = createTenancyAdmin(adminDeps(redis, keys));
     const store = createTenancyStore({ redis, keys });
     await admin.createEnvironment('east', 'en');
     await admin.applyDefinition(

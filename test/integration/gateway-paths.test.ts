@@ -3,7 +3,7 @@ import mqtt from 'mqtt';
 import { startGateway, type RunningGateway } from '../../src/gateway/start-gateway.ts';
 import { createIngestService, type IngestService } from '../../src/ingest/ingest-service.ts';
 import { startMqttBroker, type RunningMqttBroker } from '../../src/mqtt/broker.ts';
-import { GATEWAY_KINDS, GATEWAY_PATHS, isJsonGateway } from '../../src/queue/jobs.ts';
+import { GATEWAY_KINDS, GATEWAY_PATHS, isJsonGateway } from '../../src/domain/ingest-item.ts';
 import { createIngestHarness, type IngestHarness } from './ingest-harness.ts';
 
 let h: IngestHarness;

@@ -3,14 +3,15 @@
  * (or a private one), API keys and pre-parsers written in the tenancy layout, and a reader of what
  * reached the queue.
  */
-import { randomBytes, createHash } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { sha256Hex as sha256 } from '../../src/lib/sha256.ts';
 import { Registry } from 'prom-client';
 import type { Config } from '../../src/config/schema.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { queuedItems } from '../../src/queue/ingest-queue.ts';
-import type { IngestItem } from '../../src/queue/jobs.ts';
+import type { IngestItem } from '../../src/domain/ingest-item.ts';
 import { closeRedis, connectRedis, type Redis } from '../../src/redis/connect.ts';
-import { createKeys, type Keys } from '../../src/state/keys.ts';
+import { createKeys, type Keys } from '../../src/keys.ts';
 import { testConfig } from '../support/context.ts';
 
 export interface IngestHarness {
@@ -30,7 +31,7 @@ export interface IngestHarness {
   close(): Promise<void>;
 }
 
-export const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
+export { sha256 };
 
 export function createIngestHarness(overrides: Parameters<typeof testConfig>[0] = {}): IngestHarness {
   const config = testConfig({ credentialCacheMs: 100, ...overrides });

@@ -25,10 +25,11 @@ import {
   listDeadLetters,
   readEntries,
 } from '../../src/queue/ingest-queue.ts';
-import { partitionOf, type IngestItem } from '../../src/queue/jobs.ts';
+import type { IngestItem } from '../../src/domain/ingest-item.ts';
+import { partitionOf } from '../../src/queue/partition.ts';
 import { createPartitionLeases } from '../../src/queue/partition-leases.ts';
 import { closeRedis, connectRedis } from '../../src/redis/connect.ts';
-import { createKeys } from '../../src/state/keys.ts';
+import { createKeys } from '../../src/keys.ts';
 import { deadLetterOutcomes } from '../../src/worker/outcomes.ts';
 import { startWorker } from '../../src/worker/start-worker.ts';
 import { testConfig } from '../support/context.ts';

@@ -2,7 +2,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { createServer } from 'node:net';
 import { startVigil } from '../../src/main.ts';
 import { createLogger } from '../../src/log/logger.ts';
-import { PortInUseError } from '../../src/ops/listen.ts';
+import { PortInUseError } from '../../src/lib/listen.ts';
 import { testConfig } from '../support/context.ts';
 
 const log = createLogger('silent');

@@ -1,7 +1,7 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { createLogger } from '../../src/log/logger.ts';
 import { closeRedis, connectRedis } from '../../src/redis/connect.ts';
-import { createKeys } from '../../src/state/keys.ts';
+import { createKeys } from '../../src/keys.ts';
 import { packLegacyState } from '../../src/state/pack-legacy-state.ts';
 import { testConfig } from '../support/context.ts';
 import { storedState } from '../support/state.ts';

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DataPointSpec, DefinitionSpec } from '../../src/domain/types.ts';
 import { readEntry } from '../../src/ingest/ingest-log.ts';
 import { createIngestProducer } from '../../src/queue/ingest-producer.ts';
-import { ROUTING_KEY, type IngestItem } from '../../src/queue/jobs.ts';
+import { ROUTING_KEY, type IngestItem } from '../../src/domain/ingest-item.ts';
 import { COMFORT_PARSER, COMFORT_SPEC } from '../fixtures/definitions/comfort.ts';
 import {
   eventually,

@@ -1,7 +1,7 @@
 import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { DEVICE_FIELD } from '../../src/state/keys.ts';
+import { DEVICE_FIELD } from '../../src/state/state-keys.ts';
 import { eventually, provisionComfort, startPipeline, type Pipeline } from '../support/pipeline.ts';
 import { storedState, type StoredState } from '../support/state.ts';
 import { readEntry } from '../../src/ingest/ingest-log.ts';

@@ -11,7 +11,8 @@
 import { describe, expect, it } from 'vitest';
 import type { DataPointSpec, DefinitionSpec } from '../../src/domain/types.ts';
 import { routingKey } from '../../src/queue/ingest-producer.ts';
-import { partitionOf, type IngestItem } from '../../src/queue/jobs.ts';
+import type { IngestItem } from '../../src/domain/ingest-item.ts';
+import { partitionOf } from '../../src/queue/partition.ts';
 import { eventually, provisionComfort, startPipeline, type Pipeline } from '../support/pipeline.ts';
 
 const SPECIAL = ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf'] as const;

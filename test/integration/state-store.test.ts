@@ -1,6 +1,6 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { connectRedis, closeRedis } from '../../src/redis/connect.ts';
-import { createKeys } from '../../src/state/keys.ts';
+import { createKeys } from '../../src/keys.ts';
 import {
   createStateStore,
   type DeviceApplied,

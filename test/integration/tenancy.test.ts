@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKeys } from '../../src/state/keys.ts';
+import { adminDeps, createKeys } from '../../src/keys.ts';
 import { sha256Hex, totpCode } from '../../src/tenancy/secrets.ts';
 import { createTenancyAdmin, type TenancyAdmin } from '../../src/tenancy/tenancy-admin.ts';
 import { createTenancyStore, type TenancyStore } from '../../src/tenancy/tenancy-store.ts';
@@ -53,7 +53,7 @@ beforeAll(async () => {
     keys,
     login: { maxFailures: 3, maxFailuresPerUser: 50, maxFailuresPerAddress: 100, lockSeconds: 60 },
   });
-  admin = createTenancyAdmin({ redis, keys });
+  admin = createTenancyAdmin(adminDeps(redis, keys));
   await admin.createEnvironment('east', 'en');
   await admin.createEnvironment('west', 'nl');
   await admin.applyDefinition({ kind: 'private', env: 'east' }, spec('Room'), PARSER);

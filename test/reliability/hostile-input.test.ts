@@ -13,7 +13,7 @@ import fc from 'fast-check';
 import mqtt from 'mqtt';
 import { describe, expect, it } from 'vitest';
 import type { DefinitionSpec } from '../../src/domain/types.ts';
-import { GATEWAY_PATHS } from '../../src/queue/jobs.ts';
+import { GATEWAY_PATHS } from '../../src/domain/ingest-item.ts';
 import { brokerFor } from '../support/fault-run.ts';
 import {
   eventually,

@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import mqtt from 'mqtt';
 import type { InfluxClient } from '../../src/history/influx-client.ts';
 import type { Redis } from '../../src/redis/connect.ts';
-import type { Keys } from '../../src/state/keys.ts';
+import type { Keys } from '../../src/keys.ts';
 import { decodePoint } from '../../src/state/point-record.ts';
 
 /** Pre-parser of the numbered runs: device, measurement time and number come from the body. */

@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createLogger } from '../../src/log/logger.ts';
 import { startVigil, type RunningVigil } from '../../src/main.ts';
 import { closeRedis, connectRedis, type Redis } from '../../src/redis/connect.ts';
-import { createKeys, type Keys } from '../../src/state/keys.ts';
+import { adminDeps, createKeys, type Keys } from '../../src/keys.ts';
 import { createTenancyAdmin } from '../../src/tenancy/tenancy-admin.ts';
 import type { Config } from '../../src/config/schema.ts';
 import { createInfluxClient, type InfluxClient } from '../../src/history/influx-client.ts';
@@ -52,7 +52,7 @@ export async function startPipeline(
     redis,
     keys,
     influx,
-    admin: createTenancyAdmin({ redis, keys }),
+    admin: createTenancyAdmin(adminDeps(redis, keys)),
     gatewayUrl,
     apiUrl: `http://127.0.0.1:${vigil.ports.api}`,
     opsUrl: `http://127.0.0.1:${vigil.ports.ops}`,

@@ -7,7 +7,7 @@ import {
   parseJsonBody,
   type PreparserState,
 } from '../../../src/ingest/body.ts';
-import type { GatewayKind } from '../../../src/queue/jobs.ts';
+import type { GatewayKind } from '../../../src/domain/ingest-item.ts';
 
 describe('decodeBody', () => {
   it.each([

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { createRateLimiter } from '../../../src/ingest/rate-limiter.ts';
-import { createTtlCache } from '../../../src/ingest/ttl-cache.ts';
 import { createIngestId, ingestIdTimeMs } from '../../../src/ingest/ingest-id.ts';
 import { isPlausibleApiKey } from '../../../src/ingest/api-keys.ts';
 
@@ -27,36 +26,6 @@ describe('rate limiter', () => {
     expect(limiter.take('c')).toBe(0);
     // 'a' was dropped, so it starts with a full bucket again.
     expect(limiter.take('a')).toBe(0);
-  });
-});
-
-describe('TTL cache', () => {
-  it('caches answers, negative ones too, for ttlMs and then loads again', async () => {
-    let now = 0;
-    let loads = 0;
-    const cache = createTtlCache<string | null>({ ttlMs: 100, maxEntries: 10, now: () => now });
-    const load = () => Promise.resolve((loads++, null));
-    expect(await cache.get('k', load)).toBeNull();
-    expect(await cache.get('k', load)).toBeNull();
-    expect(loads).toBe(1);
-    now = 101;
-    await cache.get('k', load);
-    expect(loads).toBe(2);
-  });
-
-  it('shares one lookup between concurrent misses and does not cache failures', async () => {
-    let loads = 0;
-    const cache = createTtlCache<number>({ ttlMs: 1000, maxEntries: 10 });
-    const slow = () => new Promise<number>((r) => setTimeout(() => r(++loads), 5));
-    expect(await Promise.all([cache.get('k', slow), cache.get('k', slow)])).toEqual([1, 1]);
-    await expect(cache.get('x', () => Promise.reject(new Error('down')))).rejects.toThrow('down');
-    expect(await cache.get('x', () => Promise.resolve(7))).toBe(7);
-  });
-
-  it('holds at most maxEntries, dropping the oldest', async () => {
-    const cache = createTtlCache<number>({ ttlMs: 1000, maxEntries: 2 });
-    for (const k of ['a', 'b', 'c']) await cache.get(k, () => Promise.resolve(1));
-    expect(cache.size).toBe(2);
   });
 });
 

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { packItems, unpackItems } from '../../../src/queue/item-codec.ts';
-import { GATEWAY_KINDS, type IngestItem } from '../../../src/queue/jobs.ts';
+import { GATEWAY_KINDS, type IngestItem } from '../../../src/domain/ingest-item.ts';
 
 const item = (over: Partial<IngestItem> = {}): IngestItem => ({
   id: '0mwu47gljvZnrwYaZ',

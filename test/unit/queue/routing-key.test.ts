@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { routingKey } from '../../../src/queue/ingest-producer.ts';
-import { ROUTING_KEY, type GatewayKind, type IngestItem } from '../../../src/queue/jobs.ts';
+import { ROUTING_KEY, type GatewayKind, type IngestItem } from '../../../src/domain/ingest-item.ts';
 
 const item = (gateway: GatewayKind, body: string, extra: Partial<IngestItem> = {}): IngestItem => ({
   id: 'i',

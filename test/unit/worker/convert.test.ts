@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { DataPointSpec, DefinitionSpec, ThresholdSet } from '../../../src/domain/types.ts';
-import type { IngestItem } from '../../../src/queue/jobs.ts';
+import type { IngestItem } from '../../../src/domain/ingest-item.ts';
 import type { DeviceSettings } from '../../../src/tenancy/tenancy-store.ts';
 import type { DefinitionRecord, DeviceRecord } from '../../../src/tenancy/types.ts';
-import type { Catalog } from '../../../src/worker/catalog.ts';
+import type { Catalog } from '../../../src/tenancy/catalog.ts';
 import { convertReadings } from '../../../src/worker/convert.ts';
 import { createFailures } from '../../../src/worker/failures.ts';
 import { OutcomeLog } from '../../../src/worker/outcomes.ts';

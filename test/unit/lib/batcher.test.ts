@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createBatcher } from '../../../src/ingest/batcher.ts';
+import { createBatcher } from '../../../src/lib/batcher.ts';
 
 const deferred = () => {
   let resolve!: () => void;

@@ -1,4 +1,7 @@
-/** Gateway kinds, the queued item shape and partitioning, shared by the entries and the worker. */
+/**
+ * What a submission is, whichever way it came: the six gateway kinds (HTTP paths and MQTT topics)
+ * and the item the entries queue for the worker. Pure: no I/O.
+ */
 
 /** The six gateway variants (HTTP paths and MQTT topics). */
 export const GATEWAY_KINDS = [
@@ -56,20 +59,3 @@ export interface IngestItem {
 
 /** Key of IngestItem's routing key worked out at the gateway. */
 export const ROUTING_KEY: unique symbol = Symbol('routingKey');
-
-/**
- * The ingest queue is partitioned: a payload goes to the partition of its routing key (the device
- * when the gateway knows it, else the API key), and each partition is read by one worker step at a
- * time in acceptance order (ingest-queue.ts). So a device's payloads reach the state step in the
- * order they were accepted, whatever the number of workers — the events equal those of an
- * in-order run.
- */
-/** Partition of a routing key (FNV-1a, stable across processes and restarts). */
-export function partitionOf(routingKey: string, partitions: number): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < routingKey.length; i++) {
-    h ^= routingKey.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return (h >>> 0) % partitions;
-}

@@ -4,9 +4,9 @@
  * definition version, a device override or a suppression reaches every worker within a second,
  * without a restart, while a busy worker reads each record about once a second, not per payload.
  */
-import { createTtlCache, type TtlCache } from '../ingest/ttl-cache.ts';
-import type { DeviceSettings, TenancyStore } from '../tenancy/tenancy-store.ts';
-import type { DefinitionRecord, DeviceRecord, Environment, PreparserRecord } from '../tenancy/types.ts';
+import { createLoadingCache, type LoadingCache } from '../lib/loading-cache.ts';
+import type { DeviceSettings, TenancyStore } from './tenancy-store.ts';
+import type { DefinitionRecord, DeviceRecord, Environment, PreparserRecord } from './types.ts';
 
 export interface Catalog {
   environment(env: string): Promise<Environment | null>;
@@ -31,7 +31,7 @@ export function createCatalog(deps: {
   const { tenancy } = deps;
   const ttlMs = deps.ttlMs ?? 1000;
   const cache = <V>() =>
-    createTtlCache<V>({ ttlMs, maxEntries: 100_000, ...(deps.clock ? { now: deps.clock } : {}) });
+    createLoadingCache<V>({ ttlMs, max: 100_000, ...(deps.clock ? { now: deps.clock } : {}) });
   const envs = cache<Environment | null>();
   const preparsers = cache<PreparserRecord | null>();
   const devices = cache<DeviceRecord | null>();
@@ -66,7 +66,7 @@ export function createCatalog(deps: {
  * (a pipelined read) that answers one value per missing name, in order; all are cached.
  */
 async function readBatch<V>(
-  cache: TtlCache<V>,
+  cache: LoadingCache<V>,
   env: string,
   names: readonly string[],
   load: (missing: string[]) => Promise<V[]>,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createCatalog } from '../../../src/worker/catalog.ts';
+import { createCatalog } from '../../../src/tenancy/catalog.ts';
 import type { DeviceSettings, TenancyStore } from '../../../src/tenancy/tenancy-store.ts';
 
 /** A tenancy store that answers only device settings and counts the reads. */
@@ -49,7 +49,7 @@ describe('catalog: device settings', () => {
     await catalog.deviceSettings('east', ['a', 'b']);
     await catalog.deviceSettings('east', ['a', 'b']);
     expect(calls.batch).toEqual([['a'], ['b']]);
-    now += 500;
+    now += 501;
     await catalog.deviceSettings('east', ['a', 'b']);
     expect(calls.batch.at(-1)).toEqual(['a', 'b']);
   });

@@ -1,0 +1,45 @@
+/**
+ * Every Redis key builder of Vigil in one object, for the composition root (main.ts), the `vigil`
+ * command, tests and benchmarks. Each part is owned, and documented, by the folder whose data it
+ * names; modules take only the part they use (`keys: QueueKeys`, …).
+ */
+import { exportKeys, type ExportKeys } from './api/export-keys.ts';
+import { eventKeys, type EventKeys } from './events/event-keys.ts';
+import { ingestKeys, type IngestKeys } from './ingest/ingest-keys.ts';
+import { queueKeys, type QueueKeys } from './queue/queue-keys.ts';
+import { stateKeys, type StateKeys } from './state/state-keys.ts';
+import type { Redis } from './redis/connect.ts';
+import type { AdminDeps } from './tenancy/admin-support.ts';
+import { tenancyKeys, type DependentData, type TenancyKeys } from './tenancy/tenancy-keys.ts';
+
+export type Keys = TenancyKeys & StateKeys & EventKeys & IngestKeys & QueueKeys & ExportKeys;
+
+export function createKeys(prefix: string): Keys {
+  return {
+    ...tenancyKeys(prefix),
+    ...stateKeys(prefix),
+    ...eventKeys(prefix),
+    ...ingestKeys(prefix),
+    ...queueKeys(prefix),
+    ...exportKeys(prefix),
+  };
+}
+
+/** What is kept outside the tenancy for a device or an environment, deleted with it. */
+export function dependentData(keys: Keys): DependentData {
+  return {
+    deleteDevice(multi, env, device) {
+      multi.del(keys.deviceState(env, device), keys.deviceEvents(env, device));
+      multi.zrem(keys.availabilityDeadlines(), `${env}\n${device}`);
+    },
+    deleteEnvironment(multi, env) {
+      multi.del(keys.envEvents(env), keys.ingestLog(env));
+    },
+    environmentPatterns: (env) => [keys.exports(env, '*')],
+  };
+}
+
+/** What the tenancy administration needs: the tenancy's keys and what depends on them. */
+export function adminDeps(redis: Redis, keys: Keys): AdminDeps {
+  return { redis, keys, dependents: dependentData(keys) };
+}

@@ -1,0 +1,58 @@
+/**
+ * Redis keys of current state: one hash per device and the availability deadlines. The layout of
+ * a state hash (fields per data point and per device) is below; docs/processing.md describes the
+ * whole key schema.
+ */
+export interface StateKeys {
+  readonly prefix: string;
+  /** Hash of current state: `<sensor>|<field>` per data point plus `@<field>` per device. */
+  deviceState(env: string, device: string): string;
+  /** Sorted set of `env\ndevice` by availability deadline (epoch ms). */
+  availabilityDeadlines(): string;
+  /** The layout version of the data Vigil keeps in Redis (migrations.ts); absent on a fresh install. */
+  stateLayout(): string;
+  /** Lock held while migrations run. */
+  migrationLock(): string;
+  /** SCAN pattern matching every device state hash. */
+  stateHashes(): string;
+}
+
+export function stateKeys(prefix: string): StateKeys {
+  const p = prefix;
+  return {
+    prefix: p,
+    // The device's hash tag, as its tenancy keys have it.
+    deviceState: (env, d) => `${p}:state:{${env}/${d}}`,
+    availabilityDeadlines: () => `${p}:availability`,
+    stateLayout: () => `${p}:state-layout`,
+    migrationLock: () => `${p}:migration-lock`,
+    stateHashes: () => `${p.replace(/[*?[\]\\]/g, '\\$&')}:state:*`,
+  };
+}
+
+/** Fields of a data point inside `deviceState`: `<sensorName>|<field>`. */
+export const STATE_FIELD = {
+  /** Converted value as JSON (number, string, boolean or {lat, lon}). */
+  value: 'v',
+  /**
+   * Everything else of the data point, packed (point-record.ts): measurement time and sub-ms
+   * offset, rule index and rules fingerprint, status, last success, status since, and the clock
+   * hour of the current value for last24Hours (count, total, min, max, late flag).
+   */
+  packed: 'p',
+} as const;
+
+/** Device-level fields inside `deviceState`. */
+export const DEVICE_FIELD = {
+  /** Epoch ms of the latest accepted payload's receive time. */
+  lastContact: '@lc',
+  /** "1" while an Availability (lost) event is open. */
+  contactLost: '@lost',
+  /** Epoch ms of this device's entry in the availability deadlines set (no later than the real one). */
+  deadline: '@dl',
+  /** Availability timeout in ms the last payload came with (0: not watched). */
+  timeout: '@to',
+} as const;
+
+export const stateField = (sensor: string, field: (typeof STATE_FIELD)[keyof typeof STATE_FIELD]): string =>
+  `${sensor}|${field}`;

@@ -8,6 +8,7 @@
  * `node --no-node-snapshot bench/worker-step.ts [--steps N] [--payloads N] [--devices N] [--rounds N]`
  * With `--cpu-prof` on the node command line, the profile covers the measured steps' process.
  */
+import { queueCommands } from '../src/redis/command.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -95,7 +96,7 @@ try {
       const result = await processItems(items());
       const done: Promise<void> = (result.written ?? Promise.resolve()).then(async () => {
         const multi = redis.multi();
-        result.acknowledgeWith?.(multi);
+        queueCommands(multi, result.logCommands ?? []);
         await multi.exec();
         finishing.delete(done);
       });

@@ -135,7 +135,7 @@ export async function startVigil(config: Config, log: Logger): Promise<RunningVi
         log,
         metrics,
         process: processItems,
-        deadLettered: (items) => (multi) => ingestLog.appendTo(multi, deadLetterOutcomes(items)),
+        deadLetterLog: (items) => ingestLog.commands(deadLetterOutcomes(items)),
       });
       started.push({ name: 'worker', close: () => worker.close() });
     }

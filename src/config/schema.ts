@@ -278,6 +278,12 @@ export const SETTINGS = {
     '1000',
     positiveInt,
   ),
+  poisonDeliveries: setting(
+    'VIGIL_POISON_DELIVERIES',
+    'Processing steps that may take a queue entry and never finish (their worker died, or stalled past its lease) before the entry moves to the dead-letter stream: the poison-message limit. Failures a live worker sees count toward VIGIL_JOB_ATTEMPTS instead.',
+    '5',
+    positiveInt,
+  ),
   jobBackoffMs: setting(
     'VIGIL_JOB_BACKOFF_MS',
     'First retry delay after a failed processing step, in ms; it doubles per attempt up to VIGIL_JOB_BACKOFF_MAX_MS.',

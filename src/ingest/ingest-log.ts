@@ -7,9 +7,9 @@
  * every entry under load: it is `A<tab>receivedMs<tab>ingestId<tab>gateway<tab>deviceName`, a
  * third of the JSON's size and written without JSON (the worker writes one per payload).
  */
-import type { ChainableCommander } from 'ioredis';
 import { isoUtc } from '../domain/time.ts';
 import type { Redis } from '../redis/connect.ts';
+import { queueCommands, type RedisCommand } from '../redis/command.ts';
 import type { IngestKeys } from './ingest-keys.ts';
 import type { GatewayKind } from '../domain/ingest-item.ts';
 
@@ -35,22 +35,19 @@ export interface IngestLog {
   /** Appends entries (one pipelined LPUSH + LTRIM per environment). */
   record(entries: readonly IngestLogRecord[]): Promise<void>;
   /**
-   * Queues the same commands on `commands` (a MULTI), so the entries land together with whatever
-   * else it holds: the worker's acknowledgement of the step that produced them.
+   * The commands that append the entries (an LPUSH and an LTRIM per environment), for whoever must
+   * run them together with something else: the worker's acknowledgement of the step that produced
+   * them. The entries are turned into text now: what is kept until then is one string per
+   * environment, not thousands of entries (a worker step's wait for InfluxDB is long enough to
+   * promote them to V8's old generation).
    */
-  appendTo(commands: ChainableCommander, entries: readonly IngestLogRecord[]): void;
-  /**
-   * appendTo with the entries turned into text now: what is kept until the commands are queued is
-   * one string per environment, not thousands of entries (a worker step's wait for InfluxDB is long
-   * enough to promote them to V8's old generation).
-   */
-  prepare(entries: readonly IngestLogRecord[]): (commands: ChainableCommander) => void;
+  commands(entries: readonly IngestLogRecord[]): RedisCommand[];
   /** Newest first, at most `limit` (capped at the log size). */
   list(env: string, limit: number): Promise<IngestLogEntry[]>;
 }
 
 export function createIngestLog(deps: { redis: Redis; keys: IngestKeys; size: number }): IngestLog {
-  const prepare = (entries: readonly IngestLogRecord[]) => {
+  const commands = (entries: readonly IngestLogRecord[]): RedisCommand[] => {
     const byEnv = new Map<string, IngestLogRecord[]>();
     for (const entry of entries) {
       const list = byEnv.get(entry.env);
@@ -64,20 +61,17 @@ export function createIngestLog(deps: { redis: Redis; keys: IngestKeys; size: nu
       key: deps.keys.ingestLog(env),
       text: list.slice(-deps.size).map(storedEntry).join('\n'),
     }));
-    return (commands: ChainableCommander) => {
-      for (const { key, text } of texts)
-        commands.lpush(key, ...text.split('\n')).ltrim(key, 0, deps.size - 1);
-    };
+    return texts.flatMap(({ key, text }): RedisCommand[] => [
+      ['LPUSH', key, ...text.split('\n')],
+      ['LTRIM', key, 0, deps.size - 1],
+    ]);
   };
-  const appendTo = (commands: ChainableCommander, entries: readonly IngestLogRecord[]) =>
-    prepare(entries)(commands);
   return {
-    appendTo,
-    prepare,
+    commands,
     async record(entries) {
       if (entries.length === 0) return;
       const pipeline = deps.redis.pipeline();
-      appendTo(pipeline, entries);
+      queueCommands(pipeline, commands(entries));
       const results = await pipeline.exec();
       const failed = results?.find(([err]) => err !== null);
       if (failed) throw failed[0] ?? new Error('ingest log write failed');

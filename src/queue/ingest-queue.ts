@@ -3,8 +3,8 @@
  *
  * An entry is one micro-batch from the gateway (`n` = payload count, `p` = the items, entryFields). A
  * worker reads entries of the partitions it holds a lease on (see partition-leases.ts), processes
- * them, then acknowledges and deletes them in one MULTI, so a stream's length is exactly its
- * unfinished entries. An entry read but not acknowledged stays in the group's pending list; the
+ * them, then acknowledges and deletes them in the script that finishes the step (fenced-step.ts,
+ * under the partition's lease), so a stream's length is exactly its unfinished entries. An entry read but not acknowledged stays in the group's pending list; the
  * next owner of the partition reads the pending entries first (ID 0), so a crash or a failed
  * step delays entries and never drops them.
  *
@@ -14,7 +14,7 @@
  * Backlog counts: the hash `queueBacklog` holds, per environment, the payloads of the entries in
  * the partitions (for BACKLOG_FULL, ingest/backlog.ts). Each change rides with the stream change
  * that causes it, atomically: the producer's XADD (same MULTI), the acknowledgement and the
- * dead-lettering (a script that decrements only for an entry it deleted itself, so one
+ * dead-lettering (fenced-step.lua, which decrements only for an entry it deleted itself, so one
  * acknowledged twice is counted once), the requeueing of dead letters (same MULTI). So the counts
  * cannot drift through a crash, and a Redis restart keeps or loses them together with the streams
  * (same AOF transaction, same snapshot). Entries written before the counts existed were never
@@ -130,131 +130,6 @@ function countsOfDeadLetter(fields: readonly string[]): EnvCounts {
 function fieldMap(fields: readonly string[]): Map<string, string> {
   const map = new Map<string, string>();
   for (let i = 0; i + 1 < fields.length; i += 2) map.set(fields[i]!, fields[i + 1]!);
-  return map;
-}
-
-/**
- * Acknowledges and deletes the entries of one partition (KEYS[2]) and takes the payloads of each
- * entry it deletes off the backlog counts (KEYS[1]); an entry deleted already (acknowledged by a
- * worker that lost its lease meanwhile) was taken off then. ARGV: the group, then per entry its id,
- * the number k of environments and k pairs environment, payloads.
- */
-const REMOVE_ENTRIES = `
-local counts, stream, group = KEYS[1], KEYS[2], ARGV[1]
-local i = 2
-while i <= #ARGV do
-  local id, k = ARGV[i], tonumber(ARGV[i + 1])
-  redis.call('XACK', stream, group, id)
-  local deleted = redis.call('XDEL', stream, id) == 1
-  for j = i + 2, i + 2 * k, 2 do
-    if deleted and redis.call('HINCRBY', counts, ARGV[j], -tonumber(ARGV[j + 1])) <= 0 then
-      redis.call('HDEL', counts, ARGV[j])
-    end
-  end
-  i = i + 2 + 2 * k
-end
-return 0`;
-
-type EntryRef = Pick<QueueEntry, 'partition' | 'id' | 'payloadsByEnv'>;
-
-/** Queues the removal of `entries` (all of one partition) in `multi` (REMOVE_ENTRIES). */
-function removeEntries(
-  multi: ChainableCommander,
-  keys: QueueKeys,
-  partition: number,
-  entries: readonly EntryRef[],
-) {
-  const args: (string | number)[] = [INGEST_GROUP];
-  for (const e of entries) {
-    args.push(e.id, e.payloadsByEnv.size);
-    for (const [env, n] of e.payloadsByEnv) args.push(env, n);
-  }
-  multi.eval(REMOVE_ENTRIES, 2, keys.queueBacklog(), keys.ingestStream(partition), ...args);
-}
-
-/**
- * Acknowledges and deletes entries, atomically per call, together with the commands `along` adds
- * to the same MULTI: what must happen once per entry and not again when a failed step is retried.
- */
-export async function ackEntries(
-  redis: Redis,
-  keys: QueueKeys,
-  entries: readonly EntryRef[],
-  along?: (multi: ChainableCommander) => void,
-): Promise<void> {
-  if (entries.length === 0) return;
-  const multi = redis.multi();
-  along?.(multi);
-  for (const [partition, list] of byPartition(entries)) removeEntries(multi, keys, partition, list);
-  const results = await multi.exec();
-  if (!results) throw new Error('queue acknowledgement was aborted');
-  for (const [err] of results) if (err) throw err;
-}
-
-/**
- * Moves an entry that kept failing to the dead-letter stream, with the reason, in the same MULTI
- * that removes it from its partition (and with the commands `along` adds): it is kept, and the
- * partition moves on.
- */
-export async function deadLetter(
-  redis: Redis,
-  keys: QueueKeys,
-  entry: QueueEntry,
-  reason: string,
-  along?: (multi: ChainableCommander) => void,
-): Promise<void> {
-  const multi = redis.multi();
-  along?.(multi);
-  multi.xadd(
-    keys.deadLetters(),
-    '*',
-    'partition',
-    String(entry.partition),
-    'entry',
-    entry.id,
-    'reason',
-    reason.slice(0, 2000),
-    ...entryFields(entry.items),
-  );
-  removeEntries(multi, keys, entry.partition, [entry]);
-  const results = await multi.exec();
-  if (!results) throw new Error('dead-lettering was aborted');
-  for (const [err] of results) if (err) throw err;
-}
-
-/**
- * Adds to `multi` a dead-letter entry holding `items` of queue entry `entry`, with the reason:
- * payloads whose processing failed on their own data, moved aside by the MULTI that acknowledges
- * their entry, so that they are neither lost nor processed twice. They are listed and requeued like
- * any dead letter.
- */
-export function addDeadLetter(
-  multi: ChainableCommander,
-  keys: QueueKeys,
-  entry: Pick<QueueEntry, 'partition' | 'id'>,
-  items: readonly IngestItem[],
-  reason: string,
-): void {
-  multi.xadd(
-    keys.deadLetters(),
-    '*',
-    'partition',
-    String(entry.partition),
-    'entry',
-    entry.id,
-    'reason',
-    reason.slice(0, 2000),
-    ...entryFields(items),
-  );
-}
-
-function byPartition<T extends { partition: number }>(entries: readonly T[]): Map<number, T[]> {
-  const map = new Map<number, T[]>();
-  for (const e of entries) {
-    const list = map.get(e.partition);
-    if (list) list.push(e);
-    else map.set(e.partition, [e]);
-  }
   return map;
 }
 

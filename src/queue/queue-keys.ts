@@ -6,8 +6,12 @@ export interface QueueKeys {
   readonly prefix: string;
   /** Stream of one ingest queue partition (entries: `n` = payload count, `p` = the items, ingest-queue.ts). */
   ingestStream(partition: number): string;
-  /** Lease of an ingest partition: the token of the worker that owns it, with a TTL. */
+  /** Lease of an ingest partition: `<worker token>:<fence>` of the worker that owns it, with a TTL. */
   partitionLease(partition: number): string;
+  /** Counter of a partition's fencing tokens: raised every time the partition changes hands. */
+  partitionFence(partition: number): string;
+  /** Hash entry id → times a step took the entry without finishing (crashed or fenced steps). */
+  takenCounts(partition: number): string;
   /** Sorted set of live worker tokens by last heartbeat (epoch ms): sizes each worker's share. */
   queueWorkers(): string;
   /** Stream of queue entries moved aside (kept, not dropped), with their reason. */
@@ -22,6 +26,8 @@ export function queueKeys(prefix: string): QueueKeys {
     prefix: p,
     ingestStream: (n) => `${p}:{q}:ingest-${n}`,
     partitionLease: (n) => `${p}:{q}:lease-${n}`,
+    partitionFence: (n) => `${p}:{q}:fence-${n}`,
+    takenCounts: (n) => `${p}:{q}:taken-${n}`,
     queueWorkers: () => `${p}:{q}:workers`,
     deadLetters: () => `${p}:{q}:dead`,
     queueBacklog: () => `${p}:{q}:backlog`,

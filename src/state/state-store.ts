@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { ReplyError, type Redis } from 'ioredis';
 import type { Status } from '../domain/types.ts';
+import { LeaseLostError } from '../errors/lease-lost.ts';
 import type { EventKeys } from '../events/event-keys.ts';
 import type { StateKeys } from './state-keys.ts';
 
@@ -68,13 +69,22 @@ export interface RefusedReadings {
   refused: Error;
 }
 
+/**
+ * Keys that must hold given values for a state call to write anything (the worker's partition
+ * leases and their fencing tokens), checked inside the script.
+ */
+export interface StateGuard {
+  readonly leaseKeys: readonly string[];
+  readonly values: readonly string[];
+}
+
 export interface StateStore {
   /**
    * Applies each device's readings, in the order given. A device whose data the script refuses is
    * reported as such and the others are applied; only an infrastructure fault (Redis unreachable,
-   * a command timed out) rejects.
+   * a command timed out) rejects, or LeaseLostError when `guard` no longer holds.
    */
-  applyReadings(batch: DeviceReadings[], nowMs: number): Promise<DeviceApplied[]>;
+  applyReadings(batch: DeviceReadings[], nowMs: number, guard?: StateGuard): Promise<DeviceApplied[]>;
   /**
    * Creates the Availability event of a device whose deadline passed, if the deadline is still
    * `deadlineMs` (no contact since) — exactly once across schedulers. Returns true when created.
@@ -142,6 +152,7 @@ export function createStateStore(deps: {
   async function runCalls(
     calls: readonly DeviceReadings[][],
     nowMs: number,
+    guard: StateGuard | undefined,
   ): Promise<(string[][] | Error)[]> {
     const pipeline = redis.pipeline() as unknown as ScriptRedis & {
       exec(): Promise<[Error | null, unknown][] | null>;
@@ -155,7 +166,12 @@ export function createStateStore(deps: {
           keys.deviceEvents(d.env, d.device),
         );
       }
-      const arg = JSON.stringify(toScriptArg(devices, nowMs, deps.eventsCap, outboxMax));
+      const scriptArg: ScriptArg = toScriptArg(devices, nowMs, deps.eventsCap, outboxMax);
+      if (guard) {
+        keyList.push(...guard.leaseKeys);
+        scriptArg.g = guard.values;
+      }
+      const arg = JSON.stringify(scriptArg);
       void pipeline.vigilApplyReadings(keyList.length, ...keyList, arg);
     }
     const results = await pipeline.exec();
@@ -164,18 +180,21 @@ export function createStateStore(deps: {
       if (!err) return res as string[][];
       // An error reply: the script failed on the data of the call. Any other error (connection
       // lost, command timed out) is the infrastructure's and fails the step.
-      if (isReplyError(err)) return err;
+      if (isReplyError(err)) {
+        if (err.message.startsWith('VIGIL_GUARD_LOST')) throw new LeaseLostError(err.message);
+        return err;
+      }
       throw err;
     });
   }
 
   return {
-    async applyReadings(batch, nowMs) {
+    async applyReadings(batch, nowMs, guard) {
       if (batch.length === 0) return [];
       const calls: DeviceReadings[][] = [];
       for (let i = 0; i < batch.length; i += DEVICES_PER_CALL)
         calls.push(batch.slice(i, i + DEVICES_PER_CALL));
-      const replies = await runCalls(calls, nowMs);
+      const replies = await runCalls(calls, nowMs, guard);
       // The devices of a refused call again, each in a call of its own, to find whose data the
       // script cannot take. The devices before it in the refused call were applied (a script's
       // writes stay); applying is by measurement time, so their second run changes nothing
@@ -186,6 +205,7 @@ export function createStateStore(deps: {
           ? await runCalls(
               again.map((d) => [d]),
               nowMs,
+              guard,
             )
           : [];
       let next = 0;
@@ -279,6 +299,8 @@ function toScriptArg(devices: DeviceReadings[], nowMs: number, eventsCap: number
   });
   return { n: nowMs, cap: eventsCap, omax: outboxMax, m, d };
 }
+
+type ScriptArg = ReturnType<typeof toScriptArg> & { g?: readonly string[] };
 
 /** Redis answered with an error (ioredis's class for error replies, typed `any` there). */
 const isReplyError = (err: Error): boolean => err instanceof (ReplyError as ErrorConstructor);

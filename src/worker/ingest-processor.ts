@@ -11,14 +11,15 @@
  * payloads fail alone (PROCESSING_FAILED, listed in `failed` for the dead-letter stream) and the
  * rest of the step goes on.
  */
-import type { ChainableCommander } from 'ioredis';
 import type { Status } from '../domain/types.ts';
 import { valueLineOf, type ContactPoint, type HistoryWriter } from '../history/history-writer.ts';
 import type { IngestLog } from '../ingest/ingest-log.ts';
 import { sampledWarning, type Logger } from '../log/logger.ts';
 import type { IngestItem } from '../domain/ingest-item.ts';
 import type { Sandbox } from '../sandbox/sandbox.ts';
-import type { DeviceApplied, StateStore } from '../state/state-store.ts';
+import { LeaseLostError } from '../errors/lease-lost.ts';
+import type { RedisCommand } from '../redis/command.ts';
+import type { DeviceApplied, StateGuard, StateStore } from '../state/state-store.ts';
 import type { Catalog } from '../tenancy/catalog.ts';
 import { convertReadings, type ConvertedDevice } from './convert.ts';
 import { createFailures, type Failures } from './failures.ts';
@@ -47,8 +48,8 @@ export interface ProcessResult {
    * start its next step meanwhile; the entries are acknowledged after.
    */
   written?: Promise<void>;
-  /** Adds the step's ingestion-log entries to the MULTI that acknowledges its queue entries. */
-  acknowledgeWith?: (multi: ChainableCommander) => void;
+  /** The commands that write the step's ingestion-log entries, run with its acknowledgement. */
+  logCommands?: RedisCommand[];
   /**
    * Payloads whose processing failed on their own data: the acknowledgement moves them to the
    * dead-letter stream (the rest of their queue entries is done).
@@ -59,16 +60,25 @@ export interface ProcessResult {
 /** A step whose state takes this long is logged (warn), with the time of each phase. */
 const SLOW_STEP_MS = 500;
 
-export function createIngestProcessor(
-  deps: IngestProcessorDeps,
-): (items: IngestItem[]) => Promise<ProcessResult> {
+/** What a step's processing is told of the step: the leases it runs under. */
+export interface StepContext {
+  /** Applies state only while these leases are held (checked inside the state script). */
+  guard?: StateGuard;
+  /** Whether the step's leases are still held, as far as this process knows (before history). */
+  isCurrent?: () => boolean;
+}
+
+/** Processes the payloads of one step. */
+export type ProcessItems = (items: IngestItem[], step?: StepContext) => Promise<ProcessResult>;
+
+export function createIngestProcessor(deps: IngestProcessorDeps): ProcessItems {
   const clock = deps.clock ?? Date.now;
   const slowStep = sampledWarning(deps.log, 'slow worker step');
   const failureWarning = sampledWarning(
     deps.log,
     'processing failed on the data of a payload or device; its payloads are kept in the dead-letter stream',
   );
-  return async function processItems(items) {
+  return async function processItems(items, step = {}) {
     const nowMs = clock();
     const marks = [performance.now()];
     const outcomes = new OutcomeLog();
@@ -97,7 +107,7 @@ export function createIngestProcessor(
       failed: failures.device,
     });
     marks.push(performance.now());
-    const results = await deps.state.applyReadings(converted, nowMs);
+    const results = await deps.state.applyReadings(converted, nowMs, step.guard);
     marks.push(performance.now());
     const { devices, applied } = withoutRefused(converted, results, failures);
     if (marks[5]! - marks[0]! >= SLOW_STEP_MS) {
@@ -120,10 +130,13 @@ export function createIngestProcessor(
       timeMs: d.contactMs,
       offsetNs: 0,
     }));
+    // A step known to be stale writes no history: the partition's new owner processes its payloads
+    // again (history points are idempotent, so this only saves the work).
+    if (step.isCurrent && !step.isCurrent()) throw new LeaseLostError('the step was stale before its history write: skipped');
     const written = deps.history.write({ values: [], valueLines, events: [], contacts });
     // Observed by the worker; this keeps an early failure from counting as unhandled meanwhile.
     written.catch(() => undefined);
-    const acknowledgeWith = deps.ingestLog.prepare(outcomes.entries());
+    const logCommands = deps.ingestLog.commands(outcomes.entries());
     let staleValues = 0;
     for (const statuses of applied) for (const s of statuses) if (s === null) staleValues += 1;
     const failed = outcomes.failures();
@@ -132,7 +145,7 @@ export function createIngestProcessor(
       values: valueLines.length,
       staleValues,
       written,
-      acknowledgeWith,
+      logCommands,
       ...(failed.length > 0 ? { failed } : {}),
     };
   };

@@ -1,12 +1,13 @@
 /**
  * The dead letters of a step's failed payloads (ProcessResult.failed): one dead-letter entry per
- * queue entry and reason, added to the MULTI that acknowledges the step, so a failed payload leaves
- * its partition exactly when the rest of its entry is done.
+ * queue entry and reason, written by the script that acknowledges the step, so a failed payload
+ * leaves its partition exactly when the rest of its entry is done.
  */
-import type { QueueKeys } from '../queue/queue-keys.ts';
-import type { ChainableCommander } from 'ioredis';
-import { addDeadLetter, type QueueEntry } from '../queue/ingest-queue.ts';
 import type { IngestItem } from '../domain/ingest-item.ts';
+import { deadLetterCommand } from '../queue/fenced-step.ts';
+import type { QueueEntry } from '../queue/ingest-queue.ts';
+import type { QueueKeys } from '../queue/queue-keys.ts';
+import type { RedisCommand } from '../redis/command.ts';
 import type { FailedPayload } from './outcomes.ts';
 
 interface PayloadDeadLetter {
@@ -16,21 +17,22 @@ interface PayloadDeadLetter {
 }
 
 /**
- * What the acknowledgement adds to its MULTI: `acknowledgeWith` (the ingestion log), then the dead
- * letters of `failed`. Keeps only the failed payloads, not the entries.
+ * What the acknowledgement of a step runs: the ingestion log's commands, then the dead letters of
+ * `failed`. Built when the step's state is done, so only the failed payloads are kept, not the
+ * entries.
  */
-export function acknowledgementWith(
+export function finishCommands(
   keys: QueueKeys,
   entries: readonly QueueEntry[],
-  acknowledgeWith: ((multi: ChainableCommander) => void) | undefined,
+  logCommands: readonly RedisCommand[] | undefined,
   failed: readonly FailedPayload[] | undefined,
-): ((multi: ChainableCommander) => void) | undefined {
-  if (!failed || failed.length === 0) return acknowledgeWith;
-  const letters = deadLettersOf(entries, failed);
-  return (multi) => {
-    acknowledgeWith?.(multi);
-    for (const l of letters) addDeadLetter(multi, keys, l.entry, l.items, l.reason);
-  };
+): RedisCommand[] {
+  const commands = [...(logCommands ?? [])];
+  if (failed && failed.length > 0) {
+    for (const l of deadLettersOf(entries, failed))
+      commands.push(deadLetterCommand(keys, l.entry, l.items, l.reason));
+  }
+  return commands;
 }
 
 function deadLettersOf(

@@ -1,4 +1,5 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { queueCommands } from '../../src/redis/command.ts';
 import { createIngestLog, type IngestLogRecord } from '../../src/ingest/ingest-log.ts';
 import { createIngestHarness } from './ingest-harness.ts';
 
@@ -30,12 +31,12 @@ describe('ingestion log', () => {
     expect(await h.redis.llen(h.keys.ingestLog('a'))).toBe(3);
   });
 
-  it('appends inside a caller’s MULTI, together with its other commands', async () => {
+  it('gives its writes as commands, for a caller to run with its own (a MULTI here)', async () => {
     const h = createIngestHarness();
     onTestFinished(() => h.close());
     const log = createIngestLog({ redis: h.redis, keys: h.keys, size: 2 });
     const multi = h.redis.multi().set(`${h.keys.ingestLog('a')}:marker`, '1');
-    log.appendTo(multi, [entry('a', 1), entry('b', 2), entry('a', 3), entry('a', 4)]);
+    queueCommands(multi, log.commands([entry('a', 1), entry('b', 2), entry('a', 3), entry('a', 4)]));
     expect(await h.redis.llen(h.keys.ingestLog('a'))).toBe(0); // nothing before EXEC
     await multi.exec();
     expect((await log.list('a', 10)).map((e) => e.ingestId)).toEqual(['id-4', 'id-3']);

@@ -48,6 +48,17 @@ availability timeout ms).
 ]]
 local a = cjson.decode(ARGV[1])
 local deadlines, outbox = KEYS[1], KEYS[2]
+-- The guard (state-store.ts StateGuard): the worker's partition leases, as when its step read the
+-- payloads (KEYS after the devices' keys, values in `g`). A worker that lost a lease meanwhile is
+-- refused before anything is written.
+if a.g then
+  local base = 2 + 3 * #a.d
+  for j, value in ipairs(a.g) do
+    if redis.call('GET', KEYS[base + j]) ~= value then
+      return redis.error_reply('VIGIL_GUARD_LOST a partition lease changed hands')
+    end
+  end
+end
 local nowMs, metas = a.n, a.m
 local nowText = string.format('%d', nowMs)
 local HOUR_MS = 3600000

@@ -1,0 +1,335 @@
+/**
+ * One step loop of a worker: it owns some of the worker's partitions and, over and over, reads
+ * what is waiting in them (the pending entries of a partition first, when it is new to the loop or
+ * after a fault), takes the entries under the partitions' leases, processes them as one step, and
+ * finishes the step — the acknowledgement with its ingestion log and dead letters — while it
+ * already reads the next one. Order: a partition is read by one step at a time, in queue order, so
+ * each device's payloads reach the state step in acceptance order.
+ *
+ * Fencing: every effect of a step is refused in Redis once a lease it read under has changed hands
+ * (partition-leases.ts); such a step is dropped with one log line and counted, its entries left
+ * to the partition's new owner. Crashes: an entry taken by steps that never finished (their worker
+ * died or lost its lease) is retried alone, and dead-lettered after VIGIL_POISON_DELIVERIES such
+ * takes. Failures this worker sees follow the step policy (step-policy.ts).
+ */
+import type { Config } from '../config/schema.ts';
+import type { IngestItem } from '../domain/ingest-item.ts';
+import { LeaseLostError } from '../errors/lease-lost.ts';
+import { sampledWarning, type Logger } from '../log/logger.ts';
+import { deadLetterCommand, finishStep, releaseEntries, takeEntries } from '../queue/fenced-step.ts';
+import { ensureGroups, readEntries, type QueueEntry } from '../queue/ingest-queue.ts';
+import type { Fence, PartitionLeases } from '../queue/partition-leases.ts';
+import type { QueueKeys } from '../queue/queue-keys.ts';
+import type { RedisCommand } from '../redis/command.ts';
+import type { Redis } from '../redis/connect.ts';
+import type { ProcessItems } from './ingest-processor.ts';
+import { finishCommands } from './payload-dead-letters.ts';
+import { createStepPolicy } from './step-policy.ts';
+import type { WorkerMetrics } from './worker-metrics.ts';
+
+/** Consecutive failed steps after which a partition is retried one entry at a time. */
+const ISOLATE_AFTER = 3;
+/**
+ * Steps of one loop whose history is still being written while the loop processes the next. A
+ * slow InfluxDB write then holds up history only, not state. Memory stays bounded: at most this many
+ * steps of VIGIL_WORKER_BATCH_MAX_PAYLOADS per loop.
+ */
+const MAX_FINISHING = 8;
+/** Longest a read waits for new entries before the step loop looks at its partitions again. */
+const BLOCK_MS = 250;
+
+export interface StepLoopDeps {
+  config: Pick<
+    Config,
+    | 'queuePartitions'
+    | 'batchMaxPayloads'
+    | 'workerBatchMaxPayloads'
+    | 'workerStepIntervalMs'
+    | 'jobAttempts'
+    | 'jobBackoffMs'
+    | 'jobBackoffMaxMs'
+    | 'poisonDeliveries'
+  >;
+  keys: QueueKeys;
+  /** This loop's connection for (blocking) reads. */
+  reader: Redis;
+  /** The worker's command connection: takes and acknowledgements. */
+  control: Redis;
+  leases: PartitionLeases;
+  /** The partitions this loop owns now, and those new to it since the last call. */
+  partitions(): { owned: ReadonlySet<number>; added: number[] };
+  /** Reconnections of the worker's connections so far. */
+  reconnections(): number;
+  process: ProcessItems;
+  /** The ingestion-log commands of items that are dead-lettered. */
+  deadLetterLog(items: IngestItem[], reason: string): RedisCommand[];
+  metrics: WorkerMetrics;
+  log: Logger;
+  isClosing(): boolean;
+  /** A sleep that the worker's close ends early. */
+  pause(ms: number): Promise<void>;
+}
+
+export async function runStepLoop(deps: StepLoopDeps): Promise<void> {
+  const { config, keys, leases, metrics, log } = deps;
+  const policy = createStepPolicy({
+    backoffMs: config.jobBackoffMs,
+    backoffMaxMs: config.jobBackoffMaxMs,
+    isolateAfter: ISOLATE_AFTER,
+    maxAttempts: config.jobAttempts,
+  });
+  const staleWarning = sampledWarning(
+    log,
+    "processing step refused: its partition lease changed hands (this worker stalled); the partition's new owner processes its payloads",
+  );
+  // Payloads per entry, assumed the largest possible until measured (a step stays within its cap).
+  let averageEntry = config.batchMaxPayloads;
+  let lastStepMs = 0;
+  /** The last read filled a partition's count: a backlog, which no wait would make steps larger. */
+  let backlog = false;
+  let reconnectionsSeen = deps.reconnections();
+  // Steps whose history is still being written: at most MAX_FINISHING beside the one in process.
+  const finishing = new Set<Promise<void>>();
+
+  while (!deps.isClosing()) {
+    await settleFinishing();
+    const { owned, added } = deps.partitions();
+    await leases.releasePending([...owned]).catch((err: unknown) => {
+      log.warn({ err: messageOf(err) }, 'handing partitions back failed; retried at the next step');
+    });
+    // A partition new to this loop may hold entries its previous owner read: those go first.
+    for (const p of added) policy.recover(p);
+    if (reconnectionsSeen !== deps.reconnections()) {
+      // Across a reconnection a read's reply or an acknowledgement can be lost: read what is pending.
+      reconnectionsSeen = deps.reconnections();
+      for (const p of owned) policy.recover(p);
+      continue;
+    }
+    const ready = policy.ready(owned);
+    if (ready.length === 0) {
+      await Promise.race([leases.changed(1000), deps.pause(policy.waitMs(owned))]);
+      continue;
+    }
+    const entries = await read(ready);
+    if (entries.length > 0) await runStep(entries);
+  }
+  await Promise.allSettled([...finishing]);
+
+  /** Waits while too many steps are finishing, or while a pending read could see a live step's entries. */
+  async function settleFinishing(): Promise<void> {
+    while (finishing.size > 0 && (finishing.size >= MAX_FINISHING || hasRecovering())) {
+      await Promise.race(finishing);
+    }
+  }
+
+  function hasRecovering(): boolean {
+    for (const p of deps.partitions().owned) if (policy.isRecovering(p)) return true;
+    return false;
+  }
+
+  /** The entries of the next step: pending ones of recovering partitions, else new ones. */
+  async function read(ready: number[]): Promise<QueueEntry[]> {
+    const perPartition = Math.max(1, Math.floor(config.workerBatchMaxPayloads / (averageEntry * ready.length)));
+    try {
+      const pending = ready.filter((p) => policy.isRecovering(p));
+      if (pending.length > 0) return await readPending(pending, perPartition);
+      // Steady load: let payloads gather so that one step's fixed costs serve many of them.
+      const wait = backlog ? 0 : lastStepMs + config.workerStepIntervalMs - Date.now();
+      if (wait > 0) await deps.pause(wait);
+      const entries = await readEntries(deps.reader, keys, ready, {
+        pending: false,
+        count: perPartition,
+        blockMs: BLOCK_MS,
+      });
+      backlog = fillsAPartition(entries, perPartition);
+      return entries;
+    } catch (err) {
+      if (messageOf(err).includes('NOGROUP')) {
+        await ensureGroups(deps.control, keys, config.queuePartitions).catch((e: unknown) => {
+          log.warn({ err: messageOf(e) }, 'creating the ingest queue groups failed; retrying');
+        });
+      }
+      log.warn({ err: messageOf(err) }, 'reading the ingest queue failed; retrying');
+      for (const p of ready) policy.recover(p);
+      await deps.pause(config.jobBackoffMs);
+      return [];
+    }
+  }
+
+  /** What was read before and not acknowledged, in queue order; isolated partitions one entry each. */
+  async function readPending(pending: number[], perPartition: number): Promise<QueueEntry[]> {
+    const isolated = pending.filter((p) => policy.isIsolated(p));
+    const batched = pending.filter((p) => !policy.isIsolated(p));
+    const entries = [
+      ...(await readEntries(deps.reader, keys, batched, { pending: true, count: perPartition })),
+      ...(await readEntries(deps.reader, keys, isolated, { pending: true, count: 1 })),
+    ];
+    const seen = new Set(entries.map((e) => e.partition));
+    for (const p of pending) if (!seen.has(p)) policy.recovered(p);
+    return entries;
+  }
+
+  /** Takes the entries under their leases, then processes them: together, or one by one. */
+  async function runStep(entries: QueueEntry[]): Promise<void> {
+    lastStepMs = Date.now();
+    const itemCount = entries.reduce((n, e) => n + e.items.length, 0);
+    averageEntry = averageEntry * 0.8 + (itemCount / entries.length) * 0.2;
+    const fence = leases.fenceOf([...new Set(entries.map((e) => e.partition))]);
+    // A lease lost since the read: the partitions are another worker's now.
+    if (!fence) return;
+    const taken = await take(fence, entries);
+    if (taken.length === 0) return;
+    const alone = taken.filter((t) => t.suspect || policy.isIsolated(t.entry.partition));
+    const together = taken.filter((t) => !alone.includes(t)).map((t) => t.entry);
+    if (together.length > 0) {
+      try {
+        track(together, fence, await processEntries(together, fence, false));
+      } catch (err) {
+        await stepFailed(together, fence, err);
+      }
+    }
+    for (const { entry } of alone) {
+      const own = leases.fenceOf([entry.partition]);
+      if (!own) return;
+      try {
+        await (
+          await processEntries([entry], own, true)
+        )();
+      } catch (err) {
+        await stepFailed([entry], own, err);
+        if (!(err instanceof LeaseLostError) && policy.exhausted(entry.id)) {
+          await moveToDeadLetters(entry, own, messageOf(err));
+        }
+      }
+    }
+  }
+
+  /**
+   * Records the take of `entries` (crash counts); answers those taken, each marked when it is a
+   * suspect (taken before by a step that never finished). Suspects over the limit are dead-lettered
+   * here; entries not taken stay pending for a later step.
+   */
+  async function take(fence: Fence, entries: QueueEntry[]): Promise<{ entry: QueueEntry; suspect: boolean }[]> {
+    let counts: number[];
+    try {
+      counts = await takeEntries(deps.control, keys, fence, entries);
+    } catch (err) {
+      if (err instanceof LeaseLostError) stale(entries);
+      else {
+        log.warn({ err: messageOf(err) }, 'taking queue entries failed; retrying');
+        for (const e of entries) policy.recover(e.partition);
+      }
+      return [];
+    }
+    const taken: { entry: QueueEntry; suspect: boolean }[] = [];
+    for (const [i, entry] of entries.entries()) {
+      const count = counts[i] ?? 0;
+      if (count === 0) {
+        // Not taken because a suspect goes alone: read again from the pending entries.
+        policy.recover(entry.partition);
+      } else if (count > config.poisonDeliveries) {
+        const reason = `taken by ${count - 1} processing steps that never finished (their worker died or lost its lease)`;
+        await moveToDeadLetters(entry, fence, reason);
+      } else taken.push({ entry, suspect: count > 1 });
+    }
+    return taken;
+  }
+
+  /**
+   * Processes entries up to their state; answers the rest of the step (history, then the
+   * acknowledgement with the ingestion log and dead letters), which runs while the loop goes on.
+   */
+  async function processEntries(
+    entries: QueueEntry[],
+    fence: Fence,
+    isolated: boolean,
+  ): Promise<() => Promise<void>> {
+    const items = entries.flatMap((e) => e.items);
+    const end = metrics.duration.startTimer();
+    const result = await deps.process(items, { guard: fence, isCurrent: () => leases.holds(fence) });
+    // What the acknowledgement needs, without the payloads: they would stay alive (and be copied
+    // by V8's young-generation collections) for as long as the step's history takes.
+    const refs = entries.map(({ partition, id, payloadsByEnv }) => ({ partition, id, payloadsByEnv }));
+    const commands = finishCommands(keys, entries, result.logCommands, result.failed);
+    return async () => {
+      await result.written;
+      await finishStep(deps.control, keys, fence, refs, commands);
+      end();
+      metrics.steps.inc({ result: 'completed' });
+      metrics.payloads.inc(result.payloads);
+      metrics.values.inc(result.values);
+      if (result.failed) metrics.payloadFailures.inc(result.failed.length);
+      policy.succeeded(refs, isolated);
+    };
+  }
+
+  /** Lets a step finish in the background, at most MAX_FINISHING at once. */
+  function track(entries: QueueEntry[], fence: Fence, finish: () => Promise<void>): void {
+    const refs = entries.map(({ partition, id }) => ({ partition, id }));
+    const tracked: Promise<void> = finish()
+      .catch((err: unknown) => stepFailed(refs, fence, err))
+      .finally(() => finishing.delete(tracked));
+    finishing.add(tracked);
+  }
+
+  /** A step failed: stale, or retried after a back-off with its takes given back. */
+  async function stepFailed(
+    entries: readonly Pick<QueueEntry, 'partition' | 'id'>[],
+    fence: Fence,
+    err: unknown,
+  ): Promise<void> {
+    if (err instanceof LeaseLostError) {
+      stale(entries);
+      return;
+    }
+    policy.failed(entries);
+    metrics.steps.inc({ result: 'failed' });
+    log.warn(
+      { partitions: [...new Set(entries.map((e) => e.partition))], entries: entries.length, err: messageOf(err) },
+      'processing step failed; its entries stay queued and are retried',
+    );
+    // A failure this worker saw is not a crash: give the takes back (if the leases still hold).
+    await releaseEntries(deps.control, keys, fence, entries).catch((e: unknown) => {
+      if (!(e instanceof LeaseLostError))
+        log.warn({ err: messageOf(e) }, 'giving back the takes of a failed step failed; they count as a crash');
+    });
+  }
+
+  function stale(entries: readonly Pick<QueueEntry, 'partition'>[]): void {
+    metrics.fencedSteps.inc();
+    staleWarning({ partitions: [...new Set(entries.map((e) => e.partition))] });
+  }
+
+  /** Moves an entry to the dead-letter stream (kept, listed, requeueable), under its lease. */
+  async function moveToDeadLetters(entry: QueueEntry, fence: Fence, reason: string): Promise<void> {
+    try {
+      await finishStep(deps.control, keys, fence, [entry], [
+        ...deps.deadLetterLog(entry.items, reason),
+        deadLetterCommand(keys, entry, entry.items, reason),
+      ]);
+      policy.forget(entry);
+      metrics.deadLetters.inc(entry.items.length);
+      log.error(
+        { partition: entry.partition, entry: entry.id, payloads: entry.items.length, err: reason },
+        'queue entry moved to the dead-letter stream',
+      );
+    } catch (err) {
+      if (err instanceof LeaseLostError) stale([entry]);
+      // Else Redis unreachable: the entry stays pending and is tried again.
+      else log.warn({ err: messageOf(err) }, 'dead-lettering failed; the entry stays queued');
+    }
+  }
+}
+
+/** Whether `entries` hold `count` entries of one partition (the read's count per partition). */
+function fillsAPartition(entries: readonly QueueEntry[], count: number): boolean {
+  const perPartition = new Map<number, number>();
+  for (const e of entries) {
+    const n = (perPartition.get(e.partition) ?? 0) + 1;
+    if (n >= count) return true;
+    perPartition.set(e.partition, n);
+  }
+  return false;
+}
+
+const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));

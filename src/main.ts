@@ -17,6 +17,7 @@ import { createHttpServer, type HttpTimeouts } from './http/http-server.ts';
 import { createKeys } from './keys.ts';
 import { createTenancyStore } from './tenancy/tenancy-store.ts';
 import { loginLimitsOf } from './tenancy/login.ts';
+import type { ProcessItems } from './worker/ingest-processor.ts';
 import type { IngestService } from './ingest/ingest-service.ts';
 import { createIngestLog } from './ingest/ingest-log.ts';
 import { ensureHistorySchema } from './history/schema.ts';
@@ -43,8 +44,14 @@ interface Stoppable {
   close(): Promise<void>;
 }
 
+/** What a test may wrap around the roles (fault injection); production passes nothing. */
+export interface StartOptions {
+  /** Wraps the worker's processing of each step (e.g. to crash on a marked payload). */
+  wrapProcess?: (process: ProcessItems) => ProcessItems;
+}
+
 /** Starts the roles of `config.roles` in this process. */
-export async function startVigil(config: Config, log: Logger): Promise<RunningVigil> {
+export async function startVigil(config: Config, log: Logger, options: StartOptions = {}): Promise<RunningVigil> {
   const roles = new Set<Role>(config.roles);
   const started: Stoppable[] = [];
   const ports = { api: 0, gateway: 0, mqtt: 0, ops: 0 };
@@ -134,7 +141,7 @@ export async function startVigil(config: Config, log: Logger): Promise<RunningVi
         keys,
         log,
         metrics,
-        process: processItems,
+        process: options.wrapProcess ? options.wrapProcess(processItems) : processItems,
         deadLetterLog: (items) => ingestLog.commands(deadLetterOutcomes(items)),
       });
       started.push({ name: 'worker', close: () => worker.close() });

@@ -19,7 +19,7 @@ const TAKE_ENTRIES = readFileSync(new URL('./lua/take-entries.lua', import.meta.
 
 type ScriptRedis = Redis & {
   vigilFinishStep(numberOfKeys: number, ...args: (string | number)[]): Promise<number>;
-  vigilTakeEntries(numberOfKeys: number, ...args: (string | number)[]): Promise<number[] | number>;
+  vigilTakeEntries(numberOfKeys: number, ...args: (string | number)[]): Promise<[number[], number] | number>;
 };
 
 /** The connection with the scripts defined (sent by hash after the first call). */
@@ -41,20 +41,31 @@ const fenceArgs = (fence: Fence): (string | number)[] => [
   ...fence.values,
 ];
 
+/** Answered for the first suspect among entries taken as a batch, which then takes nothing. */
+export const SUSPECT = -2;
+
+/** What taking entries answered (take-entries.lua). */
+export interface Takes {
+  /** Per entry: how many steps have taken it without finishing, this one included; 0: not taken. */
+  counts: number[];
+  /** For an entry taken alone among suspects: the crashes counted to it alone, this take included. */
+  alone: number;
+}
+
 /**
- * Records that a step takes `entries` (in queue order per partition) and answers, per entry, how
- * many steps have taken it without finishing, this one included: 1 for an entry taken for the
- * first time (or only after steps that failed and said so), more for a suspect — one whose earlier
- * steps died with their worker or lost their lease. A suspect is taken alone (take-entries.lua):
- * entries answered 0 were not taken and stay pending.
+ * Records that a step takes `entries` (in queue order per partition). As a `batch`: every entry,
+ * counted 1 each — or, when they hold a suspect (an entry taken before by a step that never
+ * finished), nothing, the suspect answering SUSPECT. As `suspects`: a group of suspects to retry
+ * together, halved each time it crashes again, down to one (take-entries.lua).
  */
 export async function takeEntries(
   redis: Redis,
   keys: QueueKeys,
   fence: Fence,
   entries: readonly Pick<QueueEntry, 'partition' | 'id'>[],
-): Promise<number[]> {
-  return changeTakes(redis, keys, fence, entries, 1);
+  mode: 'batch' | 'suspects',
+): Promise<Takes> {
+  return changeTakes(redis, keys, fence, entries, 1, mode);
 }
 
 /**
@@ -66,8 +77,9 @@ export async function releaseEntries(
   keys: QueueKeys,
   fence: Fence,
   entries: readonly Pick<QueueEntry, 'partition' | 'id'>[],
+  alone: boolean,
 ): Promise<void> {
-  await changeTakes(redis, keys, fence, entries, -1);
+  await changeTakes(redis, keys, fence, entries, -1, alone ? 'alone' : 'batch');
 }
 
 async function changeTakes(
@@ -76,14 +88,16 @@ async function changeTakes(
   fence: Fence,
   entries: readonly Pick<QueueEntry, 'partition' | 'id'>[],
   delta: 1 | -1,
-): Promise<number[]> {
-  if (entries.length === 0) return [];
+  mode: 'batch' | 'suspects' | 'alone',
+): Promise<Takes> {
+  if (entries.length === 0) return { counts: [], alone: 0 };
   const args: (string | number)[] = [...fenceArgs(fence), entries.length];
   for (const e of entries) args.push(keys.takenCounts(e.partition), e.id);
-  args.push(delta);
+  args.push(delta, mode);
   const reply = await scripts(redis).vigilTakeEntries(0, ...args);
   if (!Array.isArray(reply)) throw new LeaseLostError();
-  return reply;
+  const [counts, alone] = reply;
+  return { counts, alone };
 }
 
 /**

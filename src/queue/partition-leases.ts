@@ -200,7 +200,10 @@ export function createPartitionLeases(deps: {
         await redis.zrem(keys.queueWorkers(), token);
       } catch (err) {
         // Redis gone: the leases expire by themselves within leaseMs.
-        log.warn({ err: err instanceof Error ? err.message : String(err) }, 'could not hand back partition leases');
+        log.warn(
+          { err: err instanceof Error ? err.message : String(err) },
+          'could not hand back partition leases',
+        );
       }
     },
   };

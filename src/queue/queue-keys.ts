@@ -10,7 +10,7 @@ export interface QueueKeys {
   partitionLease(partition: number): string;
   /** Counter of a partition's fencing tokens: raised every time the partition changes hands. */
   partitionFence(partition: number): string;
-  /** Hash entry id → times a step took the entry without finishing (crashed or fenced steps). */
+  /** Hash entry id → steps that took the entry and never finished (crashed or fenced); `<id>:a` → crashes it caused alone. */
   takenCounts(partition: number): string;
   /** Sorted set of live worker tokens by last heartbeat (epoch ms): sizes each worker's share. */
   queueWorkers(): string;

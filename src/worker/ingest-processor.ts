@@ -132,7 +132,8 @@ export function createIngestProcessor(deps: IngestProcessorDeps): ProcessItems {
     }));
     // A step known to be stale writes no history: the partition's new owner processes its payloads
     // again (history points are idempotent, so this only saves the work).
-    if (step.isCurrent && !step.isCurrent()) throw new LeaseLostError('the step was stale before its history write: skipped');
+    if (step.isCurrent && !step.isCurrent())
+      throw new LeaseLostError('the step was stale before its history write: skipped');
     const written = deps.history.write({ values: [], valueLines, events: [], contacts });
     // Observed by the worker; this keeps an early failure from counting as unhandled meanwhile.
     written.catch(() => undefined);

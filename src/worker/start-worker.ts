@@ -17,6 +17,7 @@ import type { QueueKeys } from '../queue/queue-keys.ts';
 import type { RedisCommand } from '../redis/command.ts';
 import { closeRedis, connectRedis, type Redis } from '../redis/connect.ts';
 import type { ProcessItems } from './ingest-processor.ts';
+import { createCrashGate } from './crash-gate.ts';
 import { runStepLoop } from './step-loop.ts';
 import { createWorkerMetrics, type WorkerMetrics } from './worker-metrics.ts';
 
@@ -63,6 +64,7 @@ export async function startWorker(deps: {
   const assignment = assignPartitions(leases, config.workerConcurrency, metrics);
   let closing = false;
   const sleeps = createWakeableSleep();
+  const gate = createCrashGate();
   const loops = readers.map((reader, index) =>
     runStepLoop({
       config,
@@ -73,6 +75,7 @@ export async function startWorker(deps: {
       partitions: () => assignment(index),
       reconnections: () => reconnections,
       process: deps.process,
+      gate,
       deadLetterLog: deps.deadLetterLog ?? (() => []),
       metrics,
       log,

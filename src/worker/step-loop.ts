@@ -16,12 +16,20 @@ import type { Config } from '../config/schema.ts';
 import type { IngestItem } from '../domain/ingest-item.ts';
 import { LeaseLostError } from '../errors/lease-lost.ts';
 import { sampledWarning, type Logger } from '../log/logger.ts';
-import { deadLetterCommand, finishStep, releaseEntries, takeEntries } from '../queue/fenced-step.ts';
+import {
+  deadLetterCommand,
+  finishStep,
+  releaseEntries,
+  SUSPECT,
+  takeEntries,
+  type Takes,
+} from '../queue/fenced-step.ts';
 import { ensureGroups, readEntries, type QueueEntry } from '../queue/ingest-queue.ts';
 import type { Fence, PartitionLeases } from '../queue/partition-leases.ts';
 import type { QueueKeys } from '../queue/queue-keys.ts';
 import type { RedisCommand } from '../redis/command.ts';
 import type { Redis } from '../redis/connect.ts';
+import type { CrashGate } from './crash-gate.ts';
 import type { ProcessItems } from './ingest-processor.ts';
 import { finishCommands } from './payload-dead-letters.ts';
 import { createStepPolicy } from './step-policy.ts';
@@ -61,6 +69,8 @@ export interface StepLoopDeps {
   /** Reconnections of the worker's connections so far. */
   reconnections(): number;
   process: ProcessItems;
+  /** Shared by the process's loops: a suspect's step runs with nothing else in flight. */
+  gate: CrashGate;
   /** The ingestion-log commands of items that are dead-lettered. */
   deadLetterLog(items: IngestItem[], reason: string): RedisCommand[];
   metrics: WorkerMetrics;
@@ -91,9 +101,13 @@ export async function runStepLoop(deps: StepLoopDeps): Promise<void> {
   // Steps whose history is still being written: at most MAX_FINISHING beside the one in process.
   const finishing = new Set<Promise<void>>();
 
+  /** The partitions this loop owned when it last looked. */
+  let owned: ReadonlySet<number> = new Set();
   while (!deps.isClosing()) {
     await settleFinishing();
-    const { owned, added } = deps.partitions();
+    const assigned = deps.partitions();
+    owned = assigned.owned;
+    const { added } = assigned;
     await leases.releasePending([...owned]).catch((err: unknown) => {
       log.warn({ err: messageOf(err) }, 'handing partitions back failed; retried at the next step');
     });
@@ -123,13 +137,16 @@ export async function runStepLoop(deps: StepLoopDeps): Promise<void> {
   }
 
   function hasRecovering(): boolean {
-    for (const p of deps.partitions().owned) if (policy.isRecovering(p)) return true;
+    for (const p of owned) if (policy.isRecovering(p)) return true;
     return false;
   }
 
   /** The entries of the next step: pending ones of recovering partitions, else new ones. */
   async function read(ready: number[]): Promise<QueueEntry[]> {
-    const perPartition = Math.max(1, Math.floor(config.workerBatchMaxPayloads / (averageEntry * ready.length)));
+    const perPartition = Math.max(
+      1,
+      Math.floor(config.workerBatchMaxPayloads / (averageEntry * ready.length)),
+    );
     try {
       const pending = ready.filter((p) => policy.isRecovering(p));
       if (pending.length > 0) return await readPending(pending, perPartition);
@@ -174,65 +191,114 @@ export async function runStepLoop(deps: StepLoopDeps): Promise<void> {
     lastStepMs = Date.now();
     const itemCount = entries.reduce((n, e) => n + e.items.length, 0);
     averageEntry = averageEntry * 0.8 + (itemCount / entries.length) * 0.2;
-    const fence = leases.fenceOf([...new Set(entries.map((e) => e.partition))]);
+    const fence = fenceOf(entries);
     // A lease lost since the read: the partitions are another worker's now.
     if (!fence) return;
-    const taken = await take(fence, entries);
-    if (taken.length === 0) return;
-    const alone = taken.filter((t) => t.suspect || policy.isIsolated(t.entry.partition));
-    const together = taken.filter((t) => !alone.includes(t)).map((t) => t.entry);
-    if (together.length > 0) {
-      try {
-        track(together, fence, await processEntries(together, fence, false));
-      } catch (err) {
-        await stepFailed(together, fence, err);
-      }
+    const leave = await deps.gate.shared();
+    const taken = await take(fence, entries, 'batch');
+    if (taken === SUSPECT) {
+      leave();
+      await runSuspects(entries);
+      return;
     }
-    for (const { entry } of alone) {
-      const own = leases.fenceOf([entry.partition]);
-      if (!own) return;
-      try {
-        await (
-          await processEntries([entry], own, true)
-        )();
-      } catch (err) {
-        await stepFailed([entry], own, err);
-        if (!(err instanceof LeaseLostError) && policy.exhausted(entry.id)) {
-          await moveToDeadLetters(entry, own, messageOf(err));
+    const inFlight: Promise<void>[] = [];
+    try {
+      const alone = taken.filter((e) => policy.isIsolated(e.partition));
+      const together = taken.filter((e) => !alone.includes(e));
+      if (together.length > 0) {
+        try {
+          inFlight.push(track(together, fence, await processEntries(together, fence, false)));
+        } catch (err) {
+          await stepFailed(together, fence, err, false);
         }
       }
+      for (const entry of alone) {
+        const own = leases.fenceOf([entry.partition]);
+        if (own) await processNow([entry], own, false);
+      }
+    } finally {
+      // The shared place is held until the step's history and acknowledgement are done too.
+      void Promise.allSettled(inFlight).then(leave);
     }
   }
 
   /**
-   * Records the take of `entries` (crash counts); answers those taken, each marked when it is a
-   * suspect (taken before by a step that never finished). Suspects over the limit are dead-lettered
-   * here; entries not taken stay pending for a later step.
+   * Suspects — entries of steps that never finished — with nothing else in flight in this process:
+   * a group of them (take-entries.lua halves a group each time it crashes again), or one alone,
+   * dead-lettered once it has crashed its worker VIGIL_POISON_DELIVERIES times on its own.
    */
-  async function take(fence: Fence, entries: QueueEntry[]): Promise<{ entry: QueueEntry; suspect: boolean }[]> {
-    let counts: number[];
+  async function runSuspects(entries: QueueEntry[]): Promise<void> {
+    const leave = await deps.gate.alone();
     try {
-      counts = await takeEntries(deps.control, keys, fence, entries);
-    } catch (err) {
-      if (err instanceof LeaseLostError) stale(entries);
-      else {
-        log.warn({ err: messageOf(err) }, 'taking queue entries failed; retrying');
-        for (const e of entries) policy.recover(e.partition);
+      const fence = fenceOf(entries);
+      if (!fence) return;
+      let takes: Takes;
+      try {
+        takes = await takeEntries(deps.control, keys, fence, entries, 'suspects');
+      } catch (err) {
+        takeFailed(entries, err);
+        return;
       }
+      const group = entries.filter((_, i) => (takes.counts[i] ?? 0) > 0);
+      for (const e of entries) if (!group.includes(e)) policy.recover(e.partition);
+      const [only] = group;
+      if (group.length === 1 && only && takes.alone > config.poisonDeliveries) {
+        const crashes = takes.alone - 1;
+        await moveToDeadLetters(
+          only,
+          fence,
+          `crashed its worker ${crashes} times on its own (the worker died, or stalled past its lease, while processing it)`,
+        );
+        return;
+      }
+      if (group.length > 0) await processNow(group, fence, group.length === 1);
+    } finally {
+      leave();
+    }
+  }
+
+  function fenceOf(entries: readonly QueueEntry[]): Fence | undefined {
+    return leases.fenceOf([...new Set(entries.map((e) => e.partition))]);
+  }
+
+  /** Entries as one step, finished before the loop goes on; each given up after its attempts. */
+  async function processNow(entries: QueueEntry[], fence: Fence, alone: boolean): Promise<void> {
+    try {
+      await (
+        await processEntries(entries, fence, policy.isIsolated(entries[0]!.partition))
+      )();
+    } catch (err) {
+      await stepFailed(entries, fence, err, alone);
+      if (err instanceof LeaseLostError) return;
+      for (const entry of entries) {
+        if (policy.exhausted(entry.id)) await moveToDeadLetters(entry, fence, messageOf(err));
+      }
+    }
+  }
+
+  /** Records the take of `entries` as a batch: those taken, or SUSPECT when they hold one (none taken). */
+  async function take(
+    fence: Fence,
+    entries: QueueEntry[],
+    mode: 'batch',
+  ): Promise<QueueEntry[] | typeof SUSPECT> {
+    let takes: Takes;
+    try {
+      takes = await takeEntries(deps.control, keys, fence, entries, mode);
+    } catch (err) {
+      takeFailed(entries, err);
       return [];
     }
-    const taken: { entry: QueueEntry; suspect: boolean }[] = [];
-    for (const [i, entry] of entries.entries()) {
-      const count = counts[i] ?? 0;
-      if (count === 0) {
-        // Not taken because a suspect goes alone: read again from the pending entries.
-        policy.recover(entry.partition);
-      } else if (count > config.poisonDeliveries) {
-        const reason = `taken by ${count - 1} processing steps that never finished (their worker died or lost its lease)`;
-        await moveToDeadLetters(entry, fence, reason);
-      } else taken.push({ entry, suspect: count > 1 });
+    if (takes.counts.includes(SUSPECT)) return SUSPECT;
+    return entries;
+  }
+
+  function takeFailed(entries: readonly QueueEntry[], err: unknown): void {
+    if (err instanceof LeaseLostError) stale(entries);
+    else {
+      log.warn({ err: messageOf(err) }, 'taking queue entries failed; retrying');
+      for (const e of entries) policy.recover(e.partition);
     }
-    return taken;
   }
 
   /**
@@ -263,13 +329,14 @@ export async function runStepLoop(deps: StepLoopDeps): Promise<void> {
     };
   }
 
-  /** Lets a step finish in the background, at most MAX_FINISHING at once. */
-  function track(entries: QueueEntry[], fence: Fence, finish: () => Promise<void>): void {
+  /** Lets a step finish in the background, at most MAX_FINISHING at once; answers when it is done. */
+  function track(entries: QueueEntry[], fence: Fence, finish: () => Promise<void>): Promise<void> {
     const refs = entries.map(({ partition, id }) => ({ partition, id }));
     const tracked: Promise<void> = finish()
-      .catch((err: unknown) => stepFailed(refs, fence, err))
+      .catch((err: unknown) => stepFailed(refs, fence, err, false))
       .finally(() => finishing.delete(tracked));
     finishing.add(tracked);
+    return tracked;
   }
 
   /** A step failed: stale, or retried after a back-off with its takes given back. */
@@ -277,6 +344,7 @@ export async function runStepLoop(deps: StepLoopDeps): Promise<void> {
     entries: readonly Pick<QueueEntry, 'partition' | 'id'>[],
     fence: Fence,
     err: unknown,
+    alone: boolean,
   ): Promise<void> {
     if (err instanceof LeaseLostError) {
       stale(entries);
@@ -285,13 +353,20 @@ export async function runStepLoop(deps: StepLoopDeps): Promise<void> {
     policy.failed(entries);
     metrics.steps.inc({ result: 'failed' });
     log.warn(
-      { partitions: [...new Set(entries.map((e) => e.partition))], entries: entries.length, err: messageOf(err) },
+      {
+        partitions: [...new Set(entries.map((e) => e.partition))],
+        entries: entries.length,
+        err: messageOf(err),
+      },
       'processing step failed; its entries stay queued and are retried',
     );
     // A failure this worker saw is not a crash: give the takes back (if the leases still hold).
-    await releaseEntries(deps.control, keys, fence, entries).catch((e: unknown) => {
+    await releaseEntries(deps.control, keys, fence, entries, alone).catch((e: unknown) => {
       if (!(e instanceof LeaseLostError))
-        log.warn({ err: messageOf(e) }, 'giving back the takes of a failed step failed; they count as a crash');
+        log.warn(
+          { err: messageOf(e) },
+          'giving back the takes of a failed step failed; they count as a crash',
+        );
     });
   }
 
@@ -303,10 +378,13 @@ export async function runStepLoop(deps: StepLoopDeps): Promise<void> {
   /** Moves an entry to the dead-letter stream (kept, listed, requeueable), under its lease. */
   async function moveToDeadLetters(entry: QueueEntry, fence: Fence, reason: string): Promise<void> {
     try {
-      await finishStep(deps.control, keys, fence, [entry], [
-        ...deps.deadLetterLog(entry.items, reason),
-        deadLetterCommand(keys, entry, entry.items, reason),
-      ]);
+      await finishStep(
+        deps.control,
+        keys,
+        fence,
+        [entry],
+        [...deps.deadLetterLog(entry.items, reason), deadLetterCommand(keys, entry, entry.items, reason)],
+      );
       policy.forget(entry);
       metrics.deadLetters.inc(entry.items.length);
       log.error(

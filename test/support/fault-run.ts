@@ -11,7 +11,7 @@ import { createLogger } from '../../src/log/logger.ts';
 import { startMqttBroker } from '../../src/mqtt/broker.ts';
 import { closeRedis, connectRedis } from '../../src/redis/connect.ts';
 import type { GeneratorResult, StoredCheck } from './generator.ts';
-import { NUMBERED_PREPARSER, reportLine, verifyNumbered } from './generator.ts';
+import { NUMBERED_CO2_RULES, NUMBERED_PREPARSER, reportLine, verifyNumbered } from './generator.ts';
 import { eventually, provisionComfort, queueIdle, type Pipeline } from './pipeline.ts';
 import { readEntry } from '../../src/ingest/ingest-log.ts';
 
@@ -26,6 +26,7 @@ export async function provisionNumbered(
 ): Promise<{ key: string }> {
   const { key } = await provisionComfort(p, env, devices);
   await p.admin.setPreparser(env, NUMBERED_PREPARSER, true);
+  for (const device of devices) await p.admin.setThreshold(env, device, 'CO2', NUMBERED_CO2_RULES);
   return { key };
 }
 
@@ -57,17 +58,36 @@ export async function settle(
   timeoutMs = 120_000,
 ): Promise<StoredCheck> {
   const deadline = Date.now() + timeoutMs;
-  await eventually(() => queueIdle(p), timeoutMs, 'the queue to drain');
+  await eventually(() => queueIdle(p), timeoutMs, 'the queue to drain').catch(async (err: unknown) => {
+    console.info(`queue not drained: ${JSON.stringify(await queueState(p))}`);
+    throw err;
+  });
   for (;;) {
     const check = await verifyNumbered(p, env, run);
     if (check.stored >= run.counts.acknowledged || Date.now() > deadline) {
       const failed = await failedJobs(p);
       if (failed.length > 0) console.info(`failed jobs: ${JSON.stringify(failed)}`);
       if (check.missing.length > 0) console.info(`ingestion log of ${env}: ${await logSummary(p, env)}`);
-      return check;
+      return { ...check, deadLettered: failed.reduce((n, d) => n + d.items, 0) };
     }
     await sleep(250);
   }
+}
+
+/** Per partition: entries, pending entries, the lease, and the crash counts: what a stuck queue holds. */
+async function queueState(p: Pipeline): Promise<unknown[]> {
+  const out: unknown[] = [];
+  for (let n = 0; n < p.config.queuePartitions; n++) {
+    const stream = p.keys.ingestStream(n);
+    out.push({
+      partition: n,
+      entries: await p.redis.xlen(stream),
+      pending: ((await p.redis.xpending(stream, 'vigil')) as [number])[0],
+      lease: await p.redis.get(p.keys.partitionLease(n)),
+      taken: await p.redis.hgetall(p.keys.takenCounts(n)),
+    });
+  }
+  return out;
 }
 
 /** The codes of the environment's ingestion log with their counts and one message each. */
@@ -81,6 +101,24 @@ async function logSummary(p: Pipeline, env: string): Promise<string> {
     counts.set(key, c);
   }
   return JSON.stringify(Object.fromEntries(counts));
+}
+
+/** Ingest ids that have more than one entry in the environment's ingestion log (each payload gets one). */
+export async function ingestLogDuplicates(p: Pipeline, env: string): Promise<string[]> {
+  const counts = new Map<string, number>();
+  for (const line of await p.redis.lrange(p.keys.ingestLog(env), 0, -1)) {
+    const id = readEntry(line).ingestId;
+    counts.set(id, (counts.get(id) ?? 0) + 1);
+  }
+  return [...counts].filter(([, n]) => n > 1).map(([id, n]) => `${id} ×${n}`);
+}
+
+/** The worker token of each partition lease held now (a lease's value is `<token>:<fence>`). */
+export async function leaseHolders(p: Pipeline): Promise<string[]> {
+  const values = await p.redis.mget(
+    Array.from({ length: p.config.queuePartitions }, (_, n) => p.keys.partitionLease(n)),
+  );
+  return values.map((v) => v?.split(':')[0] ?? '');
 }
 
 /** Queue entries the workers gave up on (in the dead-letter stream): id, reason, payload count. */
@@ -107,4 +145,5 @@ export function expectNoLoss(scenario: string, run: GeneratorResult, check: Stor
   expect(check.stored).toBeGreaterThanOrEqual(run.counts.acknowledged);
   expect(check.stored).toBeLessThanOrEqual(run.counts.sent);
   expect(check.stateMismatches).toEqual([]);
+  expect(check.transitionProblems.slice(0, 20)).toEqual([]);
 }

@@ -13,9 +13,23 @@ import type { Redis } from '../../src/redis/connect.ts';
 import type { Keys } from '../../src/keys.ts';
 import { decodePoint } from '../../src/state/point-record.ts';
 
-/** Pre-parser of the numbered runs: device, measurement time and number come from the body. */
+/**
+ * Pre-parser of the numbered runs: device, measurement time and number come from the body. CO2
+ * cycles through 0, 1000 and 2000 with the number, so that with the thresholds of
+ * NUMBERED_CO2_RULES a device's every value changes its status: each payload applied in order is one
+ * state transition, and the checker can tell a missed or doubled one.
+ */
 export const NUMBERED_PREPARSER =
-  'function parsePayload(s) { const j = JSON.parse(s); return { deviceName: j.deviceName, time: j.t, payload: { Illuminance: j.n } }; }';
+  'function parsePayload(s) { const j = JSON.parse(s); return { deviceName: j.deviceName, time: j.t, payload: { Illuminance: j.n, CO2: (j.n % 3) * 1000 } }; }';
+
+/** The CO2 rules of the numbered runs: 0 SUCCESS, 1000 WARNING, 2000 CRITICAL. */
+export const NUMBERED_CO2_RULES = [
+  { status: 'WARNING', above: 500 },
+  { status: 'CRITICAL', above: 1500 },
+];
+
+/** The status number n gives CO2 under NUMBERED_CO2_RULES. */
+const numberedStatus = (n: number): string => ['SUCCESS', 'WARNING', 'CRITICAL'][n % 3]!;
 
 /** The data point that carries the number (ComfortSensors' Illuminance: any number ≥ 0). */
 export const NUMBERED_SENSOR = 'Illuminance';
@@ -239,6 +253,16 @@ export interface StoredCheck {
   phantom: number[];
   /** Devices whose current value is not the newest stored one. */
   stateMismatches: string[];
+  /**
+   * State transitions that are doubled (one event id twice), or — for devices whose payloads were
+   * sent one by one over HTTP, so accepted in measurement order — that differ from an in-order run
+   * of the values stored.
+   */
+  transitionProblems: string[];
+  /** Payloads in the dead-letter stream (filled in by the fault runs' settle). */
+  deadLettered?: number;
+  /** Processing steps refused by fencing (filled in by scenarios that read their workers' metrics). */
+  fenced?: number;
 }
 
 /** Reads history and state of `env` and compares them with what the generator sent. */
@@ -283,11 +307,64 @@ export async function verifyNumbered(
     duplicated: [...seen].filter(([, c]) => c > 1).map(([n]) => n),
     phantom,
     stateMismatches,
+    transitionProblems: await checkTransitions(deps, env, run, rows),
   };
+}
+
+/** The CO2 Sensors events of each device against the values stored (see StoredCheck). */
+async function checkTransitions(
+  deps: { redis: Redis; keys: Keys },
+  env: string,
+  run: GeneratorResult,
+  rows: readonly [number, number][],
+): Promise<string[]> {
+  const byN = new Map(run.all.map((m) => [m.n, m]));
+  const storedByDevice = new Map<string, Numbered[]>();
+  for (const [, n] of rows) {
+    const m = byN.get(n);
+    if (m) storedByDevice.set(m.device, [...(storedByDevice.get(m.device) ?? []), m]);
+  }
+  const problems: string[] = [];
+  for (const device of new Set(run.all.map((m) => m.device))) {
+    const members = await deps.redis.zrange(deps.keys.deviceEvents(env, device), 0, -1);
+    const events = members
+      .map((json) => JSON.parse(json) as { id: string; sensorName: string; eventStatus: string })
+      .filter((e) => e.sensorName === 'CO2');
+    const ids = new Map<string, number>();
+    for (const e of events) ids.set(e.id, (ids.get(e.id) ?? 0) + 1);
+    for (const [id, count] of ids)
+      if (count > 1) problems.push(`${device}: event ${id} created ${count} times`);
+    const sent = run.all.filter((m) => m.device === device);
+    if (sent.some((m) => m.via !== 'http')) continue;
+    // An in-order run of the stored values: an event wherever the status changes (from SUCCESS).
+    const stored = [...(storedByDevice.get(device) ?? [])].sort((a, b) => a.timeMs - b.timeMs);
+    const expected: string[] = [];
+    let status = 'SUCCESS';
+    for (const m of stored) {
+      const next = numberedStatus(m.n);
+      if (next !== status) expected.push(`${m.timeMs}:${next}`);
+      status = next;
+    }
+    const actual = events
+      .map((e) => `${e.id.split('/').at(-1)!.split('.')[0]!}:${e.eventStatus}`)
+      .sort((a, b) => Number(a.split(':')[0]) - Number(b.split(':')[0]));
+    if (actual.join() !== expected.join())
+      problems.push(
+        `${device}: ${actual.length} transitions, an in-order run gives ${expected.length}; first difference at ${firstDifference(actual, expected)}`,
+      );
+  }
+  return problems;
+}
+
+function firstDifference(a: string[], b: string[]): string {
+  const i = a.findIndex((x, k) => x !== b[k]);
+  const at = i < 0 ? Math.min(a.length, b.length) : i;
+  return `#${at}: ${a[at] ?? '—'} vs ${b[at] ?? '—'}`;
 }
 
 /** One line of the guarantees table: what a scenario sent, got acknowledged, stored and had refused. */
 export function reportLine(scenario: string, run: GeneratorResult, check: StoredCheck): string {
   const c = run.counts;
-  return `${scenario}: sent ${c.sent}, acknowledged ${c.acknowledged}, stored ${check.stored}, refused (503) ${c.refused}, unanswered ${c.unanswered}, gave up ${c.gaveUp}`;
+  const fenced = check.fenced === undefined ? '' : `, fenced steps ${check.fenced}`;
+  return `${scenario}: sent ${c.sent}, acknowledged ${c.acknowledged}, applied ${check.stored}${fenced}, dead-lettered ${check.deadLettered ?? 0}, refused (503) ${c.refused}, unanswered ${c.unanswered}, gave up ${c.gaveUp}`;
 }

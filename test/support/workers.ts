@@ -20,13 +20,29 @@ export interface ChildVigil {
   kill(signal?: NodeJS.Signals): Promise<void>;
   /** Everything written to stdout and stderr so far (with `captureOutput`; else ''). */
   output(): string;
+  /**
+   * The ports from its 'Vigil started' log line, once it has started (needs `captureOutput` and a
+   * log level of info or lower).
+   */
+  ports(): Promise<{ api: number; gateway: number; mqtt: number; ops: number }>;
+}
+
+/** Fetches a child's /metrics and answers the value of a counter without labels (0 when absent). */
+export async function childCounter(child: ChildVigil, name: string): Promise<number> {
+  const { ops } = await child.ports();
+  const text = await (await fetch(`http://127.0.0.1:${ops}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+  return line === undefined ? 0 : Number(line.split(' ')[1]);
 }
 
 /** Starts `node src/main.ts` with the given config (as VIGIL_ variables) and overrides. */
 export function spawnVigil(
   config: Config,
   overrides: Record<string, string> = {},
-  opts: { captureOutput?: boolean } = {},
+  opts: {
+    captureOutput?: boolean;
+    /** Entry script, relative to the project (src/main.ts by default). */ script?: string;
+  } = {},
 ): ChildVigil {
   const env: Record<string, string> = { PATH: process.env.PATH ?? '' };
   for (const [key, s] of Object.entries(SETTINGS)) {
@@ -39,7 +55,7 @@ export function spawnVigil(
     { VIGIL_OPS_PORT: '0', VIGIL_API_PORT: '0', VIGIL_GATEWAY_PORT: '0', VIGIL_MQTT_PORT: '0' },
     overrides,
   );
-  const child = spawn(`${root}node_modules/.bin/node`, ['--no-node-snapshot', 'src/main.ts'], {
+  const child = spawn(`${root}node_modules/.bin/node`, ['--no-node-snapshot', opts.script ?? 'src/main.ts'], {
     cwd: root,
     env,
     stdio: opts.captureOutput ? ['ignore', 'pipe', 'pipe'] : ['ignore', 'ignore', 'inherit'],
@@ -56,6 +72,18 @@ export function spawnVigil(
       await exited;
     },
     output: () => Buffer.concat(chunks).toString('utf8'),
+    async ports() {
+      for (;;) {
+        for (const line of handle.output().split('\n')) {
+          if (!line.includes('"Vigil started"')) continue;
+          return (JSON.parse(line) as { ports: { api: number; gateway: number; mqtt: number; ops: number } })
+            .ports;
+        }
+        if (child.exitCode !== null || child.signalCode !== null)
+          throw new Error('the process exited before it started');
+        await new Promise<void>((resolve) => child.stdout?.once('data', () => resolve()) ?? resolve());
+      }
+    },
   };
   onTestFinished(() => handle.kill('SIGKILL'));
   return handle;

@@ -35,7 +35,7 @@ for _ = 1, r do
   local taken, stream, id, k = ARGV[i], ARGV[i + 1], ARGV[i + 2], tonumber(ARGV[i + 3])
   redis.call('XACK', stream, group, id)
   local deleted = redis.call('XDEL', stream, id) == 1
-  redis.call('HDEL', taken, id)
+  redis.call('HDEL', taken, id, id .. ':a')
   -- An entry deleted already (by a step of an earlier lease) was taken off the counts then.
   for j = i + 4, i + 2 + 2 * k, 2 do
     if deleted and redis.call('HINCRBY', KEYS[1], ARGV[j], -tonumber(ARGV[j + 1])) <= 0 then

@@ -1,0 +1,97 @@
+/**
+ * The fault that breaks lease-based queues in practice: a worker paused (SIGSTOP: a GC pause, a
+ * frozen VM) while it holds processing steps, past its lease. The other worker takes its partitions
+ * and processes their pending entries; then the paused one wakes up (SIGCONT) and tries to finish
+ * its old steps. Fencing tokens refuse them: every acknowledged payload is applied once, each
+ * device's transitions are those of an in-order run, no payload has two ingestion-log entries, and
+ * the stale worker counts its refused steps.
+ */
+import { describe, expect, it } from 'vitest';
+import { sendNumbered } from '../support/generator.ts';
+import {
+  expectNoLoss,
+  ingestLogDuplicates,
+  leaseHolders,
+  NUMBERED_COUNT,
+  provisionNumbered,
+  settle,
+} from '../support/fault-run.ts';
+import { delayingInfluxProxy } from '../support/influx-proxy.ts';
+import { eventually, startPipeline } from '../support/pipeline.ts';
+import { childCounter, spawnVigil } from '../support/workers.ts';
+
+describe('numbered run, a worker paused past its lease', () => {
+  it(
+    'refuses the stale worker’s steps: applied once, transitions in order, one ingestion-log entry each',
+    { timeout: 240_000 },
+    async () => {
+      const p = await startPipeline({ roles: 'gateway', partitionLeaseMs: 1000, ingestLogSize: 100_000 });
+      const devices = Array.from({ length: 20 }, (_, i) => `dev-${i}`);
+      const { key } = await provisionNumbered(p, 'acme', devices);
+      // History writes held 300 ms: a worker under load nearly always has steps between their state
+      // and their acknowledgement, which is where a pause does its harm.
+      const influxUrl = await delayingInfluxProxy(p.config.influxUrl, { writeMs: 300 });
+      const workers = [0, 1].map(() =>
+        spawnVigil(
+          p.config,
+          { VIGIL_ROLES: 'worker', VIGIL_LOG_LEVEL: 'info', VIGIL_INFLUX_URL: influxUrl },
+          { captureOutput: true },
+        ),
+      );
+      await Promise.all(workers.map((w) => w.ports()));
+      const [stalled] = workers as [(typeof workers)[0], (typeof workers)[0]];
+      let paused = false;
+      const run = await sendNumbered({
+        http: { url: p.gatewayUrl, key },
+        devices,
+        count: NUMBERED_COUNT,
+        baseTimeMs: Date.now() - 3600_000,
+        onAck: async (acked) => {
+          if (paused || acked < NUMBERED_COUNT / 3) return;
+          paused = true;
+          // Both workers hold partitions, and steps are in flight.
+          await eventually(
+            async () => (new Set((await leaseHolders(p)).filter(Boolean)).size === 2 ? true : undefined),
+            30_000,
+            'both workers to hold partitions',
+          );
+          stalled.process.kill('SIGSTOP');
+          // Past the lease: the other worker takes every partition over…
+          await eventually(
+            async () => {
+              const holders = await leaseHolders(p);
+              return holders.every((t) => t !== '' && t === holders[0]) ? true : undefined;
+            },
+            30_000,
+            'the other worker to take every partition',
+          );
+          // …and processes the stalled worker's pending entries before it wakes up.
+          const logged = await p.redis.llen(p.keys.ingestLog('acme'));
+          await eventually(
+            async () => ((await p.redis.llen(p.keys.ingestLog('acme'))) > logged + 200 ? true : undefined),
+            30_000,
+            'the other worker to process',
+          );
+          stalled.process.kill('SIGCONT');
+        },
+      });
+      expect(paused).toBe(true);
+      const check = await settle(p, 'acme', run).catch((err: unknown) => {
+        for (const w of workers)
+          console.info(
+            w
+              .output()
+              .split('\n')
+              .filter((l) => !l.includes('"level":30'))
+              .slice(-30)
+              .join('\n'),
+          );
+        throw err;
+      });
+      const fenced = await childCounter(stalled, 'vigil_worker_fenced_steps_total');
+      expectNoLoss('worker paused past its lease (SIGSTOP)', run, { ...check, fenced });
+      expect(await ingestLogDuplicates(p, 'acme')).toEqual([]);
+      expect(fenced).toBeGreaterThan(0);
+    },
+  );
+});

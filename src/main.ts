@@ -23,7 +23,6 @@ import { ensureHistorySchema } from './history/schema.ts';
 import { createHistoryWriter } from './history/history-writer.ts';
 import type { InfluxClient } from './history/influx-client.ts';
 import { createStateStore } from './state/state-store.ts';
-import { packLegacyState } from './state/pack-legacy-state.ts';
 import { createCatalog } from './tenancy/catalog.ts';
 
 // Each role's own modules (aedes, the MQTT client, the sandbox, the read API, …) are imported when the
@@ -77,7 +76,6 @@ export async function startVigil(config: Config, log: Logger): Promise<RunningVi
 
   try {
     const keys = createKeys(config.keyPrefix);
-    await packLegacyState({ redis, keys, log });
     const tenancy = createTenancyStore({
       redis,
       keys,

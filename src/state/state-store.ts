@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { ReplyError, type Redis } from 'ioredis';
 import type { Status } from '../domain/types.ts';
+import { AppError } from '../errors/app-error.ts';
 import type { EventKeys } from '../events/event-keys.ts';
 import type { StateKeys } from './state-keys.ts';
 
@@ -72,7 +73,8 @@ export interface StateStore {
   /**
    * Applies each device's readings, in the order given. A device whose data the script refuses is
    * reported as such and the others are applied; only an infrastructure fault (Redis unreachable,
-   * a command timed out) rejects.
+   * a command timed out) rejects, and a state stored in a layout this version does not know
+   * (STATE_LAYOUT_UNKNOWN: not the data's fault, and nothing of that device is applied).
    */
   applyReadings(batch: DeviceReadings[], nowMs: number): Promise<DeviceApplied[]>;
   /**
@@ -162,10 +164,14 @@ export function createStateStore(deps: {
     if (!results) throw new Error('Redis pipeline returned nothing');
     return results.map(([err, res]) => {
       if (!err) return res as string[][];
-      // An error reply: the script failed on the data of the call. Any other error (connection
-      // lost, command timed out) is the infrastructure's and fails the step.
-      if (isReplyError(err)) return err;
-      throw err;
+      // An error reply: the script failed on the data of the call — unless it says the stored
+      // state is of a layout it does not know, which no payload caused. Any other error
+      // (connection lost, command timed out) is the infrastructure's and fails the step.
+      if (!isReplyError(err)) throw err;
+      if (replyCode(err) === 'STATE_LAYOUT_UNKNOWN') {
+        throw new AppError('STATE_LAYOUT_UNKNOWN', err.message, { cause: err });
+      }
+      return err;
     });
   }
 
@@ -282,6 +288,9 @@ function toScriptArg(devices: DeviceReadings[], nowMs: number, eventsCap: number
 
 /** Redis answered with an error (ioredis's class for error replies, typed `any` there). */
 const isReplyError = (err: Error): boolean => err instanceof (ReplyError as ErrorConstructor);
+
+/** The code of an error reply: its first word (`ERR`, or the one a script chose). */
+const replyCode = (err: Error): string => err.message.split(' ', 1)[0] ?? '';
 
 const statusesOf = (device: string[]): (Status | null)[] =>
   device.map((s) => (s === '' ? null : (s as Status)));

@@ -9,6 +9,7 @@ import { ConfigError, loadConfig } from '../src/config/load-config.ts';
 import { createLogger } from '../src/log/logger.ts';
 import { startVigil } from '../src/main.ts';
 import { PortInUseError } from '../src/lib/listen.ts';
+import { isAppError } from '../src/errors/app-error.ts';
 import { ensureLocalServices } from './lib/ensure-services.ts';
 import { isListening, type LocalService } from './lib/local-services.ts';
 
@@ -68,6 +69,7 @@ export async function startLocal(): Promise<{
   } catch (err) {
     await stopServices();
     if (err instanceof PortInUseError) fail(err.message);
+    if (isAppError(err) && err.code === 'STATE_LAYOUT_UNKNOWN') fail(err.message);
     throw err;
   }
 }

@@ -24,7 +24,9 @@ import { ensureHistorySchema } from './history/schema.ts';
 import { createHistoryWriter } from './history/history-writer.ts';
 import type { InfluxClient } from './history/influx-client.ts';
 import { createStateStore } from './state/state-store.ts';
-import { packLegacyState } from './state/pack-legacy-state.ts';
+import { migrateData } from './state/migrations.ts';
+import { MIGRATIONS } from './migrations.ts';
+import { isAppError } from './errors/app-error.ts';
 import { createCatalog } from './tenancy/catalog.ts';
 
 // Each role's own modules (aedes, the MQTT client, the sandbox, the read API, …) are imported when the
@@ -84,7 +86,8 @@ export async function startVigil(config: Config, log: Logger, options: StartOpti
 
   try {
     const keys = createKeys(config.keyPrefix);
-    await packLegacyState({ redis, keys, log });
+    // Before any role: none may read or write data of another layout.
+    await migrateData({ redis, keys, log, migrations: MIGRATIONS });
     const tenancy = createTenancyStore({
       redis,
       keys,
@@ -277,7 +280,7 @@ export async function main(): Promise<void> {
   try {
     vigil = await startVigil(config, log);
   } catch (err) {
-    if (err instanceof PortInUseError) {
+    if (err instanceof PortInUseError || (isAppError(err) && err.code === 'STATE_LAYOUT_UNKNOWN')) {
       process.stderr.write(`vigil: ${err.message}\n`);
       process.exit(1);
     }

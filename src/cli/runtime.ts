@@ -11,6 +11,8 @@ import type { DefinitionScope } from '../tenancy/tenancy-keys.ts';
 import { adminDeps, createKeys, type Keys } from '../keys.ts';
 import { createTenancyAdmin, type TenancyAdmin } from '../tenancy/tenancy-admin.ts';
 import { createTenancyStore, type TenancyStore } from '../tenancy/tenancy-store.ts';
+import { DATA_LAYOUT } from '../migrations.ts';
+import { refuseNewerLayout } from '../state/migrations.ts';
 import { escapeControls, escapeJsonText } from './terminal-text.ts';
 
 export interface Services {
@@ -58,6 +60,10 @@ export function createRuntime(env: NodeJS.ProcessEnv = process.env): Runtime {
     redis = connectRedis(config.redisUrl, 'command', 'vigil-cli');
     await waitReady(redis, config.redisUrl);
     const keys = createKeys(config.keyPrefix);
+    // Every command that reaches Redis, not only those that write: telling readers from writers
+    // command by command would be one more list to keep right, for a case (a command older than
+    // the service) whose fix is to use the service's own command.
+    await refuseNewerLayout(redis, keys, DATA_LAYOUT);
     return {
       config,
       redis,

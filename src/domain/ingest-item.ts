@@ -45,7 +45,7 @@ export interface IngestItem {
   /**
    * The body's `deviceName` as the gateway read it while checking a /gateway/submit body (a
    * non-empty string, else absent): the worker's default rule takes it instead of parsing the body
-   * a second time.
+   * a second time, and without it the body has no device name.
    */
   nameInBody?: string;
   /** Client address (IP or MQTT client id). */

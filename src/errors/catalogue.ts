@@ -116,6 +116,12 @@ export const ERROR_CODES = {
     retryable: true,
     description: 'The monthly export allowance is used; see Retry-After.',
   },
+  STATE_LAYOUT_UNKNOWN: {
+    status: 503,
+    retryable: true,
+    description:
+      'Redis holds data in a layout this version of Vigil does not know: a newer version wrote it, or a migration has not run. Reads of it are refused, processing of it is retried, and a process refuses to start on a newer layout version.',
+  },
   // Administration (CLI)
   INVALID_INPUT: {
     status: 400,

@@ -54,10 +54,7 @@ export function addToBacklog(multi: ChainableCommander, keys: QueueKeys, counts:
   for (const [env, n] of counts) multi.hincrby(keys.queueBacklog(), env, n);
 }
 
-/**
- * The fields of a new entry holding `items`: `n` the count, `p` the items (item-codec.ts). Entries
- * written by earlier versions hold `d`, the items as JSON, and are read as before.
- */
+/** The fields of a new entry holding `items`: `n` the count, `p` the items (item-codec.ts). */
 export function entryFields(items: readonly IngestItem[]): [string, string, string, string] {
   return ['n', String(items.length), 'p', packItems(items)];
 }
@@ -107,11 +104,8 @@ export async function readEntries(
 }
 
 function decodeItems(fields: readonly string[]): IngestItem[] {
-  const f = fieldMap(fields);
-  const packed = f.get('p');
-  if (packed !== undefined) return unpackItems(packed);
-  const json = f.get('d');
-  return json === undefined ? [] : (JSON.parse(json) as IngestItem[]);
+  const packed = fieldMap(fields).get('p');
+  return packed === undefined ? [] : unpackItems(packed);
 }
 
 /**
@@ -231,7 +225,8 @@ export async function requeueDeadLetters(
         '*',
         'n',
         f.get('n') ?? '0',
-        ...(f.has('p') ? ['p', f.get('p') ?? ''] : ['d', f.get('d') ?? '[]']),
+        'p',
+        f.get('p') ?? '',
       )
       .xdel(keys.deadLetters(), id);
     addToBacklog(multi, keys, countsOfDeadLetter(fields));

@@ -6,9 +6,10 @@
  *
  * where L(s) is `<s.length>:<s>` (length in UTF-16 units) and `-` for an absent field. The fixed
  * fields never hold a tab (ingest ids are base64url, environment names are validated, the rest
- * are enums and digits); the free text may hold anything. Against the JSON it replaces: 58 % of
- * the size, and read in 0.45 µs per item instead of 1.1 (JSON.parse, measured), once per payload
- * by the worker. A malformed text throws: its step fails like a JSON entry that does not parse.
+ * are enums and digits); the free text may hold anything. Rather than JSON: a little over half the
+ * size, and read (once per payload, by the worker) in under half the time of JSON.parse
+ * (docs/benchmarks-journal.md). A malformed text throws: its step fails, as any step that cannot
+ * read its entries.
  */
 import type { GatewayKind, IngestItem } from '../domain/ingest-item.ts';
 

@@ -7,6 +7,10 @@
  * hour -1 for "no hour kept".
  */
 
+/**
+ * The layout byte this version reads and writes. A new one comes with a migration of the stored
+ * records (src/migrations.ts); the state script and the readers refuse any other.
+ */
 export const POINT_LAYOUT = 1;
 const DOUBLES = 11;
 const STRINGS_AT = 1 + DOUBLES * 8;
@@ -38,7 +42,10 @@ export interface PointRecord {
   hour: KeptHour | null;
 }
 
-/** The record, or null for a buffer of another layout or length (treated as no state). */
+/**
+ * The record, or null for a buffer of another layout or length. Callers that show state refuse a
+ * record of another layout first (read-state.ts): it is not "no state".
+ */
 export function decodePoint(b: Buffer): PointRecord | null {
   if (b.length < STRINGS_AT + 2 || b[0] !== POINT_LAYOUT) return null;
   const d = (i: number) => b.readDoubleLE(1 + i * 8);

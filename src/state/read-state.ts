@@ -10,7 +10,8 @@ import type { Redis } from '../redis/connect.ts';
 import { decodeSuppressed } from '../tenancy/records.ts';
 import { type StateKeys, DEVICE_FIELD, STATE_FIELD, stateField } from './state-keys.ts';
 import type { TenancyKeys } from '../tenancy/tenancy-keys.ts';
-import { decodePoint, type PointRecord } from './point-record.ts';
+import { AppError } from '../errors/app-error.ts';
+import { decodePoint, POINT_LAYOUT, type PointRecord } from './point-record.ts';
 
 /**
  * The stored state of one device, undecoded. By sensor name in Maps: in a plain object, a data
@@ -19,7 +20,7 @@ import { decodePoint, type PointRecord } from './point-record.ts';
 export interface DeviceStateHash {
   /** Values as JSON by sensor (`<sensor>|v`); empty when the device never posted. */
   values: Map<string, string>;
-  /** Packed state by sensor (`<sensor>|p`), decoded once as read; absent when unreadable. */
+  /** Packed state by sensor (`<sensor>|p`), decoded once as read; absent before the first value, or when cut short. */
   points: Map<string, PointRecord>;
   /** Sensor → suppressed until (epoch ms; 0 = no expiry), as stored. */
   suppressed: ReadonlyMap<string, number>;
@@ -60,7 +61,11 @@ export function queueStateRead(
   pipe.hmgetBuffer(keys.deviceState(env, device), ...plan.fields).hgetall(keys.deviceSuppressed(env, device));
 }
 
-/** The state out of the replies queueStateRead queued, taken in order from `next`. */
+/**
+ * The state out of the replies queueStateRead queued, taken in order from `next`. A data point
+ * stored in a layout this version does not know is refused (STATE_LAYOUT_UNKNOWN, 503) rather than
+ * shown without its state, which would read as SUCCESS.
+ */
 export function stateFromQueued(plan: StateRead, next: () => unknown): DeviceStateHash {
   const replies = next() as (Buffer | null)[];
   const state: DeviceStateHash = {
@@ -72,11 +77,20 @@ export function stateFromQueued(plan: StateRead, next: () => unknown): DeviceSta
     const value = replies[2 * i];
     const packed = replies[2 * i + 1];
     if (value) state.values.set(sensor, value.toString('utf8'));
-    const point = packed ? decodePoint(packed) : null;
+    if (!packed) return;
+    if (packed[0] !== POINT_LAYOUT) throw unknownLayout(sensor, packed[0]);
+    const point = decodePoint(packed);
     if (point) state.points.set(sensor, point);
   });
   return state;
 }
+
+const unknownLayout = (sensor: string, layout: number | undefined) =>
+  new AppError(
+    'STATE_LAYOUT_UNKNOWN',
+    `Data point ${sensor} is stored in layout ${layout ?? 'none'}, which this version of Vigil cannot read (a newer version wrote it, or a migration has not run); try again once the upgrade is complete.`,
+    { details: { sensorName: sensor } },
+  );
 
 /** A device's state before its first value. */
 export const emptyState = (): DeviceStateHash => ({

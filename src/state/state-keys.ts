@@ -9,9 +9,9 @@ export interface StateKeys {
   deviceState(env: string, device: string): string;
   /** Sorted set of `env\ndevice` by availability deadline (epoch ms). */
   availabilityDeadlines(): string;
-  /** The layout version of the data Vigil keeps in Redis (migrations.ts); absent on a fresh install. */
+  /** The layout version of all the data Vigil keeps in Redis (migrations.ts); absent means 1. */
   stateLayout(): string;
-  /** Lock held while migrations run. */
+  /** Token of the process running migrations, with an expiry it renews while they run. */
   migrationLock(): string;
   /** SCAN pattern matching every device state hash. */
   stateHashes(): string;

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { ReplyError, type Redis } from 'ioredis';
 import type { Status } from '../domain/types.ts';
 import { LeaseLostError } from '../errors/lease-lost.ts';
+import { AppError } from '../errors/app-error.ts';
 import type { EventKeys } from '../events/event-keys.ts';
 import type { StateKeys } from './state-keys.ts';
 
@@ -82,7 +83,9 @@ export interface StateStore {
   /**
    * Applies each device's readings, in the order given. A device whose data the script refuses is
    * reported as such and the others are applied; only an infrastructure fault (Redis unreachable,
-   * a command timed out) rejects, or LeaseLostError when `guard` no longer holds.
+   * a command timed out) rejects, and a state stored in a layout this version does not know
+   * (STATE_LAYOUT_UNKNOWN: not the data's fault, and nothing of that device is applied); it rejects
+   * with LeaseLostError when `guard` no longer holds.
    */
   applyReadings(batch: DeviceReadings[], nowMs: number, guard?: StateGuard): Promise<DeviceApplied[]>;
   /**
@@ -178,13 +181,17 @@ export function createStateStore(deps: {
     if (!results) throw new Error('Redis pipeline returned nothing');
     return results.map(([err, res]) => {
       if (!err) return res as string[][];
-      // An error reply: the script failed on the data of the call. Any other error (connection
-      // lost, command timed out) is the infrastructure's and fails the step.
-      if (isReplyError(err)) {
-        if (err.message.startsWith('VIGIL_GUARD_LOST')) throw new LeaseLostError(err.message);
-        return err;
+      // An error reply: the script failed on the data of the call — unless it says the worker lost
+      // the call's lease, or that the stored state is of a layout it does not know, which no
+      // payload caused. Any other error (connection lost, command timed out) is the
+      // infrastructure's and fails the step.
+      if (!isReplyError(err)) throw err;
+      const code = replyCode(err);
+      if (code === 'VIGIL_GUARD_LOST') throw new LeaseLostError(err.message);
+      if (code === 'STATE_LAYOUT_UNKNOWN') {
+        throw new AppError('STATE_LAYOUT_UNKNOWN', err.message, { cause: err });
       }
-      throw err;
+      return err;
     });
   }
 
@@ -304,6 +311,9 @@ type ScriptArg = ReturnType<typeof toScriptArg> & { g?: readonly string[] };
 
 /** Redis answered with an error (ioredis's class for error replies, typed `any` there). */
 const isReplyError = (err: Error): boolean => err instanceof (ReplyError as ErrorConstructor);
+
+/** The code of an error reply: its first word (`ERR`, or the one a script chose). */
+const replyCode = (err: Error): string => err.message.split(' ', 1)[0] ?? '';
 
 const statusesOf = (device: string[]): (Status | null)[] =>
   device.map((s) => (s === '' ? null : (s as Status)));

@@ -2,7 +2,8 @@
  * Processing of one worker step: pre-parse → resolve devices → parse → convert → store state →
  * write history (which finishes after the result is returned); the outcomes go to the ingestion
  * log in the MULTI that acknowledges the step. Per-payload problems are logged and never fail the
- * step; only infrastructure faults (Redis, InfluxDB) fail it, so the worker retries the whole step
+ * step; only infrastructure faults (Redis, InfluxDB) and state stored in a layout this version does
+ * not know (STATE_LAYOUT_UNKNOWN: a migration has not run) fail it, so the worker retries the whole step
  * — which is safe, because state (by measurement time) and history (by timestamp) are idempotent,
  * and the ingestion log, which is not, is written only by the acknowledgement that ends the retries.
  *
@@ -11,6 +12,7 @@
  * payloads fail alone (PROCESSING_FAILED, listed in `failed` for the dead-letter stream) and the
  * rest of the step goes on.
  */
+import { isAppError } from '../errors/app-error.ts';
 import type { Status } from '../domain/types.ts';
 import { valueLineOf, type ContactPoint, type HistoryWriter } from '../history/history-writer.ts';
 import type { IngestLog } from '../ingest/ingest-log.ts';
@@ -78,6 +80,27 @@ export function createIngestProcessor(deps: IngestProcessorDeps): ProcessItems {
     deps.log,
     'processing failed on the data of a payload or device; its payloads are kept in the dead-letter stream',
   );
+  /**
+   * The state step. State stored in a layout this version does not know is nobody's payload's
+   * fault: the step fails, so its payloads stay queued and are retried once the layout is known.
+   */
+  const applyState = async (
+    converted: ConvertedDevice[],
+    nowMs: number,
+    guard: StepContext['guard'],
+  ): Promise<DeviceApplied[]> => {
+    try {
+      return await deps.state.applyReadings(converted, nowMs, guard);
+    } catch (err) {
+      if (isAppError(err) && err.code === 'STATE_LAYOUT_UNKNOWN') {
+        deps.log.error(
+          { code: err.code, err: err.message },
+          'device state is stored in a layout this version of Vigil does not know; the step is retried, its payloads stay queued: start this version so that its migrations run, or run the newer version that wrote it',
+        );
+      }
+      throw err;
+    }
+  };
   return async function processItems(items, step = {}) {
     const nowMs = clock();
     const marks = [performance.now()];
@@ -107,7 +130,7 @@ export function createIngestProcessor(deps: IngestProcessorDeps): ProcessItems {
       failed: failures.device,
     });
     marks.push(performance.now());
-    const results = await deps.state.applyReadings(converted, nowMs, step.guard);
+    const results = await applyState(converted, nowMs, step.guard);
     marks.push(performance.now());
     const { devices, applied } = withoutRefused(converted, results, failures);
     if (marks[5]! - marks[0]! >= SLOW_STEP_MS) {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKeys } from '../../src/keys.ts';
+import { packItems } from '../../src/queue/item-codec.ts';
 import { sha256Hex, verifyPassword } from '../../src/tenancy/secrets.ts';
 import { createCliHarness, type CliHarness } from './cli-run.ts';
 
@@ -403,8 +404,21 @@ describe('vigil output', () => {
 
 describe('vigil queue', () => {
   it('shows the backlog and dead letters, and requeues dead letters into their partitions', async () => {
-    const items = (n: number) => JSON.stringify(Array.from({ length: n }, (_, i) => ({ id: `x${i}` })));
-    await cli.redis.xadd(keys.ingestStream(3), '*', 'n', '1', 'd', items(1));
+    const items = (n: number) =>
+      packItems(
+        Array.from({ length: n }, (_, i) => ({
+          id: `x${i}`,
+          env: 'alpha',
+          gateway: 'raw' as const,
+          via: 'http' as const,
+          receivedMs: 0,
+          body: '1',
+          bodyIsHex: false,
+          deviceName: 'd',
+          client: 'test',
+        })),
+      );
+    await cli.redis.xadd(keys.ingestStream(3), '*', 'n', '1', 'p', items(1));
     const deadId = await cli.redis.xadd(
       keys.deadLetters(),
       '*',
@@ -416,7 +430,7 @@ describe('vigil queue', () => {
       'InfluxDB write failed (400): field type conflict',
       'n',
       '2',
-      'd',
+      'p',
       items(2),
     );
     expect(await cli.json(['queue', 'status'])).toEqual({
@@ -433,6 +447,6 @@ describe('vigil queue', () => {
     expect(await cli.json(['queue', 'requeue'])).toEqual({ requeued: [deadId] });
     expect(await cli.redis.xlen(keys.deadLetters())).toBe(0);
     const requeued = await cli.redis.xrange(keys.ingestStream(5), '-', '+');
-    expect(requeued.map(([, fields]) => fields)).toEqual([['n', '2', 'd', items(2)]]);
+    expect(requeued.map(([, fields]) => fields)).toEqual([['n', '2', 'p', items(2)]]);
   });
 });

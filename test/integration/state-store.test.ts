@@ -257,11 +257,13 @@ describe('state store: the current hour of each data point', () => {
     expect(await redis.hget(keys.deviceState('e1', 'd1'), 'Temperature|v')).toBe('"open"');
   });
 
-  it('starts over from packed state of a layout it does not know', async () => {
+  it('refuses packed state of a layout it does not know, writing nothing of the device', async () => {
     const { redis, keys, state } = setup();
     await redis.hset(keys.deviceState('e1', 'd1'), 'Temperature|p', '10 1 5 5 5');
-    await state.applyReadings([reading([[10 * H + 1, 7]])], 11 * H);
-    expect(await hourOf(redis, keys)).toEqual([10, 1, 7, 7, 7, 0]);
+    await expect(state.applyReadings([reading([[10 * H + 1, 7]])], 11 * H)).rejects.toMatchObject({
+      code: 'STATE_LAYOUT_UNKNOWN',
+    });
+    expect(await redis.hgetall(keys.deviceState('e1', 'd1'))).toEqual({ 'Temperature|p': '10 1 5 5 5' });
   });
 
   it('reads back what encodePoint writes, as the read side decodes what the script writes', async () => {

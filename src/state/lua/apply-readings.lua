@@ -34,7 +34,10 @@ fails the call before any device. So when the script raises an error on a device
 nothing of it, and the devices before it in the call are fully applied. The worker then runs each
 device of the call again on its own (state-store.ts): applying is by measurement time, so a second
 run of an applied device changes no value, status, contact or deadline and emits no event (it only
-marks the value's hour late, which sends readers of that hour to InfluxDB).
+marks the value's hour late, which sends readers of that hour to InfluxDB). One error is not the
+data's fault: a data point stored in a layout this script does not know (a newer Vigil wrote it, or
+a migration has not run) fails the call with `STATE_LAYOUT_UNKNOWN …`, and the worker retries the
+whole step rather than fail the device's payloads.
 
 State hash layout (read-state.ts decodes it; keys.ts STATE_FIELD): per data point `<sensor>|v`, the
 value as JSON, and `<sensor>|p`, the rest packed as POINT_FORMAT: layout version (1), then as
@@ -78,19 +81,29 @@ local function fieldsOf(name)
   return f
 end
 
--- A data point's state out of its packed field (nil: no value yet, or a layout this script does
--- not know, which the next value replaces).
+-- A data point's state out of its packed field (false: no value yet). Nil for a layout this script
+-- does not know: the caller refuses the device (STATE_LAYOUT_UNKNOWN).
 local function unpackPoint(f, raw)
   -- Every field the point gets is named in its constructor (v and changed too, as nil), so the
   -- table is made at its final size rather than grown field by field.
-  if raw and string.byte(raw, 1) == POINT_LAYOUT then
-    local _, u, t, r, ls, ss, hh, hn, hs, hmin, hmax, hlate, s, ri = struct.unpack(POINT_FORMAT, raw)
-    if ls ~= ls then ls = nil end
-    return { f = f, u = u, t = t, r = r, ls = ls, ss = ss, hh = hh, hn = hn, hs = hs, hmin = hmin,
-      hmax = hmax, hlate = hlate, s = s, ri = ri, v = nil, changed = nil }
+  if not raw then
+    return { f = f, u = nil, t = nil, r = -1, ls = nil, ss = nil, hh = -1, hn = 0, hs = 0, hmin = 0,
+      hmax = 0, hlate = 0, s = 'SUCCESS', ri = nil, v = nil, changed = nil }
   end
-  return { f = f, u = nil, t = nil, r = -1, ls = nil, ss = nil, hh = -1, hn = 0, hs = 0, hmin = 0,
-    hmax = 0, hlate = 0, s = 'SUCCESS', ri = nil, v = nil, changed = nil }
+  if string.byte(raw, 1) ~= POINT_LAYOUT then return nil end
+  local _, u, t, r, ls, ss, hh, hn, hs, hmin, hmax, hlate, s, ri = struct.unpack(POINT_FORMAT, raw)
+  if ls ~= ls then ls = nil end
+  return { f = f, u = u, t = t, r = r, ls = ls, ss = ss, hh = hh, hn = hn, hs = hs, hmin = hmin,
+    hmax = hmax, hlate = hlate, s = s, ri = ri, v = nil, changed = nil }
+end
+
+-- A state this script cannot read is never taken for a fresh data point (which would be SUCCESS,
+-- and every stored problem a new event): the call fails before anything of the device is written,
+-- with the catalogue code as the error's first word, which the worker reads (state-store.ts).
+local function refuseUnknownLayout(env, device, sensor, raw)
+  error(redis.error_reply('STATE_LAYOUT_UNKNOWN ' .. env .. '/' .. device .. ': data point ' .. sensor
+    .. ' is stored in layout ' .. tostring(string.byte(raw, 1)) .. '; this version of Vigil knows '
+    .. POINT_LAYOUT))
 end
 
 local function packPoint(p)
@@ -152,7 +165,11 @@ local function applyDevice(i, dev)
   -- Each data point's state as read; values move it forward in time order, and only its final
   -- state is written.
   local points = {}
-  for k, name in ipairs(names) do points[k] = unpackPoint(fieldsOf(name), got[4 + k]) end
+  for k, name in ipairs(names) do
+    local p = unpackPoint(fieldsOf(name), got[4 + k])
+    if p == nil then refuseUnknownLayout(env, device, name, got[4 + k]) end
+    points[k] = p
+  end
 
   local applied = {}
   -- Events are emitted after the state is written (see the top of this file).

@@ -61,9 +61,10 @@ describe('currentHourOf', () => {
     expect(currentHourOf(state(100 * H, kept(100, 3, 6, 1, 3, true)), 'T', NOW)).toBeUndefined();
   });
 
-  it('treats a packed field of an unknown layout as no state', () => {
+  it('refuses a packed field of an unknown layout rather than read it as no state', () => {
     const replies = [[Buffer.from('1'), Buffer.from('garbled')], {}];
-    const garbled = stateFromQueued(planStateRead(['T']), () => replies.shift());
-    expect(currentHourOf(garbled, 'T', NOW)).toBeNull();
+    expect(() => stateFromQueued(planStateRead(['T']), () => replies.shift())).toThrow(
+      expect.objectContaining({ code: 'STATE_LAYOUT_UNKNOWN', status: 503 }),
+    );
   });
 });

@@ -1,0 +1,13 @@
+/**
+ * Every migration of the data Vigil keeps in Redis, oldest first, for the composition root and the
+ * `vigil` command: src/state/migrations.ts stores the layout version and runs them. Each folder
+ * writes the migrations of its own data beside it; this list puts them in order, as keys.ts puts
+ * the key builders together. docs/operations.md#upgrades shows how to add one.
+ */
+import type { Keys } from './keys.ts';
+import { latestLayout, type Migration } from './state/migrations.ts';
+
+export const MIGRATIONS: readonly Migration<Keys>[] = [];
+
+/** The layout of Redis data this version of Vigil reads and writes. */
+export const DATA_LAYOUT = latestLayout(MIGRATIONS);

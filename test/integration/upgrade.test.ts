@@ -1,0 +1,170 @@
+/**
+ * Upgrades of a whole Vigil. State written before the layout version was stored (layout 1, the
+ * only layout any deployment has had) is upgraded at start and read as it was: no status changes,
+ * no new event. A Redis holding a layout newer than this version knows is refused, by the service
+ * and by the `vigil` command, and left as it is.
+ *
+ * When a migration to a new point layout comes, the first phase here must keep writing layout 1
+ * (a frozen copy of its encoder), so that this test keeps upgrading from what deployments hold.
+ */
+import { execFile } from 'node:child_process';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { createKeys } from '../../src/keys.ts';
+import { createLogger } from '../../src/log/logger.ts';
+import { startVigil } from '../../src/main.ts';
+import { countEntries } from '../../src/queue/ingest-queue.ts';
+import { closeRedis, connectRedis } from '../../src/redis/connect.ts';
+import { startAvailabilityScheduler } from '../../src/scheduler/availability-scheduler.ts';
+import { createStateStore } from '../../src/state/state-store.ts';
+import { createCatalog } from '../../src/tenancy/catalog.ts';
+import { loginLimitsOf } from '../../src/tenancy/login.ts';
+import { createTenancyStore } from '../../src/tenancy/tenancy-store.ts';
+import { testConfig } from '../support/context.ts';
+import { storedState } from '../support/state.ts';
+import { eventually, provisionComfort, startPipeline, type Pipeline } from '../support/pipeline.ts';
+import { createCliHarness } from './cli-run.ts';
+
+const quiet = createLogger('silent');
+
+const idle = (p: Pipeline) => async () =>
+  (await countEntries(p.redis, p.keys, p.config.queuePartitions)) === 0 ? true : undefined;
+
+/** Each data point's status, and the device's open Availability event. */
+async function statuses(p: Pipeline, device: string) {
+  const s = await storedState(p.redis, p.keys.deviceState('acme', device));
+  const out: Record<string, string | undefined> = { lost: s.device['@lost'] };
+  for (const [sensor, point] of Object.entries(s.points)) out[sensor] = point.status;
+  return out;
+}
+
+/** Marks `device` lost the way the scheduler does, on a clock past its deadline. */
+async function loseContact(p: Pipeline, device: string): Promise<void> {
+  const deadline = Number(await p.redis.zscore(p.keys.availabilityDeadlines(), `acme\n${device}`));
+  const scheduler = startAvailabilityScheduler({
+    redis: p.redis,
+    keys: p.keys,
+    state: createStateStore({ redis: p.redis, keys: p.keys, eventsCap: 1000 }),
+    catalog: createCatalog({
+      tenancy: createTenancyStore({ redis: p.redis, keys: p.keys, login: loginLimitsOf(p.config) }),
+    }),
+    log: quiet,
+    intervalMs: 1000,
+    clock: () => deadline + 1,
+    autoStart: false,
+  });
+  expect(await scheduler.tick()).toBe(1);
+  await scheduler.close();
+}
+
+describe('upgrading', () => {
+  it(
+    'keeps every status and creates no event when an install without a stored layout starts',
+    { timeout: 60_000 },
+    async () => {
+      // The state of an install from before the layout version was stored, written by the same
+      // code path: data points in WARNING, CRITICAL and ERROR, and a device whose contact is lost.
+      const p = await startPipeline({ roles: 'gateway,worker' });
+      const { key } = await provisionComfort(p, 'acme', ['warm']);
+      await p.admin.createDevice('acme', {
+        name: 'silent',
+        definitionName: 'ComfortSensors',
+        definitionIsPublic: false,
+        availabilityMinutes: 1,
+      });
+      const post = async (body: Record<string, unknown>) =>
+        expect((await p.post('gateway/submit', key, JSON.stringify(body))).status).toBe(202);
+      await post({ deviceName: 'warm', Temperature: 31, Humidity: 75, Battery: 2700, CO2: 500 });
+      await post({ deviceName: 'silent', Temperature: 18 });
+      await eventually(idle(p), 15_000, 'the first payloads processed');
+      await loseContact(p, 'silent');
+      await p.vigil.close();
+      await p.redis.del(p.keys.stateLayout());
+      const before = { warm: await statuses(p, 'warm'), silent: await statuses(p, 'silent') };
+      expect(before).toEqual({
+        warm: {
+          lost: undefined,
+          Temperature: 'CRITICAL',
+          Humidity: 'WARNING',
+          Battery: 'ERROR',
+          CO2: 'SUCCESS',
+        },
+        silent: { lost: '1', Temperature: 'SUCCESS' },
+      });
+      const events = await p.redis.zrange(p.keys.envEvents('acme'), 0, -1);
+      expect(events).toHaveLength(4);
+
+      const upgraded = await startVigil(p.config, quiet);
+      try {
+        expect(await p.redis.get(p.keys.stateLayout())).toBe('1');
+        const again = async (body: Record<string, unknown>) => {
+          const res = await fetch(`http://127.0.0.1:${upgraded.ports.gateway}/gateway/submit/${key}`, {
+            method: 'POST',
+            body: JSON.stringify(body),
+          });
+          expect(res.status).toBe(202);
+        };
+        // Values that keep every status.
+        await again({ deviceName: 'warm', Temperature: 30.8, Humidity: 71, Battery: 2750, CO2: 600 });
+        await eventually(idle(p), 15_000, 'the payload after the upgrade processed');
+        expect(await p.redis.hget(p.keys.deviceState('acme', 'warm'), 'CO2|v')).toBe('600');
+        expect({ warm: await statuses(p, 'warm'), silent: await statuses(p, 'silent') }).toEqual(before);
+        expect(await p.redis.zrange(p.keys.envEvents('acme'), 0, -1)).toEqual(events);
+      } finally {
+        await upgraded.close();
+      }
+    },
+  );
+
+  it('refuses to start on a layout newer than it knows, leaving the data as it is', async () => {
+    const config = testConfig({ roles: 'worker,api' });
+    const redis = connectRedis(config.redisUrl, 'command');
+    onTestFinished(() => closeRedis(redis));
+    const keys = createKeys(config.keyPrefix);
+    await redis.set(keys.stateLayout(), '2');
+    const refused = startVigil(config, quiet);
+    await expect(refused).rejects.toMatchObject({ code: 'STATE_LAYOUT_UNKNOWN' });
+    await expect(refused).rejects.toThrow(/layout 2, newer than this version of Vigil knows \(up to 1\)/);
+    expect(await redis.keys(`${config.keyPrefix}:*`)).toEqual([keys.stateLayout()]);
+    expect(await redis.get(keys.stateLayout())).toBe('2');
+
+    // As a process: one line on stderr naming both layouts, exit code 1.
+    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VIGIL_')));
+    const run = await new Promise<{ code: number; stderr: string }>((resolve) => {
+      execFile(
+        'node_modules/.bin/node',
+        ['--no-node-snapshot', 'src/main.ts'],
+        {
+          env: {
+            ...env,
+            VIGIL_REDIS_URL: config.redisUrl,
+            VIGIL_INFLUX_URL: config.influxUrl,
+            VIGIL_KEY_PREFIX: config.keyPrefix,
+            VIGIL_ROLES: 'worker',
+            VIGIL_OPS_PORT: '0',
+          },
+          timeout: 30_000,
+        },
+        (err, _stdout, stderr) =>
+          resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stderr }),
+      );
+    });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(
+      /^vigil: Redis holds Vigil data in layout 2, newer than .*\(up to 1\)[^\n]*\n$/,
+    );
+  });
+
+  it('the vigil command refuses to run on a layout newer than it knows', async () => {
+    const cli = createCliHarness();
+    try {
+      const layoutKey = createKeys(cli.prefix).stateLayout();
+      await cli.redis.set(layoutKey, '2');
+      const r = await cli.run(['env', 'create', 'acme']);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/^vigil: Redis holds Vigil data in layout 2, newer than .*\(up to 1\)/);
+      expect(await cli.redis.keys(`${cli.prefix}:*`)).toEqual([layoutKey]);
+    } finally {
+      await cli.close();
+    }
+  });
+});

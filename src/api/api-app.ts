@@ -10,6 +10,7 @@ import { Histogram, type Registry } from 'prom-client';
 import { createExpressApp } from '../http/create-app.ts';
 import { errorHandler, methodNotAllowed, notFound } from '../http/error-handling.ts';
 import { STREAMED, type ApiDeps, type ApiRoute } from './api-route.ts';
+import { parseAttributes } from './attributes.ts';
 import { createBearerAuth } from './bearer-auth.ts';
 import { deviceRoutes } from './devices-routes.ts';
 import { eventRoutes } from './events-routes.ts';
@@ -50,14 +51,7 @@ export function createApiApp(deps: ApiDeps, before: RequestHandler[] = []): expr
   app.get('/openapi.json', (_req, res) => {
     res.json(OPENAPI_DOCUMENT);
   });
-  const routes: ApiRoute[] = [
-    ...loginRoutes(deps),
-    ...deviceRoutes(deps),
-    ...sensorRoutes(deps),
-    ...exportRoutes(deps),
-    ...eventRoutes(deps),
-    ...ingestLogRoutes(deps),
-  ];
+  const routes = apiRoutes(deps);
   for (const route of routes) {
     const run = runRoute(route);
     for (const path of route.paths) {
@@ -81,12 +75,15 @@ export function createApiApp(deps: ApiDeps, before: RequestHandler[] = []): expr
       const body: unknown = req.body;
       const url = req.originalUrl;
       const mark = url.indexOf('?');
-      const attrs = collectAttributes(
-        mark < 0 ? '' : url.slice(mark + 1),
-        typeof body === 'string' ? body : '',
-        req.headers['content-type'],
+      const attrs = parseAttributes(
+        route.attributes,
+        collectAttributes(
+          mark < 0 ? '' : url.slice(mark + 1),
+          typeof body === 'string' ? body : '',
+          req.headers['content-type'],
+        ),
       );
-      // Named parameters only (`/login/:key`), never wildcards: each is one string.
+      // Named parameters only (`/login/:apiKey`), never wildcards: each is one string.
       const params = req.params as Record<string, string>;
       // req.ip: the socket's peer, or X-Forwarded-For as far as 'trust proxy' (VIGIL_TRUST_PROXY) allows.
       const clientAddress = req.ip ?? '';
@@ -94,6 +91,18 @@ export function createApiApp(deps: ApiDeps, before: RequestHandler[] = []): expr
       if (data !== STREAMED) res.json({ status: 'success', data });
     };
   }
+}
+
+/** Every route of the read API, as mounted (and described in the OpenAPI document). */
+export function apiRoutes(deps: ApiDeps): ApiRoute[] {
+  return [
+    ...loginRoutes(deps),
+    ...deviceRoutes(deps),
+    ...sensorRoutes(deps),
+    ...exportRoutes(deps),
+    ...eventRoutes(deps),
+    ...ingestLogRoutes(deps),
+  ];
 }
 
 /** Times each request into `vigil_api_request_duration_seconds{route,status}`. */

@@ -17,7 +17,7 @@ import { eventRoutes } from './events-routes.ts';
 import { exportRoutes } from './export-route.ts';
 import { ingestLogRoutes } from './ingest-log-route.ts';
 import { loginRoutes } from './login-route.ts';
-import { OPENAPI_DOCUMENT } from './openapi.ts';
+import { buildOpenApiDocument } from './openapi.ts';
 import { collectAttributes } from './request-params.ts';
 import { sensorRoutes } from './sensors-routes.ts';
 
@@ -48,10 +48,11 @@ export function createApiApp(deps: ApiDeps, before: RequestHandler[] = []): expr
     res.setHeader('Cache-Control', 'no-store');
     next();
   });
-  app.get('/openapi.json', (_req, res) => {
-    res.json(OPENAPI_DOCUMENT);
-  });
   const routes = apiRoutes(deps);
+  const openApiDocument = buildOpenApiDocument(routes);
+  app.get('/openapi.json', (_req, res) => {
+    res.json(openApiDocument);
+  });
   for (const route of routes) {
     const run = runRoute(route);
     for (const path of route.paths) {

@@ -10,13 +10,14 @@ import { Histogram, type Registry } from 'prom-client';
 import { createExpressApp } from '../http/create-app.ts';
 import { errorHandler, methodNotAllowed, notFound } from '../http/error-handling.ts';
 import { STREAMED, type ApiDeps, type ApiRoute } from './api-route.ts';
+import { parseAttributes } from './attributes.ts';
 import { createBearerAuth } from './bearer-auth.ts';
 import { deviceRoutes } from './devices-routes.ts';
 import { eventRoutes } from './events-routes.ts';
 import { exportRoutes } from './export-route.ts';
 import { ingestLogRoutes } from './ingest-log-route.ts';
 import { loginRoutes } from './login-route.ts';
-import { OPENAPI_DOCUMENT } from './openapi.ts';
+import { buildOpenApiDocument } from './openapi.ts';
 import { collectAttributes } from './request-params.ts';
 import { sensorRoutes } from './sensors-routes.ts';
 
@@ -47,17 +48,11 @@ export function createApiApp(deps: ApiDeps, before: RequestHandler[] = []): expr
     res.setHeader('Cache-Control', 'no-store');
     next();
   });
+  const routes = apiRoutes(deps);
+  const openApiDocument = buildOpenApiDocument(routes);
   app.get('/openapi.json', (_req, res) => {
-    res.json(OPENAPI_DOCUMENT);
+    res.json(openApiDocument);
   });
-  const routes: ApiRoute[] = [
-    ...loginRoutes(deps),
-    ...deviceRoutes(deps),
-    ...sensorRoutes(deps),
-    ...exportRoutes(deps),
-    ...eventRoutes(deps),
-    ...ingestLogRoutes(deps),
-  ];
   for (const route of routes) {
     const run = runRoute(route);
     for (const path of route.paths) {
@@ -81,12 +76,15 @@ export function createApiApp(deps: ApiDeps, before: RequestHandler[] = []): expr
       const body: unknown = req.body;
       const url = req.originalUrl;
       const mark = url.indexOf('?');
-      const attrs = collectAttributes(
-        mark < 0 ? '' : url.slice(mark + 1),
-        typeof body === 'string' ? body : '',
-        req.headers['content-type'],
+      const attrs = parseAttributes(
+        route.attributes,
+        collectAttributes(
+          mark < 0 ? '' : url.slice(mark + 1),
+          typeof body === 'string' ? body : '',
+          req.headers['content-type'],
+        ),
       );
-      // Named parameters only (`/login/:key`), never wildcards: each is one string.
+      // Named parameters only (`/login/:apiKey`), never wildcards: each is one string.
       const params = req.params as Record<string, string>;
       // req.ip: the socket's peer, or X-Forwarded-For as far as 'trust proxy' (VIGIL_TRUST_PROXY) allows.
       const clientAddress = req.ip ?? '';
@@ -94,6 +92,18 @@ export function createApiApp(deps: ApiDeps, before: RequestHandler[] = []): expr
       if (data !== STREAMED) res.json({ status: 'success', data });
     };
   }
+}
+
+/** Every route of the read API, as mounted (and described in the OpenAPI document). */
+export function apiRoutes(deps: ApiDeps): ApiRoute[] {
+  return [
+    ...loginRoutes(deps),
+    ...deviceRoutes(deps),
+    ...sensorRoutes(deps),
+    ...exportRoutes(deps),
+    ...eventRoutes(deps),
+    ...ingestLogRoutes(deps),
+  ];
 }
 
 /** Times each request into `vigil_api_request_duration_seconds{route,status}`. */

@@ -1,7 +1,7 @@
 /**
- * What every read-API route shares: its handler signature, the dependencies handed to it and the
- * answer envelope. A handler returns the envelope's `data`, or STREAMED when it wrote the response
- * itself (the export).
+ * What every read-API route shares: its attributes schema, its handler signature, the dependencies
+ * handed to it and the answer envelope. A handler receives its attributes validated and typed, and
+ * returns the envelope's `data`, or STREAMED when it wrote the response itself (the export).
  */
 import type { EventKeys } from '../events/event-keys.ts';
 import type { IngestKeys } from '../ingest/ingest-keys.ts';
@@ -18,7 +18,7 @@ import type { IngestLog } from '../ingest/ingest-log.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Redis } from '../redis/connect.ts';
 import type { TenancyStore } from '../tenancy/tenancy-store.ts';
-import type { Attributes } from './request-params.ts';
+import type { AttributesSchema } from './attributes.ts';
 
 export interface ApiDeps {
   config: Config;
@@ -41,10 +41,11 @@ export interface ApiDeps {
   last24Hours?: (env: string, items: ReaderItem[], nowMs: number) => Promise<Map<string, Bucket[]>>;
 }
 
-export interface ApiRequest {
+export interface ApiRequest<A = unknown> {
   /** The caller's environment (from the bearer token); '' on routes without a token. */
   env: string;
-  attrs: Attributes;
+  /** The request's attributes, as the route's schema gives them. */
+  attrs: A;
   nowMs: number;
   /** Path parameters (`/login/:key` gives `key`), decoded. */
   params: Record<string, string>;
@@ -57,14 +58,23 @@ export interface ApiRequest {
 /** Marker: the handler has written the response itself. */
 export const STREAMED = Symbol('streamed');
 
-export interface ApiRoute {
+export interface ApiRoute<A = unknown> {
+  /** Express paths; a `:name` segment is a path parameter. */
   paths: string[];
   /** Methods answered (GET and POST for every read endpoint). */
   methods: ('GET' | 'POST')[];
   /** Needs `Authorization: Bearer vt_…`. */
   auth: boolean;
-  handle(r: ApiRequest): Promise<unknown>;
+  /**
+   * The request attributes (attributes.ts): checked before `handle` runs, after the token, and
+   * published as the endpoint's parameters in the OpenAPI document.
+   */
+  attributes: AttributesSchema<A>;
+  handle(r: ApiRequest<A>): Promise<unknown>;
 }
+
+/** A route whose handler is typed by its attributes schema. */
+export const apiRoute = <A>(route: ApiRoute<A>): ApiRoute => route;
 
 /** Removes repeated items, keeping the first occurrence's position. */
 export function uniqueBy<T>(items: readonly T[], key: (item: T) => string): T[] {

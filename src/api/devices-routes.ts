@@ -6,9 +6,9 @@ import { AppError } from '../errors/app-error.ts';
 import { listEvents } from '../events/list-events.ts';
 import { readLastContacts } from '../state/read-state.ts';
 import type { DeviceRecord } from '../tenancy/types.ts';
-import type { ApiDeps, ApiRoute } from './api-route.ts';
-import { eventQuery } from './events-routes.ts';
-import { readBoolean, readString } from './request-params.ts';
+import { apiRoute, type ApiDeps, type ApiRoute } from './api-route.ts';
+import { attr, attributes } from './attributes.ts';
+import { EVENT_FILTERS, eventQuery } from './events-routes.ts';
 import { deviceShape } from './sensor-shapes.ts';
 
 const byName = (a: DeviceRecord, b: DeviceRecord) =>
@@ -29,19 +29,24 @@ export function deviceRoutes(deps: ApiDeps): ApiRoute[] {
   }
 
   return [
-    {
+    apiRoute({
       paths: ['/devices/list'],
       methods: ['GET', 'POST'],
       auth: true,
+      attributes: attributes({}),
       handle: async ({ env }) => shapeDevices(env, await tenancy.listDevices(env)),
-    },
-    {
+    }),
+    apiRoute({
       paths: ['/devices/listByDefinitionName', '/devices/listByDefinitionNames'],
       methods: ['GET', 'POST'],
       auth: true,
-      async handle({ env, attrs }) {
-        const definitionName = readString(attrs, 'definitionName');
-        const definitionIsPublic = readBoolean(attrs, 'definitionIsPublic');
+      attributes: attributes({
+        definitionName: attr.string(),
+        definitionIsPublic: attr
+          .boolean()
+          .describe("true: the public definition of that name; false: the environment's private one."),
+      }),
+      async handle({ env, attrs: { definitionName, definitionIsPublic } }) {
         const [definition, devices] = await Promise.all([
           tenancy.getDefinition(env, definitionName, definitionIsPublic),
           tenancy.listDevices(env),
@@ -58,18 +63,17 @@ export function deviceRoutes(deps: ApiDeps): ApiRoute[] {
         );
         return shapeDevices(env, matching);
       },
-    },
-    {
+    }),
+    apiRoute({
       paths: ['/devices/events'],
       methods: ['GET', 'POST'],
       auth: true,
-      async handle({ env, attrs }) {
-        const deviceName = readString(attrs, 'deviceName');
-        const query = eventQuery(env, attrs);
+      attributes: attributes({ deviceName: attr.string(), ...EVENT_FILTERS }),
+      async handle({ env, attrs: { deviceName, ...filters } }) {
         if (!(await tenancy.getDevice(env, deviceName))) throw deviceNotFound(deviceName);
-        return listEvents(redis, keys, { ...query, device: deviceName });
+        return listEvents(redis, keys, { ...eventQuery(env, filters), device: deviceName });
       },
-    },
+    }),
   ];
 }
 

@@ -3,27 +3,32 @@
  * listings share: limit, startUTC/endUTC (UNIX seconds on receivedUTC, [start, end)),
  * eventCategory and eventStatus.
  */
+import type { z } from 'zod';
 import { STATUSES } from '../domain/types.ts';
-import { AppError } from '../errors/app-error.ts';
 import { listEvents, type EventQuery } from '../events/list-events.ts';
-import type { ApiDeps, ApiRoute } from './api-route.ts';
-import { readNumber, readString, type Attributes } from './request-params.ts';
+import { apiRoute, type ApiDeps, type ApiRoute } from './api-route.ts';
+import { attr, attributes } from './attributes.ts';
 
 export const EVENTS_DEFAULT_LIMIT = 1000;
 export const EVENTS_MAX_LIMIT = 10_000;
-const CATEGORIES = ['Sensors', 'Availability'];
 
-/** The listing attributes of an events request. */
-export function eventQuery(env: string, attrs: Attributes): EventQuery {
-  const limit = readNumber(attrs, 'limit', { integer: true, min: 1, max: EVENTS_MAX_LIMIT });
-  const startUTC = readNumber(attrs, 'startUTC', { min: 0 });
-  const endUTC = readNumber(attrs, 'endUTC', { min: 0 });
-  const eventCategory = readString(attrs, 'eventCategory', { optional: true });
-  const eventStatus = readString(attrs, 'eventStatus', { optional: true });
-  if (eventCategory !== undefined && !CATEGORIES.includes(eventCategory))
-    throw invalid('eventCategory', `one of ${CATEGORIES.join(', ')}`);
-  if (eventStatus !== undefined && !(STATUSES as readonly string[]).includes(eventStatus))
-    throw invalid('eventStatus', `one of ${STATUSES.join(', ')}`);
+/** The filters of an events listing, all optional. */
+export const EVENT_FILTERS = {
+  limit: attr.number({ integer: true, min: 1, max: EVENTS_MAX_LIMIT }).optional().meta({
+    description: 'Most events returned, counting those that pass the filters.',
+    default: EVENTS_DEFAULT_LIMIT,
+  }),
+  startUTC: attr.number({ min: 0 }).optional().describe('UNIX seconds, inclusive, on receivedUTC.'),
+  endUTC: attr.number({ min: 0 }).optional().describe('UNIX seconds, exclusive, on receivedUTC.'),
+  eventCategory: attr.oneOf(['Sensors', 'Availability']).optional(),
+  eventStatus: attr.oneOf(STATUSES).optional(),
+};
+const eventFilters = attributes(EVENT_FILTERS);
+type EventFilters = z.output<typeof eventFilters>;
+
+/** The listing query of an events request. */
+export function eventQuery(env: string, filters: EventFilters): EventQuery {
+  const { limit, startUTC, endUTC, eventCategory, eventStatus } = filters;
   return {
     env,
     limit: limit ?? EVENTS_DEFAULT_LIMIT,
@@ -34,18 +39,14 @@ export function eventQuery(env: string, attrs: Attributes): EventQuery {
   };
 }
 
-const invalid = (attribute: string, expected: string) =>
-  new AppError('INVALID_ATTRIBUTE', `The attribute ${attribute} must be ${expected}.`, {
-    details: { attribute },
-  });
-
 export function eventRoutes(deps: ApiDeps): ApiRoute[] {
   return [
-    {
+    apiRoute({
       paths: ['/events/list'],
       methods: ['GET', 'POST'],
       auth: true,
+      attributes: eventFilters,
       handle: async ({ env, attrs }) => listEvents(deps.redis, deps.keys, eventQuery(env, attrs)),
-    },
+    }),
   ];
 }

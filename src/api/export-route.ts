@@ -10,9 +10,9 @@ import { DATA_TYPE_INFO } from '../domain/data-types.ts';
 import type { DataValue } from '../domain/types.ts';
 import { AppError } from '../errors/app-error.ts';
 import { exportValues, type ExportedValue } from '../history/export-values.ts';
-import { STREAMED, type ApiDeps, type ApiRoute } from './api-route.ts';
+import { apiRoute, STREAMED, type ApiDeps, type ApiRoute } from './api-route.ts';
+import { attr, attributes } from './attributes.ts';
 import { deviceNotFound } from './devices-routes.ts';
-import { readNumber, readString, type Attributes } from './request-params.ts';
 
 /** 9999-12-31T23:59:59Z, the latest bound accepted (in seconds). */
 export const MAX_EXPORT_UTC = 253_402_300_799;
@@ -20,23 +20,39 @@ export const MAX_EXPORT_UTC = 253_402_300_799;
 /** Bytes collected before a write to the socket. */
 const CHUNK_CHARS = 64 * 1024;
 
+const exportAttributes = attributes({
+  deviceName: attr.string(),
+  sensorName: attr.string(),
+  startUTC: attr
+    .number({ min: 0, max: MAX_EXPORT_UTC })
+    .optional()
+    .describe('UNIX seconds, inclusive; default: the first value.'),
+  endUTC: attr
+    .number({ min: 0, max: MAX_EXPORT_UTC })
+    .optional()
+    .describe('UNIX seconds, inclusive, not before startUTC; default: now.'),
+  format: attr
+    .oneOf(['json', 'csv'])
+    .optional()
+    .describe(
+      "csv (or Accept: text/csv) gives `time,value` lines; text starting with = + - @, tab or CR gets a leading '.",
+    ),
+}).refine((a) => a.startUTC === undefined || a.endUTC === undefined || a.endUTC >= a.startUTC, {
+  path: ['endUTC'],
+  error: 'no earlier than startUTC',
+});
+
 export function exportRoutes(deps: ApiDeps): ApiRoute[] {
   const quota = createExportQuota(deps);
   return [
-    {
+    apiRoute({
       paths: ['/sensors/export'],
       methods: ['GET', 'POST'],
       auth: true,
+      attributes: exportAttributes,
       async handle({ env, attrs, nowMs, req, res }) {
-        const deviceName = readString(attrs, 'deviceName');
-        const sensorName = readString(attrs, 'sensorName');
-        const startUTC = readNumber(attrs, 'startUTC', { min: 0, max: MAX_EXPORT_UTC });
-        const endUTC = readNumber(attrs, 'endUTC', { min: 0, max: MAX_EXPORT_UTC });
-        const csv = wantsCsv(attrs, req.headers.accept);
-        if (startUTC !== undefined && endUTC !== undefined && endUTC < startUTC)
-          throw new AppError('INVALID_ATTRIBUTE', 'The attribute endUTC must not be before startUTC.', {
-            details: { attribute: 'endUTC' },
-          });
+        const { deviceName, sensorName, startUTC, endUTC } = attrs;
+        const csv = wantsCsv(attrs.format, req.headers.accept);
         const device = await deps.tenancy.getDevice(env, deviceName);
         if (!device) throw deviceNotFound(deviceName);
         const definition = await deps.tenancy.getDefinition(
@@ -95,21 +111,13 @@ export function exportRoutes(deps: ApiDeps): ApiRoute[] {
         await quota.record(env, item, nowMs);
         return STREAMED;
       },
-    },
+    }),
   ];
 }
 
-function wantsCsv(attrs: Attributes, accept: string | undefined): boolean {
-  const format = readString(attrs, 'format', { optional: true });
-  if (format !== undefined) {
-    if (format === 'csv') return true;
-    if (format === 'json') return false;
-    throw new AppError('INVALID_ATTRIBUTE', 'The attribute format must be json or csv.', {
-      details: { attribute: 'format' },
-    });
-  }
-  return /\btext\/csv\b/i.test(accept ?? '');
-}
+/** CSV when `format` says so, or when it is absent and the client accepts text/csv. */
+const wantsCsv = (format: 'json' | 'csv' | undefined, accept: string | undefined): boolean =>
+  format === undefined ? /\btext\/csv\b/i.test(accept ?? '') : format === 'csv';
 
 interface Format {
   contentType: string;

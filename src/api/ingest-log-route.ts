@@ -2,20 +2,23 @@
  * `GET /ingest/log` (PRODUCT.md §10): the environment's latest ingestion outcomes, newest first,
  * at most `limit` (default and maximum: VIGIL_INGEST_LOG_SIZE).
  */
-import type { ApiDeps, ApiRoute } from './api-route.ts';
-import { readNumber } from './request-params.ts';
+import { apiRoute, type ApiDeps, type ApiRoute } from './api-route.ts';
+import { attr, attributes } from './attributes.ts';
 
 export function ingestLogRoutes(deps: ApiDeps): ApiRoute[] {
   const size = deps.config.ingestLogSize;
   return [
-    {
+    apiRoute({
       paths: ['/ingest/log'],
       methods: ['GET', 'POST'],
       auth: true,
-      async handle({ env, attrs }) {
-        const limit = readNumber(attrs, 'limit', { integer: true, min: 1, max: size }) ?? size;
-        return deps.ingestLog.list(env, limit);
-      },
-    },
+      attributes: attributes({
+        limit: attr
+          .number({ integer: true, min: 1, max: size })
+          .optional()
+          .meta({ description: 'Most entries returned; default: every entry kept.', default: size }),
+      }),
+      handle: async ({ env, attrs: { limit } }) => deps.ingestLog.list(env, limit ?? size),
+    }),
   ];
 }

@@ -4,21 +4,31 @@
  * The API key only selects the environment. Failures count towards the lockout (login.ts), by
  * username and by the client's address.
  */
+import { z } from 'zod';
 import { AppError } from '../errors/app-error.ts';
-import type { ApiDeps, ApiRoute } from './api-route.ts';
-import { readString } from './request-params.ts';
+import { apiRoute, type ApiDeps, type ApiRoute } from './api-route.ts';
+import { attr, attributes } from './attributes.ts';
+
+const CODE = 'a 6-digit code';
 
 export function loginRoutes(deps: ApiDeps): ApiRoute[] {
   return [
-    {
-      paths: ['/login/:key'],
+    apiRoute({
+      paths: ['/login/:apiKey'],
       methods: ['POST'],
       auth: false,
-      async handle({ attrs, nowMs, params, clientAddress }) {
-        const username = readString(attrs, 'username');
-        const password = readString(attrs, 'password');
-        const totp = readTotp(attrs.totp);
-        const apiKey = await deps.tenancy.resolveApiKey(params.key ?? '');
+      attributes: attributes({
+        username: attr.string(),
+        password: attr.string(),
+        // A JSON body may carry the code as a number (123456, or 1234 for 001234).
+        totp: z
+          .union([attr.string(), z.int({ error: CODE }).min(0, { error: CODE })], { error: CODE })
+          .optional()
+          .describe('The current code, when the user has multi-factor authentication.'),
+      }),
+      async handle({ attrs: { username, password, totp: code }, nowMs, params, clientAddress }) {
+        const totp = typeof code === 'number' ? String(code).padStart(6, '0') : code;
+        const apiKey = await deps.tenancy.resolveApiKey(params.apiKey ?? '');
         if (!apiKey) throw new AppError('INVALID_API_KEY', 'The API key is unknown or revoked.');
         const result = await deps.tenancy.verifyLogin({
           env: apiKey.env,
@@ -43,16 +53,6 @@ export function loginRoutes(deps: ApiDeps): ApiRoute[] {
         deps.log.info({ env: apiKey.env, username }, 'login');
         return deps.tenancy.createLoginToken(apiKey.env, username, deps.config.loginTokenTtlSeconds);
       },
-    },
+    }),
   ];
-}
-
-/** The TOTP code: text or a number (a JSON body may carry 123456); absent = none sent. */
-function readTotp(v: unknown): string | undefined {
-  if (v === undefined || v === null || v === '') return undefined;
-  if (typeof v === 'number' && Number.isInteger(v) && v >= 0) return String(v).padStart(6, '0');
-  if (typeof v === 'string') return v;
-  throw new AppError('INVALID_ATTRIBUTE', 'The attribute totp must be a 6-digit code.', {
-    details: { attribute: 'totp' },
-  });
 }

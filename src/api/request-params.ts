@@ -2,7 +2,7 @@
  * Request attributes of the read API (PRODUCT.md §10), from whichever of the three forms a client
  * used: a JSON body (whatever its Content-Type), query parameters, or a JSON object forming the
  * whole query string (`curl -G -d '{"deviceName":"x"}'`, raw or URL-encoded). Pure: no I/O.
- * Typed readers then take each attribute, accepting the text forms the query string carries.
+ * Each route's schema (attributes.ts) then reads them, accepting the text forms of the query string.
  */
 import { AppError } from '../errors/app-error.ts';
 
@@ -84,90 +84,3 @@ function tryJson(text: string): unknown {
 
 const isPlainObject = (v: unknown): v is Attributes =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
-
-const missing = (name: string) =>
-  new AppError('MISSING_ATTRIBUTE', `The attribute ${name} is required.`, { details: { attribute: name } });
-const invalid = (name: string, expected: string) =>
-  new AppError('INVALID_ATTRIBUTE', `The attribute ${name} must be ${expected}.`, {
-    details: { attribute: name },
-  });
-
-/** A non-empty string attribute. */
-export function readString(attrs: Attributes, name: string): string;
-export function readString(attrs: Attributes, name: string, opts: { optional: true }): string | undefined;
-export function readString(attrs: Attributes, name: string, opts?: { optional: true }): string | undefined {
-  const v = attrs[name];
-  if (v === undefined || v === null || v === '') {
-    if (opts?.optional) return undefined;
-    throw missing(name);
-  }
-  if (typeof v !== 'string') throw invalid(name, 'a string');
-  return v;
-}
-
-/** A boolean attribute: JSON true/false or the text `true`/`false`. */
-export function readBoolean(attrs: Attributes, name: string): boolean {
-  const v = attrs[name];
-  if (v === undefined || v === null || v === '') throw missing(name);
-  if (typeof v === 'boolean') return v;
-  if (v === 'true') return true;
-  if (v === 'false') return false;
-  throw invalid(name, 'true or false');
-}
-
-/** An optional finite number: a JSON number or numeric text. */
-export function readNumber(
-  attrs: Attributes,
-  name: string,
-  opts: { integer?: boolean; min?: number; max?: number } = {},
-): number | undefined {
-  const v = attrs[name];
-  if (v === undefined || v === null || v === '') return undefined;
-  const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN;
-  const range = `${opts.min ?? '-∞'}..${opts.max ?? '∞'}`;
-  if (!Number.isFinite(n)) throw invalid(name, 'a number');
-  if (opts.integer && !Number.isInteger(n)) throw invalid(name, 'an integer');
-  if ((opts.min !== undefined && n < opts.min) || (opts.max !== undefined && n > opts.max))
-    throw invalid(name, `within ${range}`);
-  return n;
-}
-
-/**
- * A required array attribute: a JSON array, repeated query keys, a JSON array string, or a single
- * value (one item). Each item is checked by `item`, which returns undefined for a bad one.
- */
-export function readArray<T>(
-  attrs: Attributes,
-  name: string,
-  expected: string,
-  item: (v: unknown) => T | undefined,
-): T[] {
-  const v = attrs[name];
-  if (v === undefined || v === null || v === '') throw missing(name);
-  const values: unknown[] = Array.isArray(v) ? (v as unknown[]) : [v];
-  const list = values.flatMap((x: unknown): unknown[] => {
-    const parsed: unknown = typeof x === 'string' && /^\s*[[{]/.test(x) ? tryJson(x) : x;
-    return Array.isArray(parsed) ? (parsed as unknown[]) : [parsed];
-  });
-  return list.map((x) => {
-    const out = item(x);
-    if (out === undefined) throw invalid(name, expected);
-    return out;
-  });
-}
-
-/** Item checker for arrays of non-empty strings. */
-export const stringItem = (v: unknown): string | undefined =>
-  typeof v === 'string' && v !== '' ? v : undefined;
-
-/** Item checker for `{deviceName, sensorName}` objects. */
-export function sensorRefItem(v: unknown): { deviceName: string; sensorName: string } | undefined {
-  if (!isPlainObject(v)) return undefined;
-  const { deviceName, sensorName } = v;
-  return typeof deviceName === 'string' &&
-    deviceName !== '' &&
-    typeof sensorName === 'string' &&
-    sensorName !== ''
-    ? { deviceName, sensorName }
-    : undefined;
-}

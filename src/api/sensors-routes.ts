@@ -11,14 +11,20 @@ import { AppError } from '../errors/app-error.ts';
 import { itemKey } from '../history/last-24-hours.ts';
 import { createLast24HoursReader, type ReaderItem } from '../history/last-24-hours-reader.ts';
 import { currentHourOf } from '../state/read-state.ts';
-import { uniqueBy, type ApiDeps, type ApiRoute } from './api-route.ts';
+import { z } from 'zod';
+import { apiRoute, uniqueBy, type ApiDeps, type ApiRoute } from './api-route.ts';
+import { attr, attributes } from './attributes.ts';
 import { deviceNotFound } from './devices-routes.ts';
-import { readArray, readString, sensorRefItem, stringItem, type Attributes } from './request-params.ts';
 import { createSensorReads, type LoadedDevice } from './sensor-reads.ts';
 import { listedSensor, sensorDetails, sensorUtc } from './sensor-shapes.ts';
 
 /** Most items in one batch request. */
 export const MAX_BATCH_ITEMS = 1000;
+
+const sensorRef = z.object(
+  { deviceName: attr.string(), sensorName: attr.string() },
+  { error: 'a {deviceName, sensorName} object' },
+);
 
 export function sensorRoutes(deps: ApiDeps): ApiRoute[] {
   const { redis, keys, influx } = deps;
@@ -40,25 +46,24 @@ export function sensorRoutes(deps: ApiDeps): ApiRoute[] {
   }
 
   return [
-    {
+    apiRoute({
       paths: ['/sensors/list'],
       methods: ['GET', 'POST'],
       auth: true,
-      async handle({ env, attrs, nowMs }) {
-        const deviceName = readString(attrs, 'deviceName');
+      attributes: attributes({ deviceName: attr.string() }),
+      async handle({ env, attrs: { deviceName }, nowMs }) {
         const { locale, devices } = await loadDevices(env, [deviceName]);
         const [loaded] = devices;
         if (!loaded) throw deviceNotFound(deviceName);
         return loaded.dataPoints.map((dp) => listedSensor(dp, { state: loaded.state, locale, nowMs }));
       },
-    },
-    {
+    }),
+    apiRoute({
       paths: ['/sensors/details'],
       methods: ['GET', 'POST'],
       auth: true,
-      async handle({ env, attrs, nowMs }) {
-        const deviceName = readString(attrs, 'deviceName');
-        const sensorName = readString(attrs, 'sensorName');
+      attributes: attributes({ deviceName: attr.string(), sensorName: attr.string() }),
+      async handle({ env, attrs: { deviceName, sensorName }, nowMs }) {
         const { locale, devices } = await loadDevices(env, [deviceName], () => [sensorName]);
         const [loaded] = devices;
         if (!loaded) throw deviceNotFound(deviceName);
@@ -67,29 +72,32 @@ export function sensorRoutes(deps: ApiDeps): ApiRoute[] {
         const buckets = await last24Hours(env, [item], nowMs);
         return sensorDetails(dp, { state: loaded.state, locale, nowMs }, buckets.get(itemKey(item)) ?? []);
       },
-    },
-    {
+    }),
+    apiRoute({
       paths: ['/sensors/batchList'],
       methods: ['GET', 'POST'],
       auth: true,
+      attributes: attributes({
+        devices: attr.list(attr.string(), { max: MAX_BATCH_ITEMS }).describe('Device names.'),
+      }),
       async handle({ env, attrs, nowMs }) {
-        const names = uniqueBy(batch(attrs, 'devices', 'an array of device names', stringItem), (n) => n);
+        const names = uniqueBy(attrs.devices, (n) => n);
         const { locale, devices } = await loadDevices(env, names);
         return devices.map((l) => ({
           deviceName: l.device.deviceName,
           sensors: l.dataPoints.map((dp) => sensorUtc(dp, { state: l.state, locale, nowMs })),
         }));
       },
-    },
-    {
+    }),
+    apiRoute({
       paths: ['/sensors/batchDetails'],
       methods: ['GET', 'POST'],
       auth: true,
+      attributes: attributes({
+        sensors: attr.list(sensorRef, { max: MAX_BATCH_ITEMS }).describe('Data points, by device and name.'),
+      }),
       async handle({ env, attrs, nowMs }) {
-        const refs = uniqueBy(
-          batch(attrs, 'sensors', 'an array of {deviceName, sensorName} objects', sensorRefItem),
-          (r) => `${r.deviceName}|${r.sensorName}`,
-        );
+        const refs = uniqueBy(attrs.sensors, (r) => `${r.deviceName}|${r.sensorName}`);
         const groups = groupByDevice(refs);
         const { locale, devices } = await loadDevices(env, [...groups.keys()], (d) => groups.get(d) ?? []);
         const wanted = devices.map((l) => ({
@@ -111,7 +119,7 @@ export function sensorRoutes(deps: ApiDeps): ApiRoute[] {
           ),
         }));
       },
-    },
+    }),
   ];
 }
 
@@ -123,25 +131,6 @@ function historyItem(loaded: LoadedDevice, dp: DataPointSpec, nowMs: number): Re
   const item = { device: loaded.device.deviceName, sensor: dp.name };
   const numeric = isNumericDataType(dp.dataType) || dp.dataType === 'boolean';
   return { ...item, current: numeric ? currentHourOf(loaded.state, dp.name, nowMs) : null };
-}
-
-/** A batch attribute: present, well-formed and at most MAX_BATCH_ITEMS long. */
-function batch<T>(
-  attrs: Attributes,
-  name: string,
-  expected: string,
-  item: (v: unknown) => T | undefined,
-): T[] {
-  const items = readArray(attrs, name, expected, item);
-  if (items.length > MAX_BATCH_ITEMS)
-    throw new AppError(
-      'BATCH_TOO_LARGE',
-      `At most ${MAX_BATCH_ITEMS} items per request (${items.length} sent).`,
-      {
-        details: { attribute: name, maxItems: MAX_BATCH_ITEMS },
-      },
-    );
-  return items;
 }
 
 /** Sensor names per device, devices in order of first appearance. */

@@ -1,14 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  collectAttributes,
-  parseQuery,
-  readArray,
-  readBoolean,
-  readNumber,
-  readString,
-  sensorRefItem,
-  stringItem,
-} from '../../../src/api/request-params.ts';
+import { attr, attributes, parseAttributes } from '../../../src/api/attributes.ts';
+import { collectAttributes, parseQuery } from '../../../src/api/request-params.ts';
 import { isAppError } from '../../../src/errors/app-error.ts';
 
 const codeOf = (fn: () => unknown): string | undefined => {
@@ -53,9 +45,10 @@ describe('request attributes', () => {
       ['toString', 'd'],
       ['deviceName', 'x'],
     ]);
-    expect(readString(collectAttributes('constructor=c&deviceName=x', '', undefined), 'deviceName')).toBe(
-      'x',
-    );
+    const schema = attributes({ deviceName: attr.string() });
+    expect(parseAttributes(schema, collectAttributes('constructor=c&deviceName=x', '', undefined))).toEqual({
+      deviceName: 'x',
+    });
     expect(Array.isArray(Object.getPrototypeOf(attrs))).toBe(false);
   });
 
@@ -81,56 +74,5 @@ describe('request attributes', () => {
   it('refuses a body that is neither a JSON object nor a form', () => {
     expect(codeOf(() => collectAttributes('', 'nope', 'text/plain'))).toBe('INVALID_JSON:');
     expect(codeOf(() => collectAttributes('', '[1]', 'application/json'))).toBe('INVALID_JSON:');
-  });
-});
-
-describe('typed attribute readers', () => {
-  it('names the missing or malformed attribute', () => {
-    expect(codeOf(() => readString({}, 'deviceName'))).toBe('MISSING_ATTRIBUTE:deviceName');
-    expect(codeOf(() => readString({ deviceName: 3 }, 'deviceName'))).toBe('INVALID_ATTRIBUTE:deviceName');
-    expect(codeOf(() => readBoolean({ b: 'yes' }, 'b'))).toBe('INVALID_ATTRIBUTE:b');
-    expect(codeOf(() => readNumber({ n: 'x' }, 'n'))).toBe('INVALID_ATTRIBUTE:n');
-    expect(codeOf(() => readNumber({ n: 1.5 }, 'n', { integer: true }))).toBe('INVALID_ATTRIBUTE:n');
-    expect(codeOf(() => readNumber({ n: 0 }, 'n', { min: 1 }))).toBe('INVALID_ATTRIBUTE:n');
-  });
-
-  it('turns the text forms of the query string into booleans and numbers', () => {
-    expect(readBoolean({ b: 'true' }, 'b')).toBe(true);
-    expect(readBoolean({ b: 'false' }, 'b')).toBe(false);
-    expect(readBoolean({ b: false }, 'b')).toBe(false);
-    expect(readNumber({ n: '1700000000' }, 'n')).toBe(1700000000);
-    expect(readNumber({}, 'n')).toBeUndefined();
-  });
-
-  it('keeps a device name that reads like a boolean a string', () => {
-    expect(readString({ deviceName: 'true' }, 'deviceName')).toBe('true');
-  });
-
-  it.each([
-    ['a JSON array', ['a', 'b']],
-    ['repeated keys', ['a', 'b']],
-    ['a JSON array string', '["a","b"]'],
-  ])('reads an array from %s', (_name, value) => {
-    expect(readArray({ devices: value }, 'devices', 'names', stringItem)).toEqual(['a', 'b']);
-  });
-
-  it('reads a single value as a one-item array', () => {
-    expect(readArray({ devices: 'a' }, 'devices', 'names', stringItem)).toEqual(['a']);
-  });
-
-  it('reads sensor references from JSON strings and objects', () => {
-    const refs = readArray(
-      { sensors: ['{"deviceName":"d","sensorName":"s"}', { deviceName: 'e', sensorName: 't' }] },
-      'sensors',
-      'refs',
-      sensorRefItem,
-    );
-    expect(refs).toEqual([
-      { deviceName: 'd', sensorName: 's' },
-      { deviceName: 'e', sensorName: 't' },
-    ]);
-    expect(
-      codeOf(() => readArray({ sensors: [{ deviceName: 'd' }] }, 'sensors', 'refs', sensorRefItem)),
-    ).toBe('INVALID_ATTRIBUTE:sensors');
   });
 });

@@ -25,7 +25,10 @@ export function eventually<T>(
   check: () => T | Promise<T>,
   options: EventuallyOptions<T> & { until: (value: T) => boolean },
 ): Promise<T>;
-export function eventually<T>(check: () => T | Promise<T>, options?: EventuallyOptions<T>): Promise<Exclude<T, Falsy>>;
+export function eventually<T>(
+  check: () => T | Promise<T>,
+  options?: EventuallyOptions<T>,
+): Promise<Exclude<T, Falsy>>;
 export async function eventually<T>(
   check: () => T | Promise<T>,
   { message = 'the condition', timeoutMs = 15_000, intervalMs = 25, until }: EventuallyOptions<T> = {},

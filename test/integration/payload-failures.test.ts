@@ -89,8 +89,9 @@ describe('payloads whose processing fails on their own data', () => {
     'fail alone: logged, dead-lettered, counted, requeueable; the rest of the step is applied',
     { timeout: 60_000 },
     async () => {
-      // No catalog cache: a fixed definition applies to the next step.
-      const p = await startPipeline({ roles: 'worker,api', catalogCacheMs: 0 });
+      // No catalog cache: a fixed definition applies to the next step. A parser time far above what
+      // these parsers take, so that a loaded machine does not turn a failure into PARSER_TIMEOUT.
+      const p = await startPipeline({ roles: 'worker,api', catalogCacheMs: 0, sandboxTimeoutMs: 1000 });
       await provisionComfort(p, 'demo', ['neighbour']);
       await p.admin.createEnvironment('evil', 'en');
       await p.admin.applyDefinition({ kind: 'private', env: 'evil' }, COMFORT_SPEC, COMFORT_PARSER);

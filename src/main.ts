@@ -94,7 +94,7 @@ export async function startVigil(config: Config, log: Logger, options: StartOpti
       login: loginLimitsOf(config),
     });
     const ingestLog = createIngestLog({ redis, keys, size: config.ingestLogSize });
-    const catalog = createCatalog({ tenancy });
+    const catalog = createCatalog({ tenancy, ttlMs: config.catalogCacheMs });
     const state = createStateStore({ redis, keys, eventsCap: config.eventsKeptPerEnv });
     const history = createHistoryWriter({ influx, log, metrics });
     if (roles.has('worker')) {

@@ -368,6 +368,12 @@ export const SETTINGS = {
     '2000',
     nonNegativeInt,
   ),
+  catalogCacheMs: setting(
+    'VIGIL_CATALOG_CACHE_MS',
+    'How long workers and schedulers cache environments, pre-parsers, definitions, devices and device settings, in ms: a change reaches them within this time, without a restart (0 = read them on every use).',
+    '1000',
+    nonNegativeInt,
+  ),
   exportLimitPerMonth: setting(
     'VIGIL_EXPORT_LIMIT_PER_MONTH',
     'Successful exports per environment and data point per calendar month (0 = unlimited).',

@@ -5,9 +5,9 @@
 /* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-argument --
    response bodies are untyped on purpose: these tests check them at run time. */
 import { request } from 'node:http';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Secret, TOTP } from 'otpauth';
 import { describe, expect, it } from 'vitest';
+import { eventually } from '../support/eventually.ts';
 import { call, startApiHarness } from './api-harness.ts';
 
 const PASSWORD = 'correct horse battery';
@@ -115,15 +115,20 @@ describe('login', () => {
   });
 
   it('locks a username after repeated failures with 429 LOGIN_LOCKED and Retry-After, then lets it in again', async () => {
-    const { login } = await withUser({ loginMaxFailures: 3, loginLockSeconds: 2 });
+    const { login } = await withUser({ loginMaxFailures: 3, loginLockSeconds: 1 });
     for (let i = 0; i < 3; i++) {
       expect((await login({ username: 'alice', password: 'wrong password' })).status).toBe(401);
     }
     const locked = await login({ username: 'alice', password: PASSWORD });
     expect([locked.status, locked.json.error.code]).toEqual([429, 'LOGIN_LOCKED']);
     expect(Number(locked.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-    await sleep(2100);
-    expect((await login({ username: 'alice', password: PASSWORD })).status).toBe(200);
+    // The lock ends after a second (the setting's unit); refused attempts meanwhile do not extend it.
+    await eventually(() => login({ username: 'alice', password: PASSWORD }), {
+      until: (r) => r.status === 200,
+      timeoutMs: 5000,
+      intervalMs: 100,
+      message: 'the lock to end',
+    });
   });
 
   it('verifies no more than VIGIL_LOGIN_MAX_FAILURES passwords when 200 wrong logins arrive at once', async () => {
@@ -205,8 +210,13 @@ describe('login', () => {
     const { h, login } = await withUser({ loginTokenTtlSeconds: 1, credentialCacheMs: 60_000 });
     const { token } = (await login({ username: 'alice', password: PASSWORD })).json.data;
     expect((await call(h.baseUrl, '/devices/list', { token })).status).toBe(200);
-    await sleep(1100);
-    const expired = await call(h.baseUrl, '/devices/list', { token });
+    // Expiry comes a second (the setting's unit) after the login.
+    const expired = await eventually(() => call(h.baseUrl, '/devices/list', { token }), {
+      until: (r) => r.status !== 200,
+      timeoutMs: 5000,
+      intervalMs: 100,
+      message: 'the token to expire',
+    });
     expect([expired.status, expired.json.error.code]).toEqual([401, 'UNAUTHORIZED']);
   });
 
@@ -216,7 +226,11 @@ describe('login', () => {
     const { token, id } = await h.admin.createToken('demo', 'short', 0);
     expect((await call(h.baseUrl, '/devices/list', { token })).status).toBe(200);
     await h.admin.revokeToken('demo', id);
-    await sleep(250);
-    expect((await call(h.baseUrl, '/devices/list', { token })).status).toBe(401);
+    const refused = await eventually(() => call(h.baseUrl, '/devices/list', { token }), {
+      until: (r) => r.status !== 200,
+      timeoutMs: 5000,
+      message: 'the revocation past the token cache',
+    });
+    expect(refused.status).toBe(401);
   });
 });

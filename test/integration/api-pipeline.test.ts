@@ -6,29 +6,16 @@
  */
 /* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-call, @typescript-eslint/no-unsafe-argument --
    response bodies are untyped on purpose: these tests check them at run time. */
-import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { queryLast24Hours } from '../../src/history/last-24-hours.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { startVigil } from '../../src/main.ts';
+import { eventually } from '../support/eventually.ts';
 import { storedState } from '../support/state.ts';
 import { call, COMFORT_SENSORS, startApiHarness } from './api-harness.ts';
 import { BUCKET, DETAILS, DEVICE, EVENT, expectShape, LISTED, UTC } from './api-shapes.ts';
 
 const PARSER = 'function parsePayload(s) { const j = JSON.parse(s); delete j.deviceName; return j; }';
-
-async function eventually<T>(
-  read: () => Promise<T>,
-  done: (v: T) => boolean,
-  timeoutMs = 15_000,
-): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await read();
-    if (done(v) || Date.now() > until) return v;
-    await sleep(50);
-  }
-}
 
 describe('read API over the real gateway and worker', () => {
   it('shows posted values, statuses, events, contact, history and ingestion outcomes', async () => {
@@ -51,7 +38,7 @@ describe('read API over the real gateway and worker', () => {
 
     const list = await eventually(
       () => call(api, '/sensors/list', { token, body: { deviceName: 'device_1_hallway' } }),
-      (r) => r.json?.data?.[0]?.rawValue === 26.5,
+      { until: (r) => r.json?.data?.[0]?.rawValue === 26.5 },
     );
     expect(list.json.data[0]).toMatchObject({
       sensorName: 'Temperature',
@@ -74,10 +61,9 @@ describe('read API over the real gateway and worker', () => {
     expect(devices.json.data[1].lastContactUTC).toBeNull();
 
     expect((await submit({ deviceName: 'device_1_hallway', Temperature: 20 })).status).toBe(202);
-    const events = await eventually(
-      () => call(api, '/events/list', { token }),
-      (r) => r.json?.data?.length === 2,
-    );
+    const events = await eventually(() => call(api, '/events/list', { token }), {
+      until: (r) => r.json?.data?.length === 2,
+    });
     expect(events.json.data.map((e: { eventStatus: string }) => e.eventStatus)).toEqual([
       'SUCCESS',
       'WARNING',
@@ -99,7 +85,7 @@ describe('read API over the real gateway and worker', () => {
           token,
           body: { deviceName: 'device_1_hallway', sensorName: 'Temperature' },
         }),
-      (r) => r.json?.data?.last24Hours?.[0]?.count === 2,
+      { until: (r) => r.json?.data?.last24Hours?.[0]?.count === 2 },
     );
     expect(details.json.data.last24Hours).toHaveLength(1);
     expect(details.json.data.last24Hours[0]).toMatchObject({ count: 2, total: 46.5, max: 26.5, min: 20 });
@@ -107,10 +93,9 @@ describe('read API over the real gateway and worker', () => {
     const kept = await storedState(h.redis, h.keys.deviceState('demo', 'device_1_hallway'));
     expect(kept.points.Temperature?.hour).toMatchObject({ count: 2, total: 46.5, min: 20, max: 26.5 });
     const item = { device: 'device_1_hallway', sensor: 'Temperature' };
-    const fromInflux = await eventually(
-      () => queryLast24Hours(h.influx, 'demo', [item], Date.now()),
-      (m) => m.get('device_1_hallway|Temperature')?.[0]?.count === 2,
-    );
+    const fromInflux = await eventually(() => queryLast24Hours(h.influx, 'demo', [item], Date.now()), {
+      until: (m) => m.get('device_1_hallway|Temperature')?.[0]?.count === 2,
+    });
     expect(fromInflux.get('device_1_hallway|Temperature')).toEqual(details.json.data.last24Hours);
 
     const log = await call(api, '/ingest/log', { token });
@@ -160,10 +145,9 @@ describe('read API over the real gateway and worker', () => {
     expect((await call(`http://127.0.0.1:${vigil.ports.ops}`, '/metrics')).status).toBe(200);
 
     expect((await submit({ deviceName: 'nobody', Temperature: 1 })).status).toBe(202);
-    const unknown = await eventually(
-      () => call(api, '/ingest/log', { token, query: 'limit=1' }),
-      (r) => r.json?.data?.[0]?.code === 'UNKNOWN_DEVICE',
-    );
+    const unknown = await eventually(() => call(api, '/ingest/log', { token, query: 'limit=1' }), {
+      until: (r) => r.json?.data?.[0]?.code === 'UNKNOWN_DEVICE',
+    });
     expect(unknown.json.data[0]).toMatchObject({ outcome: 'rejected', code: 'UNKNOWN_DEVICE' });
   });
 });

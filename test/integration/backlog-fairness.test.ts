@@ -10,7 +10,7 @@ import { startGateway } from '../../src/gateway/start-gateway.ts';
 import { createIngestService } from '../../src/ingest/ingest-service.ts';
 import { countEntries, listDeadLetters, requeueDeadLetters } from '../../src/queue/ingest-queue.ts';
 import { startWorker } from '../../src/worker/start-worker.ts';
-import { eventually } from '../support/pipeline.ts';
+import { eventually } from '../support/eventually.ts';
 import { createIngestHarness } from './ingest-harness.ts';
 
 const HIGH_WATER = 20;
@@ -49,11 +49,10 @@ async function setUp(overrides: Parameters<typeof createIngestHarness>[0] = {}) 
   };
   const counts = () => h.redis.hgetall(h.keys.queueBacklog());
   const drained = () =>
-    eventually(
-      async () => ((await countEntries(h.redis, h.keys, h.config.queuePartitions)) === 0 ? true : undefined),
-      15_000,
-      'the queue drained',
-    );
+    eventually(async () => (await countEntries(h.redis, h.keys, h.config.queuePartitions)) === 0, {
+      timeoutMs: 15_000,
+      message: 'the queue drained',
+    });
   /** A worker whose processing fails for the payload `poison` while `poisonFails()`. */
   const startTestWorker = async (poisonFails: () => boolean) => {
     const worker = await startWorker({

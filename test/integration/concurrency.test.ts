@@ -4,12 +4,12 @@
  * values that cross thresholds both ways; one worker is SIGKILLed mid-run.
  */
 import { describe, expect, it } from 'vitest';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { evaluateStatus } from '../../src/domain/thresholds.ts';
 import type { ThresholdSet } from '../../src/domain/types.ts';
 import { decodePoint } from '../../src/state/point-record.ts';
 import { COMFORT_SPEC } from '../fixtures/definitions/comfort.ts';
-import { eventually, provisionComfort, queueIdle, startPipeline } from '../support/pipeline.ts';
+import { provisionComfort, queueIdle, startPipeline } from '../support/pipeline.ts';
+import { eventually } from '../support/eventually.ts';
 import { spawnVigil } from '../support/workers.ts';
 
 const DEVICES = 50;
@@ -81,8 +81,8 @@ describe('concurrent workers', () => {
         }),
       );
       expect(killed).toBe(true);
-      await eventually(() => queueIdle(p), 180_000, 'the queue to drain');
-      await sleep(200);
+      // State and events are written before an entry is acknowledged: an idle queue means all is there.
+      await eventually(() => queueIdle(p), { timeoutMs: 180_000, message: 'the queue to drain' });
 
       const set: ThresholdSet = {
         rules: COMFORT_SPEC.dataPoints[0]!.thresholds,

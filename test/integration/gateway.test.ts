@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../../src/gateway/start-gateway.ts';
 import { createIngestService, type IngestService } from '../../src/ingest/ingest-service.ts';
 import { ingestIdTimeMs } from '../../src/ingest/ingest-id.ts';
+import { eventually } from '../support/eventually.ts';
 import { createIngestHarness, type IngestHarness } from './ingest-harness.ts';
 
 let h: IngestHarness;
@@ -108,11 +109,13 @@ describe('HTTP gateway: /gateway/submit', () => {
 
   it('records a refused payload in the environment’s ingestion log', async () => {
     await post(`/gateway/submit/${key}`, 'not json');
-    await new Promise((r) => setTimeout(r, 100));
-    const entries = await ingest.ingestLog.list('acme', 10);
-    expect(
-      entries.some((e) => e.code === 'INVALID_JSON' && e.outcome === 'rejected' && e.gateway === 'submit'),
-    ).toBe(true);
+    await eventually(
+      async () =>
+        (await ingest.ingestLog.list('acme', 10)).some(
+          (e) => e.code === 'INVALID_JSON' && e.outcome === 'rejected' && e.gateway === 'submit',
+        ),
+      { timeoutMs: 5000, message: 'the refusal in the ingestion log' },
+    );
   });
 });
 
@@ -173,9 +176,13 @@ describe('HTTP gateway: refusals', () => {
       'PAYLOAD_TOO_LARGE',
     );
     expect((await post(`/raw/${key}?deviceName=d`, Buffer.alloc(1024, 0x61))).status).toBe(202);
-    await new Promise((r) => setTimeout(r, 100));
-    const entries = await ingest.ingestLog.list('acme', 20);
-    expect(entries.some((e) => e.code === 'PAYLOAD_TOO_LARGE' && e.deviceName === 'd')).toBe(true);
+    await eventually(
+      async () =>
+        (await ingest.ingestLog.list('acme', 20)).some(
+          (e) => e.code === 'PAYLOAD_TOO_LARGE' && e.deviceName === 'd',
+        ),
+      { timeoutMs: 5000, message: 'the refusal in the ingestion log' },
+    );
   });
 
   it('answers 401 INVALID_API_KEY for unknown, malformed and absurdly long keys', async () => {
@@ -189,7 +196,10 @@ describe('HTTP gateway: refusals', () => {
     const k = await h.createApiKey('acme');
     expect((await post(`/raw/${k}?deviceName=d`, 'x')).status).toBe(202);
     await h.revokeApiKey(k);
-    await new Promise((r) => setTimeout(r, h.config.credentialCacheMs + 20));
+    await eventually(async () => (await ingest.lookupKey(k)) === null, {
+      timeoutMs: h.config.credentialCacheMs + 5000,
+      message: 'the revocation past the key cache',
+    });
     await expectError(await post(`/raw/${k}?deviceName=d`, 'x'), 401, 'INVALID_API_KEY');
   });
 

@@ -5,7 +5,6 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { createHistoryWriter, type ContactPoint, type ValuePoint } from '../../src/history/history-writer.ts';
@@ -14,6 +13,7 @@ import { queryLast24Hours, type Bucket } from '../../src/history/last-24-hours.t
 import { msTime } from '../../src/history/influxql.ts';
 import type { EventRecord, Status } from '../../src/domain/types.ts';
 import { createLogger } from '../../src/log/logger.ts';
+import { eventually } from '../support/eventually.ts';
 import { freshHistoryDatabase, valuePoint } from '../support/history.ts';
 
 const GRAFANA = join(import.meta.dirname, '../../grafana');
@@ -210,15 +210,15 @@ beforeAll(async () => {
     ) ?? [];
   expect(expectedBuckets.reduce((n, b) => n + b.count, 0)).toBe(hallValues.length);
   // Wait for the rollup continuous query (RESAMPLE EVERY 1s here) to cover every value.
-  for (let tries = 0; tries < 100; tries++) {
-    const rollups = rowsOf(
-      await run(
-        `SELECT sum("count") AS n FROM "long"."readings_hourly" WHERE "env" = '$env' AND "device" = '$device'`,
-      ),
-    );
-    if (rollups[0]?.n === hallValues.length) break;
-    await sleep(200);
-  }
+  await eventually(
+    async () =>
+      rowsOf(
+        await run(
+          `SELECT sum("count") AS n FROM "long"."readings_hourly" WHERE "env" = '$env' AND "device" = '$device'`,
+        ),
+      )[0]?.n === hallValues.length,
+    { timeoutMs: 20_000, intervalMs: 200, message: 'the rollups to cover every value' },
+  );
 });
 
 const all = dashboards().flatMap(({ file, json }) => queriesOf(file, json));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { eventually } from '../support/eventually.ts';
 import { createHistoryWriter } from '../../src/history/history-writer.ts';
 import { queryLast24Hours, type Bucket } from '../../src/history/last-24-hours.ts';
 import { rollupSelect } from '../../src/history/schema.ts';
@@ -78,18 +78,23 @@ describe('hourly rollups', () => {
       );
 
     // The continuous query itself runs every second here (RESAMPLE EVERY 1s).
-    let materialised = new Map<string, Bucket[]>();
-    for (let tries = 0; tries < 100; tries++) {
-      const [rows] = await influx.query(
-        `SELECT "count", "total", "max", "min", "avg" FROM "long"."readings_hourly" WHERE "env" = 'demo' GROUP BY "device", "sensor"`,
-      );
-      materialised = toBuckets(rows ?? []);
-      const done = items.every(
-        (it) => materialised.get(`${it.device}|${it.sensor}`)?.reduce((n, b) => n + b.count, 0) === 90,
-      );
-      if (done) break;
-      await sleep(200);
-    }
+    const materialised = await eventually(
+      async () => {
+        const [rows] = await influx.query(
+          `SELECT "count", "total", "max", "min", "avg" FROM "long"."readings_hourly" WHERE "env" = 'demo' GROUP BY "device", "sensor"`,
+        );
+        return toBuckets(rows ?? []);
+      },
+      {
+        until: (buckets) =>
+          items.every(
+            (it) => buckets.get(`${it.device}|${it.sensor}`)?.reduce((n, b) => n + b.count, 0) === 90,
+          ),
+        timeoutMs: 20_000,
+        intervalMs: 200,
+        message: 'the continuous query to materialise every value',
+      },
+    );
     for (const it of items)
       expectSameBuckets(
         materialised.get(`${it.device}|${it.sensor}`),

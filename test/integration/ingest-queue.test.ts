@@ -7,7 +7,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Registry } from 'prom-client';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { startRedis } from '../../scripts/lib/local-services.ts';
@@ -28,12 +27,12 @@ import {
 import type { IngestItem } from '../../src/domain/ingest-item.ts';
 import { partitionOf } from '../../src/queue/partition.ts';
 import { createPartitionLeases } from '../../src/queue/partition-leases.ts';
-import { closeRedis, connectRedis } from '../../src/redis/connect.ts';
+import { closeRedis, connectRedis, type Redis } from '../../src/redis/connect.ts';
 import { createKeys } from '../../src/keys.ts';
 import { deadLetterOutcomes } from '../../src/worker/outcomes.ts';
 import { startWorker } from '../../src/worker/start-worker.ts';
 import { testConfig } from '../support/context.ts';
-import { eventually } from '../support/pipeline.ts';
+import { eventually } from '../support/eventually.ts';
 
 const log = createLogger('silent');
 
@@ -68,6 +67,18 @@ function devicePerPartition(partitions: number): string[] {
     if (!found.has(p)) found.set(p, `dev-${i}`);
   }
   return [...found.entries()].sort((a, b) => a[0] - b[0]).map(([, d]) => d);
+}
+
+/** XREADGROUP calls Redis has completed (its command statistics). */
+async function xreadgroupCalls(redis: Redis): Promise<number> {
+  return Number(/^cmdstat_xreadgroup:calls=(\d+)/m.exec(await redis.info('commandstats'))?.[1] ?? 0);
+}
+
+/** Clients blocked in XREADGROUP, from CLIENT LIST. */
+function blockedReads(clients: unknown): number {
+  return String(clients)
+    .split('\n')
+    .filter((c) => / flags=\w*b\w* /.test(c) && / cmd=xreadgroup /.test(c)).length;
 }
 
 async function worker(
@@ -151,12 +162,15 @@ describe('partition leases', () => {
   it('takes over the partitions of a worker that died only once its leases expire', async () => {
     const { keys, redis } = await setup();
     // A dead worker's leases: they stay until their TTL runs out.
-    for (let p = 0; p < 4; p++) await redis.set(keys.partitionLease(p), 'dead-worker', 'PX', 600);
+    const leases = [0, 1, 2, 3].map((p) => keys.partitionLease(p));
+    for (const lease of leases) await redis.set(lease, 'dead-worker', 'PX', 200);
     const b = createPartitionLeases({ redis, keys, partitions: 4, leaseMs: 1500, log });
     onTestFinished(() => b.close());
     await b.tick();
     expect(b.owned()).toEqual([]);
-    await sleep(700);
+    await eventually(async () => (await redis.exists(...leases)) === 0, {
+      message: 'the dead leases to expire',
+    });
     await b.tick();
     expect(b.owned()).toEqual([0, 1, 2, 3]);
   });
@@ -173,11 +187,10 @@ describe('worker steps', () => {
       steps.push(items);
       return Promise.resolve();
     });
-    await eventually(
-      async () => ((await countEntries(redis, keys, 4)) === 0 ? true : undefined),
-      10_000,
-      'drained',
-    );
+    await eventually(async () => (await countEntries(redis, keys, 4)) === 0, {
+      timeoutMs: 10_000,
+      message: 'drained',
+    });
     const seen = steps.flat();
     expect(seen).toHaveLength(200);
     // 200 entries waiting before the worker started: a few large steps, not one per entry.
@@ -205,11 +218,10 @@ describe('worker steps', () => {
       steps.push(items.length);
       return Promise.resolve();
     });
-    await eventually(
-      async () => ((await countEntries(redis, keys, 1)) === 0 ? true : undefined),
-      60_000,
-      'drained',
-    );
+    await eventually(async () => (await countEntries(redis, keys, 1)) === 0, {
+      timeoutMs: 60_000,
+      message: 'drained',
+    });
     expect(steps.reduce((a, b) => a + b, 0)).toBe(100);
     // At most 10 per step, so at least 10 steps: 3 s apart they would take 27 s or more.
     expect(steps.length).toBeGreaterThanOrEqual(10);
@@ -232,12 +244,11 @@ describe('worker steps', () => {
       return Promise.resolve();
     });
     for (let n = 0; n < 20; n++) await producer.add(devices.map((d) => item(d, n)));
-    await eventually(() => Promise.resolve(done.size === 80 ? true : undefined), 10_000, 'all processed');
-    await eventually(
-      async () => ((await countEntries(redis, keys, 4)) === 0 ? true : undefined),
-      5000,
-      'acknowledged',
-    );
+    await eventually(() => done.size === 80, { timeoutMs: 10_000, message: 'all processed' });
+    await eventually(async () => (await countEntries(redis, keys, 4)) === 0, {
+      timeoutMs: 5000,
+      message: 'acknowledged',
+    });
     expect(await listDeadLetters(redis, keys)).toEqual([]);
   });
 
@@ -253,7 +264,9 @@ describe('worker steps', () => {
       processed.push(...items.map((i) => i.id));
       return Promise.resolve();
     });
-    await sleep(300); // started, and blocked reading new entries
+    await eventually(async () => blockedReads(await redis.call('CLIENT', 'LIST')) > 0, {
+      message: 'the worker blocked reading new entries',
+    });
     // An entry delivered to the worker's consumer whose reply never reached it: what a read
     // resent across a dropped connection, or Redis restarted from an AOF, leaves behind.
     const [device] = devicePerPartition(4);
@@ -263,15 +276,16 @@ describe('worker steps', () => {
       .xadd(stream, '*', ...entryFields([item(device!, 1)]))
       .call('XREADGROUP', 'GROUP', INGEST_GROUP, INGEST_CONSUMER, 'COUNT', 10, 'STREAMS', stream, '>')
       .exec();
-    await sleep(500);
+    // The worker reads on (new entries only) and leaves the pending one alone: two more of its reads.
+    const reads = await xreadgroupCalls(redis);
+    await eventually(async () => (await xreadgroupCalls(redis)) >= reads + 2, { message: 'two more reads' });
     expect(processed).toEqual([]);
     // The worker's connections drop and come back.
     await redis.call('CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
-    await eventually(
-      async () => ((await countEntries(redis, keys, 4)) === 0 ? true : undefined),
-      10_000,
-      'the pending entry processed and acknowledged',
-    );
+    await eventually(async () => (await countEntries(redis, keys, 4)) === 0, {
+      timeoutMs: 10_000,
+      message: 'the pending entry processed and acknowledged',
+    });
     expect(processed).toEqual([`${device!}-1`]);
   });
 
@@ -293,11 +307,7 @@ describe('worker steps', () => {
     await producer.add(devices.map((d) => item(d, 0)));
     await producer.add([{ ...item(devices[1]!, 1), body: 'poison' }]);
     for (let n = 2; n < 10; n++) await producer.add(devices.map((d) => item(d, n)));
-    await eventually(
-      () => Promise.resolve(processed.length === 4 * 9 ? true : undefined),
-      10_000,
-      'the good payloads',
-    );
+    await eventually(() => processed.length === 4 * 9, { timeoutMs: 10_000, message: 'the good payloads' });
     const dead = await listDeadLetters(redis, keys);
     expect(dead).toHaveLength(1);
     expect(dead[0]).toMatchObject({ partition: 1, items: 1, reason: 'cannot process poison' });
@@ -327,10 +337,9 @@ describe('worker steps', () => {
         '9',
       ]);
     }
-    await eventually(
-      async () => ((await countEntries(redis, keys, 4)) === 0 ? true : undefined),
-      5000,
-      'acknowledged',
-    );
+    await eventually(async () => (await countEntries(redis, keys, 4)) === 0, {
+      timeoutMs: 5000,
+      message: 'acknowledged',
+    });
   });
 });

@@ -1,12 +1,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import mqtt from 'mqtt';
 import { startRedis, type LocalService } from '../../scripts/lib/local-services.ts';
 import { startGateway, type RunningGateway } from '../../src/gateway/start-gateway.ts';
 import { createIngestService, type IngestService } from '../../src/ingest/ingest-service.ts';
 import { startMqttBroker, type RunningMqttBroker } from '../../src/mqtt/broker.ts';
+import { eventually } from '../support/eventually.ts';
 import { createIngestHarness, type IngestHarness } from './ingest-harness.ts';
 
 let dir: string;
@@ -46,8 +48,6 @@ async function post(body: string): Promise<{ status: number; id?: string; code?:
   return { status: res.status, id: json.data?.id, code: json.error?.code };
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 describe('ingestion while Redis is down', () => {
   it('answers 503 UNAVAILABLE (never 2xx, never a hang), recovers by itself and loses no accepted payload', async () => {
     expect((await post('{"deviceName":"warm"}')).status).toBe(202);
@@ -61,21 +61,23 @@ describe('ingestion while Redis is down', () => {
         statuses.add(r.status);
         if (r.status === 202 && r.id) accepted.push(r.id);
         else expect(r).toMatchObject({ status: 503, code: 'UNAVAILABLE' });
-        if (r.status !== 202) await sleep(20);
+        if (r.status !== 202) await sleep(20); // the senders' own pause before sending again
       }
     });
-    await sleep(300);
+    await eventually(() => accepted.length >= 10, { message: 'payloads accepted before the outage' });
     await redis.kill();
-    await sleep(800);
+    await eventually(() => statuses.has(503), { message: 'the senders refused' });
     const during = await post('{"deviceName":"down"}');
     expect(during).toMatchObject({ status: 503, code: 'UNAVAILABLE' });
     await redis.restart();
-    const deadline = Date.now() + 10_000;
-    while ((await post('{"deviceName":"back"}')).status !== 202) {
-      expect(Date.now()).toBeLessThan(deadline);
-      await sleep(100);
-    }
-    await sleep(300);
+    await eventually(() => post('{"deviceName":"back"}'), {
+      until: (r) => r.status === 202,
+      timeoutMs: 10_000,
+      intervalMs: 100,
+      message: 'the gateway accepting again',
+    });
+    const acceptedBefore = accepted.length;
+    await eventually(() => accepted.length >= acceptedBefore + 10, { message: 'the senders accepted again' });
     running = false;
     await Promise.all(senders);
     expect(statuses).toEqual(new Set([202, 503]));
@@ -99,9 +101,8 @@ describe('ingestion while Redis is down', () => {
       client.on('error', (err) => refusals.push((err as Error & { code?: unknown }).code));
       client.on('close', () => closes++);
       const connected = new Promise<void>((resolve) => client.once('connect', () => resolve()));
-      const deadline = Date.now() + 5000;
-      while (closes < 3 && Date.now() < deadline) await sleep(20);
-      expect({ closes: Math.min(closes, 3), refusals }).toEqual({ closes: 3, refusals: [] });
+      await eventually(() => closes >= 3, { timeoutMs: 5000, message: 'three closed attempts' });
+      expect(refusals).toEqual([]);
       await redis.restart();
       await connected;
     } finally {
@@ -120,12 +121,14 @@ describe('ingestion while Redis is down', () => {
       await client.publishAsync(`gateway/submit/${key}`, '{"deviceName":"m","n":"before"}', { qos: 1 });
       await redis.kill();
       let acked = false;
+      // The broker closes the connection when the write fails, without PUBACK.
+      const closed = new Promise<void>((resolve) => client.once('close', () => resolve()));
       const publish = client
         .publishAsync(`gateway/submit/${key}`, '{"deviceName":"m","n":"during"}', { qos: 1 })
         .then(() => {
           acked = true;
         });
-      await sleep(1000);
+      await closed;
       expect(acked).toBe(false);
       await redis.restart();
       await publish;

@@ -17,7 +17,7 @@ import {
   type Migration,
 } from '../../src/state/migrations.ts';
 import { testConfig } from '../support/context.ts';
-import { eventually } from '../support/pipeline.ts';
+import { eventually } from '../support/eventually.ts';
 
 function setup() {
   const config = testConfig();
@@ -162,10 +162,7 @@ describe('Redis data layout', () => {
     ]);
     const waiting = (l: { msg: string }) => l.msg.startsWith('another process is migrating');
     await eventually(
-      () => Promise.resolve([...a.lines, ...b.lines].some(waiting) ? true : undefined),
-      10_000,
-      'one process waiting',
-    );
+      () => Promise.resolve([...a.lines, ...b.lines].some(waiting) ? true : undefined), { timeoutMs: 10_000, message: 'one process waiting' });
     // Held well past its lifetime without renewal, the lock still keeps the other one out.
     while (Date.now() - started < 4 * lockMs) {
       expect(await redis.get(keys.stateLayout())).toBeNull();

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vites
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 import { createIngestService, type IngestService } from '../../src/ingest/ingest-service.ts';
 import { startMqttBroker, type RunningMqttBroker } from '../../src/mqtt/broker.ts';
+import { eventually } from '../support/eventually.ts';
 import { createIngestHarness, type IngestHarness } from './ingest-harness.ts';
 
 let h: IngestHarness;
@@ -61,22 +62,6 @@ function collect(client: MqttClient): string[] {
   return received;
 }
 
-const waitFor = async (check: () => boolean, what: string, timeoutMs = 5000) => {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`${what}: not in time`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-};
-
-const waitForAsync = async (check: () => Promise<boolean>, what: string, timeoutMs = 5000) => {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`${what}: not in time`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-};
-
 /** A demo subscriber with a persistent session on `raw/<demo key>/#`, then offline. */
 async function parkDemoSession(clientId: string): Promise<void> {
   const archiver = await connect({ clientId, clean: false, username: 'archiver', password: demoKey });
@@ -110,7 +95,7 @@ describe('MQTT connections and sessions', () => {
 
     const archiver = await connect({ clientId, clean: false, username: 'archiver', password: demoKey });
     const received = collect(archiver);
-    await waitFor(() => received.length >= 2, 'the queued payloads');
+    await eventually(() => received.length >= 2, { message: 'the queued payloads' });
     expect(received).toEqual(['queued-1', 'queued-2']);
   });
 
@@ -126,7 +111,7 @@ describe('MQTT connections and sessions', () => {
 
     const archiver = await connect({ clientId, clean: false, username: 'archiver', password: demoKey });
     const received = collect(archiver);
-    await waitFor(() => received.length >= 2, 'the queued payloads');
+    await eventually(() => received.length >= 2, { message: 'the queued payloads' });
     expect(received).toEqual(['kept-1', 'kept-2']);
     expect(stolen).toEqual([]);
   });
@@ -151,7 +136,7 @@ describe('MQTT connections and sessions', () => {
     await connect({ clientId, clean: false, username: 'x', password: evilKey });
     // Published after the second CONNACK: a subscriber that was kicked off would not get it live.
     await publishAsDemoDevice('live-1');
-    await waitFor(() => received.length >= 1 || closed, 'the live payload');
+    await eventually(() => received.length >= 1 || closed, { message: 'the live payload' });
     expect({ closed, received }).toEqual({ closed: false, received: ['live-1'] });
   });
 
@@ -166,12 +151,12 @@ describe('MQTT connections and sessions', () => {
     await device.endAsync();
     await h.revokeApiKey(revoked);
     await publishAsDemoDevice('of-a-valid-key');
-    await waitForAsync(async () => (await ingest.lookupKey(revoked)) === null, 'the revocation');
+    await eventually(async () => (await ingest.lookupKey(revoked)) === null, { message: 'the revocation' });
 
     const back = await connect({ clientId, clean: false, username: 'archiver', password: demoKey });
     const received = collect(back);
     // Queued messages go out in order: the revoked key's would come first.
-    await waitFor(() => received.length >= 1, 'the valid key’s payload');
+    await eventually(() => received.length >= 1, { message: 'the valid key’s payload' });
     expect(received).toEqual(['of-a-valid-key']);
   });
 

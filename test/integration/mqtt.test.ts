@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vites
 import mqtt, { type MqttClient } from 'mqtt';
 import { createIngestService, type IngestService } from '../../src/ingest/ingest-service.ts';
 import { startMqttBroker, type RunningMqttBroker } from '../../src/mqtt/broker.ts';
+import { eventually } from '../support/eventually.ts';
 import { createIngestHarness, type IngestHarness } from './ingest-harness.ts';
 
 let h: IngestHarness;
@@ -36,15 +37,6 @@ async function connect(opts: mqtt.IClientOptions = {}): Promise<MqttClient> {
   return client;
 }
 
-const waitFor = async (check: () => Promise<boolean>, timeoutMs = 3000) => {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error('condition not met in time');
-};
-
 describe('MQTT broker', () => {
   it('queues QoS 0 and QoS 1 publishes to gateway/submit/<KEY>', async () => {
     const client = await connect();
@@ -58,7 +50,12 @@ describe('MQTT broker', () => {
       bodyIsHex: false,
     });
     await client.publishAsync(`gateway/submit/${key}`, '{"deviceName":"q0","v":0}', { qos: 0 });
-    await waitFor(async () => (await h.queuedItems()).some((i) => i.body === '{"deviceName":"q0","v":0}'));
+    await eventually(
+      async () => (await h.queuedItems()).some((i) => i.body === '{"deviceName":"q0","v":0}'),
+      {
+        message: 'the QoS 0 publish queued',
+      },
+    );
   });
 
   it('takes the device name from raw/<KEY>/<deviceName> and hex-encodes binary payloads', async () => {
@@ -87,7 +84,7 @@ describe('MQTT broker', () => {
     await h.revokeApiKey(revocable);
     // Once the broker's key cache has let the key go, the key sweep or this publish closes the
     // connection, whichever comes first.
-    await waitFor(async () => (await ingest.lookupKey(revocable)) === null);
+    await eventually(async () => (await ingest.lookupKey(revocable)) === null, { message: 'the revocation' });
     if (!client.disconnected) client.publish('gateway/submit', '{"deviceName":"rv","n":2}', { qos: 1 });
     await closed;
     expect((await h.queuedItems()).some((i) => i.body === '{"deviceName":"rv","n":2}')).toBe(false);
@@ -122,8 +119,11 @@ describe('MQTT broker', () => {
     await client.publishAsync(`preparserfirst/${key}`, '{}', { qos: 1 });
     await client.publishAsync(`raw/${key}`, Buffer.alloc(2000, 0x61), { qos: 1 });
     expect((await h.queuedItems()).some((i) => i.body === 'not json')).toBe(false);
-    await waitFor(async () => (await ingest.ingestLog.list('acme', 10)).length >= 3);
-    const codes = (await ingest.ingestLog.list('acme', 10)).map((e) => e.code);
+    const logged = await eventually(() => ingest.ingestLog.list('acme', 10), {
+      until: (entries) => entries.length >= 3,
+      message: 'three ingestion log entries',
+    });
+    const codes = logged.map((e) => e.code);
     expect(codes).toEqual(expect.arrayContaining(['INVALID_JSON', 'NO_PREPARSER', 'PAYLOAD_TOO_LARGE']));
     expect(client.connected).toBe(true);
   });

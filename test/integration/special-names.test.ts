@@ -13,7 +13,8 @@ import type { DataPointSpec, DefinitionSpec } from '../../src/domain/types.ts';
 import { routingKey } from '../../src/queue/ingest-producer.ts';
 import type { IngestItem } from '../../src/domain/ingest-item.ts';
 import { partitionOf } from '../../src/queue/partition.ts';
-import { eventually, provisionComfort, startPipeline, type Pipeline } from '../support/pipeline.ts';
+import { provisionComfort, startPipeline, type Pipeline } from '../support/pipeline.ts';
+import { eventually } from '../support/eventually.ts';
 
 const SPECIAL = ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf'] as const;
 /** An environment name that is also an Object.prototype member (the only kind the rule allows). */
@@ -157,8 +158,7 @@ describe('names that are Object.prototype members', () => {
           );
           return values.every((v) => v === '22.5') ? true : undefined;
         },
-        5000,
-        "the other environment's values in the shared partitions",
+        { timeoutMs: 5000, message: "the other environment's values in the shared partitions" },
       );
       expect(Date.now() - posted).toBeLessThan(5000);
 
@@ -169,8 +169,7 @@ describe('names that are Object.prototype members', () => {
             const list = (await api(p, token, '/sensors/list', { deviceName: device })) as any[];
             return list.every((s) => s.rawValue !== null) ? list : undefined;
           },
-          10_000,
-          `the values of ${device}`,
+          { timeoutMs: 10_000, message: `the values of ${device}` },
         );
         const byName = new Map(sensors.map((s) => [s.sensorName as string, s]));
         expect([...byName.keys()]).toEqual(['Temperature', ...SPECIAL]);
@@ -231,8 +230,7 @@ describe('names that are Object.prototype members', () => {
           const h = await historyOf(p, ENV);
           return h.size === SPECIAL.length * (SPECIAL.length + 1) ? h : undefined;
         },
-        10_000,
-        'the history of every value',
+        { timeoutMs: 10_000, message: 'the history of every value' },
       );
       for (const device of SPECIAL) {
         expect(history.get(`${device}/Temperature`)).toEqual([21]);

@@ -6,7 +6,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { countEntries } from '../../src/queue/ingest-queue.ts';
-import { eventually, provisionComfort, startPipeline, type Pipeline } from '../support/pipeline.ts';
+import { provisionComfort, startPipeline, type Pipeline } from '../support/pipeline.ts';
+import { eventually } from '../support/eventually.ts';
 
 /** A layout byte no version of Vigil has written. */
 const UNKNOWN_LAYOUT = 9;
@@ -37,13 +38,10 @@ describe('a data point stored in an unknown layout', () => {
       expect(
         (await p.post('gateway/submit', key, JSON.stringify({ deviceName: 'dev1', Temperature: 31 }))).status,
       ).toBe(202);
-      await eventually(async () => ((await events()) === 1 ? true : undefined), 15_000, 'the CRITICAL event');
+      await eventually(async () => ((await events()) === 1 ? true : undefined), { timeoutMs: 15_000, message: 'the CRITICAL event' });
       await eventually(
         async () =>
-          (await countEntries(p.redis, p.keys, p.config.queuePartitions)) === 0 ? true : undefined,
-        15_000,
-        'the first payload acknowledged',
-      );
+          (await countEntries(p.redis, p.keys, p.config.queuePartitions)) === 0 ? true : undefined, { timeoutMs: 15_000, message: 'the first payload acknowledged' });
 
       // The same data point as a newer Vigil could have left it: another layout byte.
       const packed = (await p.redis.hgetBuffer(stateKey, 'Temperature|p'))!;
@@ -60,10 +58,7 @@ describe('a data point stored in an unknown layout', () => {
         async () =>
           (await failedSteps(p)) >= 3 || (await countEntries(p.redis, p.keys, p.config.queuePartitions)) === 0
             ? true
-            : undefined,
-        20_000,
-        'the step tried three times, or acknowledged',
-      );
+            : undefined, { timeoutMs: 20_000, message: 'the step tried three times, or acknowledged' });
       expect(await events()).toBe(1);
       expect(await p.redis.hgetallBuffer(stateKey)).toEqual(before);
       expect(await failedSteps(p)).toBeGreaterThanOrEqual(3);
@@ -92,10 +87,7 @@ describe('a data point stored in an unknown layout', () => {
       // Once the state is readable again (a migration ran), the retried step applies the value.
       await p.redis.hset(stateKey, 'Temperature|p', packed);
       await eventually(
-        async () => ((await p.redis.hget(stateKey, 'Temperature|v')) === '32' ? true : undefined),
-        15_000,
-        'the retried payload applied',
-      );
+        async () => ((await p.redis.hget(stateKey, 'Temperature|v')) === '32' ? true : undefined), { timeoutMs: 15_000, message: 'the retried payload applied' });
       expect(await events()).toBe(1);
       expect(await p.redis.xlen(p.keys.deadLetters())).toBe(0);
     },

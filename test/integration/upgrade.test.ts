@@ -21,7 +21,8 @@ import { loginLimitsOf } from '../../src/tenancy/login.ts';
 import { createTenancyStore } from '../../src/tenancy/tenancy-store.ts';
 import { testConfig } from '../support/context.ts';
 import { storedState } from '../support/state.ts';
-import { eventually, provisionComfort, startPipeline, type Pipeline } from '../support/pipeline.ts';
+import { provisionComfort, startPipeline, type Pipeline } from '../support/pipeline.ts';
+import { eventually } from '../support/eventually.ts';
 import { createCliHarness } from './cli-run.ts';
 
 const quiet = createLogger('silent');
@@ -75,7 +76,7 @@ describe('upgrading', () => {
         expect((await p.post('gateway/submit', key, JSON.stringify(body))).status).toBe(202);
       await post({ deviceName: 'warm', Temperature: 31, Humidity: 75, Battery: 2700, CO2: 500 });
       await post({ deviceName: 'silent', Temperature: 18 });
-      await eventually(idle(p), 15_000, 'the first payloads processed');
+      await eventually(idle(p), { timeoutMs: 15_000, message: 'the first payloads processed' });
       await loseContact(p, 'silent');
       await p.vigil.close();
       await p.redis.del(p.keys.stateLayout());
@@ -105,7 +106,7 @@ describe('upgrading', () => {
         };
         // Values that keep every status.
         await again({ deviceName: 'warm', Temperature: 30.8, Humidity: 71, Battery: 2750, CO2: 600 });
-        await eventually(idle(p), 15_000, 'the payload after the upgrade processed');
+        await eventually(idle(p), { timeoutMs: 15_000, message: 'the payload after the upgrade processed' });
         expect(await p.redis.hget(p.keys.deviceState('acme', 'warm'), 'CO2|v')).toBe('600');
         expect({ warm: await statuses(p, 'warm'), silent: await statuses(p, 'silent') }).toEqual(before);
         expect(await p.redis.zrange(p.keys.envEvents('acme'), 0, -1)).toEqual(events);

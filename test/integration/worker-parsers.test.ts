@@ -5,7 +5,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { COMFORT_SPEC } from '../fixtures/definitions/comfort.ts';
-import { eventually, provisionComfort, startPipeline, type Pipeline } from '../support/pipeline.ts';
+import { provisionComfort, startPipeline, type Pipeline } from '../support/pipeline.ts';
+import { eventually } from '../support/eventually.ts';
 import { readEntry } from '../../src/ingest/ingest-log.ts';
 
 const fixture = (name: string) =>
@@ -17,8 +18,7 @@ async function lastLog(p: Pipeline, count: number) {
       const lines = await p.redis.lrange(p.keys.ingestLog('acme'), 0, -1);
       return lines.length >= count ? readEntry(lines[0]!) : undefined;
     },
-    15_000,
-    `${count} log entries`,
+    { timeoutMs: 15_000, message: `${count} log entries` },
   );
 }
 
@@ -56,8 +56,9 @@ const CASES: { name: string; source: string; bad: unknown; code: string }[] = [
 describe('worker with hostile parsers', () => {
   it('logs each failure with its code and processes the next good payload', { timeout: 60_000 }, async () => {
     // A CPU limit well above what a stack overflow takes on a loaded machine, so that recursion
-    // ends in RangeError (PARSER_ERROR) and only the endless loop hits the limit.
-    const p = await startPipeline({ roles: 'gateway,worker', sandboxTimeoutMs: 1000 });
+    // ends in RangeError (PARSER_ERROR) and only the endless loop hits the limit. No catalog cache:
+    // each step reads the definition just applied.
+    const p = await startPipeline({ roles: 'gateway,worker', sandboxTimeoutMs: 1000, catalogCacheMs: 0 });
     const { key } = await provisionComfort(p, 'acme', ['d1']);
     let entries = 0;
     for (const c of CASES) {
@@ -66,7 +67,6 @@ describe('worker with hostile parsers', () => {
         { ...COMFORT_SPEC, version: c.name },
         c.source,
       );
-      await new Promise((r) => setTimeout(r, 1100)); // catalog cache
       await p.post('gateway/submit', key, JSON.stringify({ deviceName: 'd1', ...(c.bad as object) }));
       entries += 1;
       const failed = await lastLog(p, entries);

@@ -8,7 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { freePort, isListening } from '../../scripts/lib/local-services.ts';
 import { sendNumbered } from '../support/generator.ts';
 import { settle, NUMBERED_COUNT, expectNoLoss, provisionNumbered } from '../support/fault-run.ts';
-import { eventually, startPipeline } from '../support/pipeline.ts';
+import { startPipeline } from '../support/pipeline.ts';
+import { eventually } from '../support/eventually.ts';
 import { spawnVigil, type ChildVigil } from '../support/workers.ts';
 
 describe('numbered run, whole Vigil process SIGKILLed', () => {
@@ -27,7 +28,7 @@ describe('numbered run, whole Vigil process SIGKILLed', () => {
         VIGIL_MQTT_PORT: String(mqttPort),
         VIGIL_LOG_LEVEL: 'error',
       });
-      await eventually(async () => ((await isListening(gatewayPort)) ? true : undefined), 30_000, 'Vigil');
+      await eventually(() => isListening(gatewayPort), { timeoutMs: 30_000, message: 'Vigil' });
       return child;
     };
     let vigil = await start();
@@ -44,7 +45,7 @@ describe('numbered run, whole Vigil process SIGKILLed', () => {
         if (restarted || acked < NUMBERED_COUNT / 3) return;
         restarted = (async () => {
           await vigil.kill('SIGKILL');
-          await sleep(500);
+          await sleep(500); // down for half a second: part of the fault
           vigil = await start();
         })();
       },

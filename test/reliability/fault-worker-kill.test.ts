@@ -5,7 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import { sendNumbered } from '../support/generator.ts';
 import { settle, NUMBERED_COUNT, brokerFor, expectNoLoss, provisionNumbered } from '../support/fault-run.ts';
-import { eventually, startPipeline } from '../support/pipeline.ts';
+import { startPipeline } from '../support/pipeline.ts';
+import { eventually } from '../support/eventually.ts';
 import { spawnVigil } from '../support/workers.ts';
 
 describe('numbered run, worker process SIGKILLed', () => {
@@ -31,11 +32,10 @@ describe('numbered run, worker process SIGKILLed', () => {
           if (!killed && acked >= NUMBERED_COUNT / 3) {
             killed = true;
             // Kill it while the workers are busy, not before they have started.
-            await eventually(
-              async () => ((await p.redis.exists(p.keys.deviceState('acme', 'dev-0'))) ? true : undefined),
-              30_000,
-              'the workers to process',
-            );
+            await eventually(() => p.redis.exists(p.keys.deviceState('acme', 'dev-0')), {
+              timeoutMs: 30_000,
+              message: 'the workers to process',
+            });
             await workers[0]!.kill('SIGKILL');
           }
         },

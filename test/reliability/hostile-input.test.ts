@@ -15,13 +15,8 @@ import { describe, expect, it } from 'vitest';
 import type { DefinitionSpec } from '../../src/domain/types.ts';
 import { GATEWAY_PATHS } from '../../src/domain/ingest-item.ts';
 import { brokerFor } from '../support/fault-run.ts';
-import {
-  eventually,
-  provisionComfort,
-  queueIdle,
-  startPipeline,
-  type Pipeline,
-} from '../support/pipeline.ts';
+import { provisionComfort, queueIdle, startPipeline, type Pipeline } from '../support/pipeline.ts';
+import { eventually } from '../support/eventually.ts';
 import { readEntry } from '../../src/ingest/ingest-log.ts';
 
 const RUNS = process.env.VIGIL_TEST_LONG ? 3000 : 300;
@@ -169,7 +164,7 @@ describe('hostile input', () => {
       console.info(`gateway answers: ${JSON.stringify(Object.fromEntries(statuses))}`);
       // The host's prototypes are untouched (the gateway runs in this process).
       expect(({} as Record<string, unknown>).polluted).toBeUndefined();
-      await eventually(() => queueIdle(p), 60_000, 'the fuzzed payloads processed');
+      await eventually(() => queueIdle(p), { timeoutMs: 60_000, message: 'the fuzzed payloads processed' });
       await expectReady(p);
       const codes = new Set(
         (await p.redis.lrange(p.keys.ingestLog('acme'), 0, -1)).map((l) => readEntry(l).code),
@@ -185,8 +180,7 @@ describe('hostile input', () => {
           (await p.redis.hget(p.keys.deviceState('acme', 'd2'), 'Temperature|v')) === '21.5'
             ? true
             : undefined,
-        15_000,
-        'a good payload after the fuzzing',
+        { timeoutMs: 15_000, message: 'a good payload after the fuzzing' },
       );
       // And one of a device and data point with special names.
       const special = JSON.stringify(
@@ -203,8 +197,7 @@ describe('hostile input', () => {
           const [proto, ctor] = await p.redis.hmget(state, '__proto__|v', 'constructor|v');
           return proto === '26' && ctor === '7' ? true : undefined;
         },
-        15_000,
-        'a good payload of device __proto__ after the fuzzing',
+        { timeoutMs: 15_000, message: 'a good payload of device __proto__ after the fuzzing' },
       );
     },
   );
@@ -253,8 +246,7 @@ describe('hostile input', () => {
       await eventually(
         async () =>
           (await p.redis.hget(p.keys.deviceState('acme', 'd1'), 'Temperature|v')) === '19' ? true : undefined,
-        30_000,
-        'a good MQTT payload after the fuzzing',
+        { timeoutMs: 30_000, message: 'a good MQTT payload after the fuzzing' },
       );
     },
   );

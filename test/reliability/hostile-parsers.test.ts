@@ -7,7 +7,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { COMFORT_SPEC } from '../fixtures/definitions/comfort.ts';
-import { eventually, provisionComfort, startPipeline, type Pipeline } from '../support/pipeline.ts';
+import { provisionComfort, startPipeline, type Pipeline } from '../support/pipeline.ts';
+import { eventually } from '../support/eventually.ts';
 import { readEntry } from '../../src/ingest/ingest-log.ts';
 
 const GOOD_PAYLOADS = 200;
@@ -100,11 +101,10 @@ describe('hostile parsers', () => {
         goodDone = true;
         await evil.catch(() => undefined);
       });
-      await eventually(
-        async () => ((await logCodes(p, 'evil')).length > 0 ? true : undefined),
-        30_000,
-        'evil',
-      );
+      await eventually(async () => ((await logCodes(p, 'evil')).length > 0 ? true : undefined), {
+        timeoutMs: 30_000,
+        message: 'evil',
+      });
 
       const started = Date.now();
       await Promise.all(
@@ -126,8 +126,7 @@ describe('hostile parsers', () => {
           }
           return true;
         },
-        GOOD_BOUND_MS,
-        "env good's payloads",
+        { timeoutMs: GOOD_BOUND_MS, message: "env good's payloads" },
       );
       const elapsedMs = Date.now() - started;
       goodDone = true;
@@ -158,14 +157,12 @@ describe('hostile parsers', () => {
     await eventually(
       async () =>
         (await p.redis.hget(p.keys.deviceState('alpha', 'd'), 'Temperature|v')) ? true : undefined,
-      15_000,
-      'alpha processed',
+      { timeoutMs: 15_000, message: 'alpha processed' },
     );
     await sendAll(p, keys[1]!, [JSON.stringify({ deviceName: 'd', Temperature: 21 })]);
     const beta = await eventually(
       () => p.redis.hget(p.keys.deviceState('beta', 'd'), 'Temperature|v').then((v) => v ?? undefined),
-      15_000,
-      'beta processed',
+      { timeoutMs: 15_000, message: 'beta processed' },
     );
     expect(Number(beta)).toBe(21);
   });

@@ -17,7 +17,8 @@ import {
   settle,
 } from '../support/fault-run.ts';
 import { delayingInfluxProxy } from '../support/influx-proxy.ts';
-import { eventually, startPipeline } from '../support/pipeline.ts';
+import { startPipeline } from '../support/pipeline.ts';
+import { eventually } from '../support/eventually.ts';
 import { childCounter, spawnVigil } from '../support/workers.ts';
 
 describe('numbered run, a worker paused past its lease', () => {
@@ -51,27 +52,18 @@ describe('numbered run, a worker paused past its lease', () => {
           paused = true;
           // Both workers hold partitions, and steps are in flight.
           await eventually(
-            async () => (new Set((await leaseHolders(p)).filter(Boolean)).size === 2 ? true : undefined),
-            30_000,
-            'both workers to hold partitions',
-          );
+            async () => (new Set((await leaseHolders(p)).filter(Boolean)).size === 2 ? true : undefined), { timeoutMs: 30_000, message: 'both workers to hold partitions' });
           stalled.process.kill('SIGSTOP');
           // Past the lease: the other worker takes every partition over…
           await eventually(
             async () => {
               const holders = await leaseHolders(p);
               return holders.every((t) => t !== '' && t === holders[0]) ? true : undefined;
-            },
-            30_000,
-            'the other worker to take every partition',
-          );
+            }, { timeoutMs: 30_000, message: 'the other worker to take every partition' });
           // …and processes the stalled worker's pending entries before it wakes up.
           const logged = await p.redis.llen(p.keys.ingestLog('acme'));
           await eventually(
-            async () => ((await p.redis.llen(p.keys.ingestLog('acme'))) > logged + 200 ? true : undefined),
-            30_000,
-            'the other worker to process',
-          );
+            async () => ((await p.redis.llen(p.keys.ingestLog('acme'))) > logged + 200 ? true : undefined), { timeoutMs: 30_000, message: 'the other worker to process' });
           stalled.process.kill('SIGCONT');
         },
       });

@@ -8,7 +8,8 @@
 import { execFile } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { countEntries, listDeadLetters } from '../../src/queue/ingest-queue.ts';
-import { eventually, provisionComfort, startPipeline } from '../support/pipeline.ts';
+import { provisionComfort, startPipeline } from '../support/pipeline.ts';
+import { eventually } from '../support/eventually.ts';
 import { spawnVigil } from '../support/workers.ts';
 
 const POISON_DELIVERIES = 3;
@@ -55,10 +56,7 @@ describe('a queue entry that kills its worker', () => {
           worker.exited.then(() => 'crashed' as const),
           eventually(
             async () =>
-              (await countEntries(p.redis, p.keys, p.config.queuePartitions)) === 0 ? true : undefined,
-            60_000,
-            'the queue to empty',
-          ).then(() => 'drained' as const),
+              (await countEntries(p.redis, p.keys, p.config.queuePartitions)) === 0 ? true : undefined, { timeoutMs: 60_000, message: 'the queue to empty' }).then(() => 'drained' as const),
         ]);
         if (outcome === 'drained') {
           await worker.kill();

@@ -11,13 +11,8 @@ import mqtt from 'mqtt';
 import { describe, expect, it } from 'vitest';
 import { COMFORT_PARSER, COMFORT_SPEC } from '../fixtures/definitions/comfort.ts';
 import { brokerFor } from '../support/fault-run.ts';
-import {
-  eventually,
-  provisionComfort,
-  queueIdle,
-  startPipeline,
-  type Pipeline,
-} from '../support/pipeline.ts';
+import { provisionComfort, queueIdle, startPipeline, type Pipeline } from '../support/pipeline.ts';
+import { eventually } from '../support/eventually.ts';
 import { readEntry } from '../../src/ingest/ingest-log.ts';
 
 interface Answer {
@@ -119,7 +114,7 @@ describe('tenant isolation', () => {
     };
     await post(keyB, { deviceName: 'beta_only', Temperature: 23 });
     await post(keyB, { deviceName: 'common', Temperature: 22 });
-    await eventually(() => queueIdle(p), 15_000, 'beta processed');
+    await eventually(() => queueIdle(p), { timeoutMs: 15_000, message: 'beta processed' });
     await post(keyA, { deviceName: 'beta_only', Temperature: 99 });
     await post(keyA, { deviceName: 'beta_secret_dev', Temperature: 98 });
     await post(keyA, { deviceName: 'common', Temperature: 11 });
@@ -133,7 +128,7 @@ describe('tenant isolation', () => {
     } finally {
       await client.endAsync();
     }
-    await eventually(() => queueIdle(p), 15_000, 'alpha processed');
+    await eventually(() => queueIdle(p), { timeoutMs: 15_000, message: 'alpha processed' });
     const temp = (env: string, device: string) =>
       p.redis.hget(p.keys.deviceState(env, device), 'Temperature|v');
     expect(await temp('beta', 'beta_only')).toBe('23');
@@ -172,7 +167,7 @@ describe('tenant isolation', () => {
       );
       await res.arrayBuffer();
     }
-    await eventually(() => queueIdle(p), 15_000, 'beta processed');
+    await eventually(() => queueIdle(p), { timeoutMs: 15_000, message: 'beta processed' });
     const now = Math.floor(Date.now() / 1000);
     const asks = (device: string, sensor = 'Temperature'): [string, object][] => [
       ['/sensors/list', { deviceName: device }],
@@ -247,7 +242,7 @@ describe('tenant isolation', () => {
       // A raw payload may be accepted (its device name is refused later, in the ingestion log).
       if (a.status !== 202) expectCleanErrorOrBareRefusal(a);
     }
-    await eventually(() => queueIdle(p), 15_000, 'tricks processed');
+    await eventually(() => queueIdle(p), { timeoutMs: 15_000, message: 'tricks processed' });
     expect(await p.redis.exists(p.keys.deviceState('beta', 'beta_only'))).toBe(0);
     const apiTricks: [string, Record<string, string>][] = [
       ['/devices/list', { authorization: `Bearer ${tokenA}x` }],

@@ -3,7 +3,6 @@
  * for the pipeline (main's own when it runs one, else one started here on the same ingestion
  * core's dependencies), the run sizes, and the checks every scenario ends with.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import { expect, onTestFinished } from 'vitest';
 import { listDeadLetters } from '../../src/queue/ingest-queue.ts';
 import { Registry } from 'prom-client';
@@ -12,7 +11,8 @@ import { startMqttBroker } from '../../src/mqtt/broker.ts';
 import { closeRedis, connectRedis } from '../../src/redis/connect.ts';
 import type { GeneratorResult, StoredCheck } from './generator.ts';
 import { NUMBERED_CO2_RULES, NUMBERED_PREPARSER, reportLine, verifyNumbered } from './generator.ts';
-import { eventually, provisionComfort, queueIdle, type Pipeline } from './pipeline.ts';
+import { provisionComfort, queueIdle, type Pipeline } from './pipeline.ts';
+import { eventually } from './eventually.ts';
 import { readEntry } from '../../src/ingest/ingest-log.ts';
 
 /** Payloads per scenario: a few thousand by default, ten times that with VIGIL_TEST_LONG=1. */
@@ -58,20 +58,23 @@ export async function settle(
   timeoutMs = 120_000,
 ): Promise<StoredCheck> {
   const deadline = Date.now() + timeoutMs;
-  await eventually(() => queueIdle(p), timeoutMs, 'the queue to drain').catch(async (err: unknown) => {
-    console.info(`queue not drained: ${JSON.stringify(await queueState(p))}`);
-    throw err;
-  });
-  for (;;) {
-    const check = await verifyNumbered(p, env, run);
-    if (check.stored >= run.counts.acknowledged || Date.now() > deadline) {
-      const failed = await failedJobs(p);
-      if (failed.length > 0) console.info(`failed jobs: ${JSON.stringify(failed)}`);
-      if (check.missing.length > 0) console.info(`ingestion log of ${env}: ${await logSummary(p, env)}`);
-      return { ...check, deadLettered: failed.reduce((n, d) => n + d.items, 0) };
-    }
-    await sleep(250);
-  }
+  await eventually(() => queueIdle(p), { timeoutMs, message: 'the queue to drain' }).catch(
+    async (err: unknown) => {
+      console.info(`queue not drained: ${JSON.stringify(await queueState(p))}`);
+      throw err;
+    },
+  );
+  // Past the deadline, the check as it stands: expectNoLoss then names each missing payload.
+  const check = await eventually(() => verifyNumbered(p, env, run), {
+    until: (c) => c.stored >= run.counts.acknowledged,
+    timeoutMs: Math.max(0, deadline - Date.now()),
+    intervalMs: 250,
+    message: 'every acknowledged payload in history',
+  }).catch(() => verifyNumbered(p, env, run));
+  const failed = await failedJobs(p);
+  if (failed.length > 0) console.info(`failed jobs: ${JSON.stringify(failed)}`);
+  if (check.missing.length > 0) console.info(`ingestion log of ${env}: ${await logSummary(p, env)}`);
+  return { ...check, deadLettered: failed.reduce((n, d) => n + d.items, 0) };
 }
 
 /** Per partition: entries, pending entries, the lease, and the crash counts: what a stuck queue holds. */

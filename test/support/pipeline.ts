@@ -3,7 +3,6 @@
  * and database, plus an admin handle to provision environments, keys, definitions and devices.
  */
 import { onTestFinished } from 'vitest';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { createLogger } from '../../src/log/logger.ts';
 import { startVigil, type RunningVigil } from '../../src/main.ts';
 import { closeRedis, connectRedis, type Redis } from '../../src/redis/connect.ts';
@@ -87,28 +86,8 @@ export async function provisionComfort(
   return { key };
 }
 
-/** Polls until `check` returns a value other than undefined, or fails after `timeoutMs`. */
-export async function eventually<T>(
-  check: () => Promise<T | undefined>,
-  timeoutMs = 15_000,
-  what = 'condition',
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const v = await check();
-      if (v !== undefined) return v;
-    } catch (err) {
-      last = err;
-    }
-    await sleep(50);
-  }
-  throw new Error(`timed out waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`);
-}
-
-/** True (else undefined, for eventually()) when no ingest queue entry is waiting or in process. */
-export async function queueIdle(p: Pipeline): Promise<true | undefined> {
+/** Whether no ingest queue entry is waiting or in process (for eventually()). */
+export async function queueIdle(p: Pipeline): Promise<boolean> {
   const { countEntries } = await import('../../src/queue/ingest-queue.ts');
-  return (await countEntries(p.redis, p.keys, p.config.queuePartitions)) === 0 ? true : undefined;
+  return (await countEntries(p.redis, p.keys, p.config.queuePartitions)) === 0;
 }

@@ -68,15 +68,17 @@ describe('micro-batcher', () => {
 
   it('resolves every submitter only after the write, and rejects them all with UNAVAILABLE when it fails', async () => {
     const write = deferred();
+    const writing = deferred();
     const b = createBatcher<number>({
-      write: () => write.promise,
+      write: () => (writing.resolve(), write.promise),
       maxItems: 10,
       maxDelayMs: 0,
       timeoutMs: 1000,
     });
     let settled = 0;
     const subs = [b.submit(1), b.submit(2)].map((p) => p.finally(() => settled++));
-    await new Promise((r) => setTimeout(r, 5));
+    await writing.promise;
+    await new Promise((r) => setImmediate(r));
     expect(settled).toBe(0);
     write.reject(new Error('ECONNREFUSED'));
     for (const s of subs) await expect(s).rejects.toMatchObject({ code: 'UNAVAILABLE' });

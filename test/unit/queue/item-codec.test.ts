@@ -16,7 +16,8 @@ const item = (over: Partial<IngestItem> = {}): IngestItem => ({
 });
 
 describe('queue item codec', () => {
-  it('reads back exactly the items it wrote, whatever their free text holds', () => {
+  // CPU-bound (a hundred random batches): a loaded machine needs more than the default 5 s.
+  it('reads back exactly the items it wrote, whatever their free text holds', { timeout: 30_000 }, () => {
     const text = fc.string({ unit: 'binary', maxLength: 40 });
     const arbitraryItem = fc.record({
       id: fc.stringMatching(/^[A-Za-z0-9_-]{1,24}$/),

@@ -208,10 +208,11 @@ describe('sandbox with broken or hostile parsers', () => {
   });
 
   it('refuses a result over maxResultBytes and accepts it under a larger limit', () => {
-    expect(testSandbox().run(fixture('giant-result'), [input('{}')])).toMatchObject([
+    // Building and copying 2 MB takes a loaded machine more than the default 50 ms: this is about size.
+    expect(testSandbox({ timeoutMs: 1000 }).run(fixture('giant-result'), [input('{}')])).toMatchObject([
       { ok: false, code: 'PARSER_BAD_RESULT' },
     ]);
-    const roomy = testSandbox({ maxResultBytes: 4 * 1024 * 1024 });
+    const roomy = testSandbox({ timeoutMs: 1000, maxResultBytes: 4 * 1024 * 1024 });
     expect(roomy.run(fixture('giant-result'), [input('{}')])).toMatchObject([{ ok: true }]);
   });
 

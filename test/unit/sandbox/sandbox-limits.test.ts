@@ -114,7 +114,9 @@ describe('sandbox limits', () => {
     );
     const outcomes = sandbox.run(length, inputs);
     expect(outcomes).toEqual(inputs.map((_, n) => ({ ok: true, value: { n, size: 300_000 } })));
-    expect(sandbox.stats()).toMatchObject({ calls: 1, isolateCalls: 2, batchFallbacks: 0 });
+    // How many calls the batch became depends on the heap budget; that it was split does not.
+    expect(sandbox.stats()).toMatchObject({ calls: 1, batchFallbacks: 0 });
+    expect(sandbox.stats().isolateCalls).toBeGreaterThan(1);
   });
 
   it('closes safely twice and refuses work afterwards', () => {

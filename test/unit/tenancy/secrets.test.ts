@@ -32,6 +32,12 @@ describe('API keys and tokens', () => {
     expect(safeEqual('abc', 'abc')).toBe(true);
     expect(safeEqual('abc', 'abd')).toBe(false);
     expect(safeEqual('abc', 'abcd')).toBe(false);
+    expect(safeEqual('abcd', 'abc')).toBe(false);
+    expect(safeEqual('', '')).toBe(true);
+    expect(safeEqual('', 'a')).toBe(false);
+    // Same number of characters, different bytes.
+    expect(safeEqual('é', 'e\u0301')).toBe(false);
+    expect(safeEqual('ab', 'é')).toBe(false);
   });
 });
 
@@ -42,6 +48,8 @@ describe('passwords', () => {
     expect(stored).not.toContain('correct horse');
     expect(await verifyPassword('correct horse', stored)).toBe(true);
     expect(await verifyPassword('correct horsE', stored)).toBe(false);
+    for (const near of ['correct hors', 'correct horse ', 'correct horsecorrect horse', ''])
+      expect(await verifyPassword(near, stored)).toBe(false);
     expect(await hashPassword('correct horse')).not.toBe(stored);
   });
 

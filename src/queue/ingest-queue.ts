@@ -21,11 +21,16 @@
  * counted: acknowledging them cannot take a count below zero (the field is removed at zero), and
  * a sample that finds the whole queue empty clears the hash, which mends anything else.
  */
+import { readFileSync } from 'node:fs';
 import type { ChainableCommander } from 'ioredis';
 import type { Redis } from '../redis/connect.ts';
 import type { QueueKeys } from './queue-keys.ts';
 import { packItems, unpackItems } from './item-codec.ts';
 import type { IngestItem } from '../domain/ingest-item.ts';
+import { LeaseLostError } from '../errors/lease-lost.ts';
+import type { Fence } from './partition-leases.ts';
+
+const READ_NEW = readFileSync(new URL('./lua/read-new.lua', import.meta.url), 'utf8');
 
 export const INGEST_GROUP = 'vigil';
 export const INGEST_CONSUMER = 'vigil';
@@ -74,23 +79,81 @@ export async function ensureGroups(redis: Redis, keys: QueueKeys, partitions: nu
 type StreamReply = [key: string, entries: [id: string, fields: string[] | null][]][] | null;
 
 /**
- * Reads entries of `partitions`: new ones (`>`, waiting up to `blockMs` when none), or with
- * `pending` the ones read before and not acknowledged (oldest first). At most `count` entries per
- * partition. Entries come grouped by partition, each partition's in queue order.
+ * Reads the entries of `partitions` read before and not acknowledged (oldest first), at most `count`
+ * per partition: what a partition's new owner, or a step loop after a fault, processes first.
+ * Entries come grouped by partition, each partition's in queue order.
  */
-export async function readEntries(
+export async function readPending(
   redis: Redis,
   keys: QueueKeys,
   partitions: readonly number[],
-  opts: { pending: boolean; count: number; blockMs?: number },
+  count: number,
 ): Promise<QueueEntry[]> {
   if (partitions.length === 0) return [];
   const streams = partitions.map((p) => keys.ingestStream(p));
+  const args = ['GROUP', INGEST_GROUP, INGEST_CONSUMER, 'COUNT', count, 'STREAMS', ...streams];
+  const reply = (await redis.call('XREADGROUP', ...args, ...streams.map(() => '0'))) as StreamReply;
+  return entriesOf(reply, streams, partitions);
+}
+
+/**
+ * Reads new entries of `partitions` (at most `count` per partition) under `fence`: nothing is read
+ * once a lease has changed hands (LeaseLostError). When there are none, answers the id of each
+ * stream's newest entry, for `waitForEntries`.
+ */
+export async function readNew(
+  redis: Redis,
+  keys: QueueKeys,
+  fence: Fence,
+  partitions: readonly number[],
+  count: number,
+): Promise<{ entries: QueueEntry[] } | { lastIds: string[] }> {
+  if (partitions.length === 0) return { entries: [] };
+  const streams = partitions.map((p) => keys.ingestStream(p));
+  const r = redis as Redis & {
+    vigilReadNew?: (
+      n: number,
+      ...args: (string | number)[]
+    ) => Promise<[StreamReply] | [null, string[]] | number>;
+  };
+  if (typeof r.vigilReadNew !== 'function') redis.defineCommand('vigilReadNew', { lua: READ_NEW });
+  const reply = await r.vigilReadNew!(
+    streams.length,
+    ...streams,
+    fence.leaseKeys.length,
+    ...fence.leaseKeys,
+    ...fence.values,
+    count,
+    INGEST_GROUP,
+    INGEST_CONSUMER,
+  );
+  if (!Array.isArray(reply)) throw new LeaseLostError();
+  const [found, lastIds] = reply;
+  return found ? { entries: entriesOf(found, streams, partitions) } : { lastIds: lastIds ?? [] };
+}
+
+/**
+ * Waits up to `blockMs` for an entry newer than `lastIds` in any of `partitions` (plain XREAD: it
+ * reads nothing for the group, so a reader that lost its lease meanwhile takes nothing away).
+ */
+export async function waitForEntries(
+  redis: Redis,
+  keys: QueueKeys,
+  partitions: readonly number[],
+  lastIds: readonly string[],
+  blockMs: number,
+): Promise<void> {
+  if (partitions.length === 0) return;
+  const streams = partitions.map((p) => keys.ingestStream(p));
+  await redis.call('XREAD', 'COUNT', 1, 'BLOCK', blockMs, 'STREAMS', ...streams, ...lastIds);
+}
+
+function entriesOf(
+  reply: StreamReply,
+  streams: readonly string[],
+  partitions: readonly number[],
+): QueueEntry[] {
   const partitionOfKey = new Map(streams.map((k, i) => [k, partitions[i]!]));
-  const args: (string | number)[] = ['GROUP', INGEST_GROUP, INGEST_CONSUMER, 'COUNT', opts.count];
-  if (!opts.pending && opts.blockMs !== undefined) args.push('BLOCK', opts.blockMs);
-  args.push('STREAMS', ...streams, ...streams.map(() => (opts.pending ? '0' : '>')));
-  const reply = (await redis.call('XREADGROUP', ...args)) as StreamReply;
   const entries: QueueEntry[] = [];
   for (const [key, list] of reply ?? []) {
     const partition = partitionOfKey.get(key)!;
@@ -220,14 +283,7 @@ export async function requeueDeadLetters(
     const f = fieldMap(fields);
     const multi = redis
       .multi()
-      .xadd(
-        keys.ingestStream(Number(f.get('partition'))),
-        '*',
-        'n',
-        f.get('n') ?? '0',
-        'p',
-        f.get('p') ?? '',
-      )
+      .xadd(keys.ingestStream(Number(f.get('partition'))), '*', 'n', f.get('n') ?? '0', 'p', f.get('p') ?? '')
       .xdel(keys.deadLetters(), id);
     addToBacklog(multi, keys, countsOfDeadLetter(fields));
     const results = await multi.exec();

@@ -40,6 +40,8 @@ export interface PartitionLeases {
   readonly token: string;
   /** Partitions held now, ascending. */
   owned(): number[];
+  /** The value of each lease held now (`<token>:<fence>`): a new value is a new tenure. */
+  held(): ReadonlyMap<number, string>;
   owns(partition: number): boolean;
   /** The fence of `partitions` (all held now); undefined when one is not held. */
   fenceOf(partitions: readonly number[]): Fence | undefined;
@@ -167,6 +169,7 @@ export function createPartitionLeases(deps: {
   return {
     token,
     owned: () => [...owned.keys()].sort((a, b) => a - b),
+    held: () => owned,
     owns: (p) => owned.has(p),
     fenceOf(list) {
       const values: string[] = [];

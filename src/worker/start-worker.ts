@@ -101,30 +101,33 @@ export async function startWorker(deps: {
 /**
  * Which loop owns which of the worker's partitions: each partition held goes to the loop with the
  * fewest, and stays there until it is handed back or lost. Answers, per loop, what it owns and what
- * is new to it since it last asked.
+ * is new to it since it last asked — a partition lost and taken again (a new lease value) is new
+ * again: its pending entries may be of the tenure that ended.
  */
 function assignPartitions(leases: PartitionLeases, loops: number, metrics: WorkerMetrics) {
-  const loopOf = new Map<number, number>();
+  const loopOf = new Map<number, { loop: number; lease: string }>();
   const owned = Array.from({ length: loops }, () => new Set<number>());
   const added = owned.map(() => [] as number[]);
   return (index: number) => {
-    const held = new Set(leases.owned());
-    for (const [p, loop] of loopOf) {
-      if (held.has(p)) continue;
+    const held = leases.held();
+    for (const [p, { loop, lease }] of loopOf) {
+      if (held.get(p) === lease) continue;
       loopOf.delete(p);
       owned[loop]!.delete(p);
     }
-    for (const p of held) {
+    for (const [p, lease] of held) {
       if (loopOf.has(p)) continue;
       let best = 0;
       owned.forEach((set, i) => {
         if (set.size < owned[best]!.size) best = i;
       });
-      loopOf.set(p, best);
+      loopOf.set(p, { loop: best, lease });
       owned[best]!.add(p);
       added[best]!.push(p);
     }
     metrics.partitions.set(held.size);
-    return { owned: owned[index]!, added: added[index]!.splice(0) };
+    const mine = new Map<number, string>();
+    for (const p of owned[index]!) mine.set(p, loopOf.get(p)!.lease);
+    return { owned: mine, added: added[index]!.splice(0) };
   };
 }

@@ -24,7 +24,13 @@ import {
   takeEntries,
   type Takes,
 } from '../queue/fenced-step.ts';
-import { ensureGroups, readEntries, type QueueEntry } from '../queue/ingest-queue.ts';
+import {
+  ensureGroups,
+  readNew,
+  readPending as readPendingEntries,
+  waitForEntries,
+  type QueueEntry,
+} from '../queue/ingest-queue.ts';
 import type { Fence, PartitionLeases } from '../queue/partition-leases.ts';
 import type { QueueKeys } from '../queue/queue-keys.ts';
 import type { RedisCommand } from '../redis/command.ts';
@@ -64,8 +70,11 @@ export interface StepLoopDeps {
   /** The worker's command connection: takes and acknowledgements. */
   control: Redis;
   leases: PartitionLeases;
-  /** The partitions this loop owns now, and those new to it since the last call. */
-  partitions(): { owned: ReadonlySet<number>; added: number[] };
+  /**
+   * The partitions this loop owns now, each with the value of its lease (the tenure its steps run
+   * under), and those new to it since the last call (a partition taken again is new again).
+   */
+  partitions(): { owned: ReadonlyMap<number, string>; added: number[] };
   /** Reconnections of the worker's connections so far. */
   reconnections(): number;
   process: ProcessItems;
@@ -101,14 +110,17 @@ export async function runStepLoop(deps: StepLoopDeps): Promise<void> {
   // Steps whose history is still being written: at most MAX_FINISHING beside the one in process.
   const finishing = new Set<Promise<void>>();
 
-  /** The partitions this loop owned when it last looked. */
-  let owned: ReadonlySet<number> = new Set();
+  /**
+   * The partitions this loop owned when it last looked, with their lease values: a step runs under
+   * the tenure it was read in, never under a later one of the same partition.
+   */
+  let owned: ReadonlyMap<number, string> = new Map();
   while (!deps.isClosing()) {
     await settleFinishing();
     const assigned = deps.partitions();
     owned = assigned.owned;
     const { added } = assigned;
-    await leases.releasePending([...owned]).catch((err: unknown) => {
+    await leases.releasePending([...owned.keys()]).catch((err: unknown) => {
       log.warn({ err: messageOf(err) }, 'handing partitions back failed; retried at the next step');
     });
     // A partition new to this loop may hold entries its previous owner read: those go first.
@@ -116,12 +128,12 @@ export async function runStepLoop(deps: StepLoopDeps): Promise<void> {
     if (reconnectionsSeen !== deps.reconnections()) {
       // Across a reconnection a read's reply or an acknowledgement can be lost: read what is pending.
       reconnectionsSeen = deps.reconnections();
-      for (const p of owned) policy.recover(p);
+      for (const p of owned.keys()) policy.recover(p);
       continue;
     }
-    const ready = policy.ready(owned);
+    const ready = policy.ready(owned.keys());
     if (ready.length === 0) {
-      await Promise.race([leases.changed(1000), deps.pause(policy.waitMs(owned))]);
+      await Promise.race([leases.changed(1000), deps.pause(policy.waitMs(owned.keys()))]);
       continue;
     }
     const entries = await read(ready);
@@ -137,7 +149,7 @@ export async function runStepLoop(deps: StepLoopDeps): Promise<void> {
   }
 
   function hasRecovering(): boolean {
-    for (const p of owned) if (policy.isRecovering(p)) return true;
+    for (const p of owned.keys()) if (policy.isRecovering(p)) return true;
     return false;
   }
 
@@ -153,14 +165,18 @@ export async function runStepLoop(deps: StepLoopDeps): Promise<void> {
       // Steady load: let payloads gather so that one step's fixed costs serve many of them.
       const wait = backlog ? 0 : lastStepMs + config.workerStepIntervalMs - Date.now();
       if (wait > 0) await deps.pause(wait);
-      const entries = await readEntries(deps.reader, keys, ready, {
-        pending: false,
-        count: perPartition,
-        blockMs: BLOCK_MS,
-      });
-      backlog = fillsAPartition(entries, perPartition);
-      return entries;
+      const fence = fenceOf(ready.map((partition) => ({ partition })));
+      if (!fence) return [];
+      const got = await readNew(deps.reader, keys, fence, ready, perPartition);
+      if ('lastIds' in got) {
+        await waitForEntries(deps.reader, keys, ready, got.lastIds, BLOCK_MS);
+        return [];
+      }
+      backlog = fillsAPartition(got.entries, perPartition);
+      return got.entries;
     } catch (err) {
+      // A lease lost since the loop looked: the next look drops the partition.
+      if (err instanceof LeaseLostError) return [];
       if (messageOf(err).includes('NOGROUP')) {
         await ensureGroups(deps.control, keys, config.queuePartitions).catch((e: unknown) => {
           log.warn({ err: messageOf(e) }, 'creating the ingest queue groups failed; retrying');
@@ -178,8 +194,8 @@ export async function runStepLoop(deps: StepLoopDeps): Promise<void> {
     const isolated = pending.filter((p) => policy.isIsolated(p));
     const batched = pending.filter((p) => !policy.isIsolated(p));
     const entries = [
-      ...(await readEntries(deps.reader, keys, batched, { pending: true, count: perPartition })),
-      ...(await readEntries(deps.reader, keys, isolated, { pending: true, count: 1 })),
+      ...(await readPendingEntries(deps.reader, keys, batched, perPartition)),
+      ...(await readPendingEntries(deps.reader, keys, isolated, 1)),
     ];
     const seen = new Set(entries.map((e) => e.partition));
     for (const p of pending) if (!seen.has(p)) policy.recovered(p);
@@ -192,8 +208,11 @@ export async function runStepLoop(deps: StepLoopDeps): Promise<void> {
     const itemCount = entries.reduce((n, e) => n + e.items.length, 0);
     averageEntry = averageEntry * 0.8 + (itemCount / entries.length) * 0.2;
     const fence = fenceOf(entries);
-    // A lease lost since the read: the partitions are another worker's now.
-    if (!fence) return;
+    // A lease lost since the read: leave the entries pending (read again if it comes back).
+    if (!fence) {
+      for (const e of entries) policy.recover(e.partition);
+      return;
+    }
     const leave = await deps.gate.shared();
     const taken = await take(fence, entries, 'batch');
     if (taken === SUSPECT) {
@@ -213,8 +232,9 @@ export async function runStepLoop(deps: StepLoopDeps): Promise<void> {
         }
       }
       for (const entry of alone) {
-        const own = leases.fenceOf([entry.partition]);
+        const own = fenceOf([entry]);
         if (own) await processNow([entry], own, false);
+        else policy.recover(entry.partition);
       }
     } finally {
       // The shared place is held until the step's history and acknowledgement are done too.
@@ -231,7 +251,10 @@ export async function runStepLoop(deps: StepLoopDeps): Promise<void> {
     const leave = await deps.gate.alone();
     try {
       const fence = fenceOf(entries);
-      if (!fence) return;
+      if (!fence) {
+        for (const e of entries) policy.recover(e.partition);
+        return;
+      }
       let takes: Takes;
       try {
         takes = await takeEntries(deps.control, keys, fence, entries, 'suspects');
@@ -257,8 +280,16 @@ export async function runStepLoop(deps: StepLoopDeps): Promise<void> {
     }
   }
 
-  function fenceOf(entries: readonly QueueEntry[]): Fence | undefined {
-    return leases.fenceOf([...new Set(entries.map((e) => e.partition))]);
+  /** The fence of the partitions of `entries` in the tenure the loop read them in. */
+  function fenceOf(entries: readonly Pick<QueueEntry, 'partition'>[]): Fence | undefined {
+    const partitions = [...new Set(entries.map((e) => e.partition))];
+    const values: string[] = [];
+    for (const p of partitions) {
+      const value = owned.get(p);
+      if (value === undefined) return undefined;
+      values.push(value);
+    }
+    return { leaseKeys: partitions.map((p) => keys.partitionLease(p)), values };
   }
 
   /** Entries as one step, finished before the loop goes on; each given up after its attempts. */

@@ -52,18 +52,24 @@ describe('numbered run, a worker paused past its lease', () => {
           paused = true;
           // Both workers hold partitions, and steps are in flight.
           await eventually(
-            async () => (new Set((await leaseHolders(p)).filter(Boolean)).size === 2 ? true : undefined), { timeoutMs: 30_000, message: 'both workers to hold partitions' });
+            async () => (new Set((await leaseHolders(p)).filter(Boolean)).size === 2 ? true : undefined),
+            { timeoutMs: 30_000, message: 'both workers to hold partitions' },
+          );
           stalled.process.kill('SIGSTOP');
           // Past the lease: the other worker takes every partition over…
           await eventually(
             async () => {
               const holders = await leaseHolders(p);
               return holders.every((t) => t !== '' && t === holders[0]) ? true : undefined;
-            }, { timeoutMs: 30_000, message: 'the other worker to take every partition' });
+            },
+            { timeoutMs: 30_000, message: 'the other worker to take every partition' },
+          );
           // …and processes the stalled worker's pending entries before it wakes up.
           const logged = await p.redis.llen(p.keys.ingestLog('acme'));
           await eventually(
-            async () => ((await p.redis.llen(p.keys.ingestLog('acme'))) > logged + 200 ? true : undefined), { timeoutMs: 30_000, message: 'the other worker to process' });
+            async () => ((await p.redis.llen(p.keys.ingestLog('acme'))) > logged + 200 ? true : undefined),
+            { timeoutMs: 30_000, message: 'the other worker to process' },
+          );
           stalled.process.kill('SIGCONT');
         },
       });

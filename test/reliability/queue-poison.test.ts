@@ -56,7 +56,9 @@ describe('a queue entry that kills its worker', () => {
           worker.exited.then(() => 'crashed' as const),
           eventually(
             async () =>
-              (await countEntries(p.redis, p.keys, p.config.queuePartitions)) === 0 ? true : undefined, { timeoutMs: 60_000, message: 'the queue to empty' }).then(() => 'drained' as const),
+              (await countEntries(p.redis, p.keys, p.config.queuePartitions)) === 0 ? true : undefined,
+            { timeoutMs: 60_000, message: 'the queue to empty' },
+          ).then(() => 'drained' as const),
         ]);
         if (outcome === 'drained') {
           await worker.kill();

@@ -72,6 +72,8 @@ export interface GeneratorOptions {
   mqttWindow?: number;
   /** Gives up on a payload after this long (ms) without an acknowledgement. */
   deadlineMs?: number;
+  /** Pause of each HTTP lane after an acknowledged payload, in ms (paces a run over time). */
+  httpPauseMs?: number;
   /** Called after each acknowledgement with the number acknowledged so far. */
   onAck?: (acknowledged: number) => void | Promise<void>;
 }
@@ -163,6 +165,7 @@ async function sendHttp(
           const status = await postOnce(`${base()}/gateway/submit/${http.key}`, numberedBody(m));
           if (status >= 200 && status < 300) {
             await acked(m);
+            if (opts.httpPauseMs) await sleep(opts.httpPauseMs);
             break;
           }
           if (status === 503) counts.refused += 1;

@@ -249,6 +249,9 @@ export function createChannelAdmin(deps: ChannelAdminDeps) {
     },
 
     getChannel: (env: string, name: string) => loadChannel(redis, keys, env, name),
+
+    /** Checks channel input as creation would (provisioning checks everything before it writes). */
+    checkChannel: (input: ChannelInput) => check(input),
   };
 }
 

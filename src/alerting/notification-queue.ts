@@ -6,6 +6,7 @@
  * failed jobs are kept, bounded by count and age.
  */
 import { Queue, type BackoffStrategy, type JobsOptions } from 'bullmq';
+import type { Config } from '../config/schema.ts';
 import type { Redis } from '../redis/connect.ts';
 import type { AlertingKeys } from './alerting-keys.ts';
 import { NOTIFICATION_QUEUE, type NotificationJob } from './notification.ts';
@@ -22,6 +23,14 @@ export interface RetryPolicy {
   scheduleMs: readonly number[];
   failedKept: number;
   failedKeptSeconds: number;
+}
+
+export function retryPolicyOf(config: Config): RetryPolicy {
+  return {
+    scheduleMs: config.notifyRetrySchedule,
+    failedKept: config.notifyFailedKept,
+    failedKeptSeconds: config.notifyFailedKeptSeconds,
+  };
 }
 
 export type NotificationQueue = Queue<NotificationJob, unknown, string>;

@@ -25,8 +25,8 @@ import { NOTIFICATION_QUEUE, NOTIFIER_GROUP, type NotificationJob } from './noti
 import {
   notificationJobOptions,
   openNotificationQueue,
+  retryPolicyOf,
   scheduleBackoff,
-  type RetryPolicy,
 } from './notification-queue.ts';
 import { createNotificationRouter } from './notification-router.ts';
 import { createNotifyMetrics } from './notify-metrics.ts';
@@ -37,14 +37,6 @@ const UNLIMITED_STALLS = 1_000_000_000;
 
 export interface Notifier {
   close(): Promise<void>;
-}
-
-export function retryPolicyOf(config: Config): RetryPolicy {
-  return {
-    scheduleMs: config.notifyRetrySchedule,
-    failedKept: config.notifyFailedKept,
-    failedKeptSeconds: config.notifyFailedKeptSeconds,
-  };
 }
 
 export function startNotifier(deps: {

@@ -12,6 +12,7 @@ import { adminDeps, createKeys, type Keys } from '../keys.ts';
 import { createTenancyAdmin, type TenancyAdmin } from '../tenancy/tenancy-admin.ts';
 import { createTenancyStore, type TenancyStore } from '../tenancy/tenancy-store.ts';
 import { escapeControls, escapeJsonText } from './terminal-text.ts';
+import type { AlertingAdmin } from '../alerting/alerting-admin.ts';
 
 export interface Services {
   config: Config;
@@ -24,6 +25,8 @@ export interface Services {
 export interface Runtime {
   /** Opens Redis on first use. */
   services(): Promise<Services>;
+  /** Channels, routes and notifications (loaded on first use: it brings BullMQ). */
+  alerting(): Promise<AlertingAdmin>;
   close(): Promise<void>;
   /**
    * Prints `data` as JSON with --json, else `text`: one line per string, control characters shown
@@ -37,9 +40,12 @@ export interface Runtime {
 export function createRuntime(env: NodeJS.ProcessEnv = process.env): Runtime {
   let opened: Promise<Services> | undefined;
   let redis: Redis | undefined;
+  let alerting: Promise<AlertingAdmin> | undefined;
   return {
     services: () => (opened ??= open()),
+    alerting: () => (alerting ??= openAlerting()),
     async close() {
+      if (alerting) await (await alerting.catch(() => undefined))?.close();
       if (redis) await quitQuickly(redis);
     },
     print(json, data, text) {
@@ -52,6 +58,14 @@ export function createRuntime(env: NodeJS.ProcessEnv = process.env): Runtime {
       if (!json) process.stderr.write(`${escapeControls(text)}\n`);
     },
   };
+
+  async function openAlerting(): Promise<AlertingAdmin> {
+    const [{ config, redis: r, keys }, { createAlertingAdmin }] = await Promise.all([
+      (opened ??= open()),
+      import('../alerting/alerting-admin.ts'),
+    ]);
+    return createAlertingAdmin({ admin: adminDeps(r, keys), keys, config });
+  }
 
   async function open(): Promise<Services> {
     const config = loadConfig(env);

@@ -16,7 +16,7 @@
  */
 import { AppError } from '../errors/app-error.ts';
 import type { AlertingProvisioning } from '../tenancy/provisioning-apply.ts';
-import { expandVariables } from '../tenancy/provisioning-plan.ts';
+import { expandVariables, type PlannedEnvironment } from '../tenancy/provisioning-plan.ts';
 import type { AlertingAdmin } from './alerting-admin.ts';
 import type { ChannelInput } from './channel-spec.ts';
 import type { RouteInput } from './route-spec.ts';
@@ -57,40 +57,57 @@ function firstDuplicate(names: string[]): string | undefined {
   return names.find((n, i) => names.indexOf(n) !== i);
 }
 
+/** Names the environment in a refusal, as the rest of provisioning does. */
+async function inEnvironment<T>(env: string, check: () => Promise<T>): Promise<T> {
+  try {
+    return await check();
+  } catch (err) {
+    if (err instanceof AppError) throw new AppError(err.code, `${env}: ${err.message}`, { cause: err });
+    throw err;
+  }
+}
+
 export function alertingProvisioning(admin: AlertingAdmin): AlertingProvisioning {
   return {
-    async prepare(env, entries, vars) {
-      let channels: ChannelInput[];
-      let routes: RouteInput[];
-      try {
-        channels = entries.channels.map((c) => channelFrom(expandAll(c, vars)));
-        routes = entries.routes.map((r) => routeFrom(expandAll(r, vars)));
-      } catch (err) {
-        throw invalid(`${env}: ${(err as Error).message}`);
-      }
-      const checked = [];
-      for (const c of channels) checked.push(await admin.checkChannel(c));
-      const names = new Set(checked.map((c) => c.name));
-      const dup = firstDuplicate(checked.map((c) => c.name));
-      if (dup !== undefined) throw invalid(`${env}: channel ${dup} is listed twice`);
-      const routeNames: string[] = [];
-      for (const r of routes) routeNames.push((await admin.checkRoute(env, r, names)).name);
-      const dupRoute = firstDuplicate(routeNames);
-      if (dupRoute !== undefined) throw invalid(`${env}: route ${dupRoute} is listed twice`);
+    prepare: (env, entries, vars) => inEnvironment(env, () => prepare(admin, env, entries, vars)),
+  };
+}
 
-      return async () => {
-        const changes: string[] = [];
-        for (const c of channels) {
-          const { changed, secret } = await admin.putChannel(env, c);
-          if (!changed) continue;
-          const shown = secret === undefined ? '' : `; signing secret ${secret} (shown only this once)`;
-          changes.push(`${env}: channel ${String(c.name)} (${String(c.type)})${shown}`);
-        }
-        for (const r of routes) {
-          if (await admin.putRoute(env, r)) changes.push(`${env}: route ${String(r.name)}`);
-        }
-        return changes;
-      };
-    },
+async function prepare(
+  admin: AlertingAdmin,
+  env: string,
+  entries: PlannedEnvironment['alerting'],
+  vars: Record<string, string | undefined>,
+): Promise<() => Promise<string[]>> {
+  let channels: ChannelInput[];
+  let routes: RouteInput[];
+  try {
+    channels = entries.channels.map((c) => channelFrom(expandAll(c, vars)));
+    routes = entries.routes.map((r) => routeFrom(expandAll(r, vars)));
+  } catch (err) {
+    throw err instanceof AppError ? err : invalid((err as Error).message);
+  }
+  const checked = [];
+  for (const c of channels) checked.push(await admin.checkChannel(c));
+  const names = checked.map((c) => c.name);
+  const dup = firstDuplicate(names);
+  if (dup !== undefined) throw invalid(`channel ${dup} is listed twice`);
+  const routeNames: string[] = [];
+  for (const r of routes) routeNames.push((await admin.checkRoute(env, r, new Set(names))).name);
+  const dupRoute = firstDuplicate(routeNames);
+  if (dupRoute !== undefined) throw invalid(`route ${dupRoute} is listed twice`);
+
+  return async () => {
+    const changes: string[] = [];
+    for (const c of channels) {
+      const { changed, secret } = await admin.putChannel(env, c);
+      if (!changed) continue;
+      const shown = secret === undefined ? '' : `; signing secret ${secret} (shown only this once)`;
+      changes.push(`${env}: channel ${String(c.name)} (${String(c.type)})${shown}`);
+    }
+    for (const r of routes) {
+      if (await admin.putRoute(env, r)) changes.push(`${env}: route ${String(r.name)}`);
+    }
+    return changes;
   };
 }

@@ -142,6 +142,7 @@ describe('notification faults', () => {
       await emitEvents(p, events);
       await until(() => receiver.requests.length >= 1, 'deliveries in flight');
       await redis.kill();
+      expect(receiver.accepted().length).toBeLessThan(20); // killed mid-delivery
       await redis.restart();
       await until(
         () => new Set(receiver.accepted().map((r) => r.headers['webhook-id'])).size >= 20,

@@ -63,6 +63,12 @@ describe('retries', () => {
       sensorName: 'Temperature',
     });
     expect(await admin.listFailed('acme')).toEqual([]);
+    const metrics = await (await fetch(`${p.opsUrl}/metrics`)).text();
+    expect(metrics).toContain('vigil_notify_deliveries_total{channel_type="webhook",outcome="delivered"} 1');
+    expect(metrics).toContain('vigil_notify_deliveries_total{channel_type="webhook",outcome="retrying"} 3');
+    expect(metrics).toMatch(/vigil_notify_latency_seconds_count\{channel_type="webhook"\} 1/);
+    expect(metrics).toContain('vigil_notify_queue_depth 0');
+    expect(metrics).toContain('vigil_notify_failed 0');
   });
 
   it('fails a 410 at once, lists it with the answer, and `notify retry` delivers it once the receiver is fixed', async () => {

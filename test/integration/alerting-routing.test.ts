@@ -5,7 +5,10 @@
  * the SSRF guard refuses internal addresses at creation and again at delivery.
  */
 import { describe, expect, it } from 'vitest';
+import { onTestFinished } from 'vitest';
 import { loadConfig } from '../../src/config/load-config.ts';
+import { createLogger } from '../../src/log/logger.ts';
+import { startVigil } from '../../src/main.ts';
 import {
   ALERTING_TEST_CONFIG,
   alertingAdmin,
@@ -200,5 +203,38 @@ describe('routing', () => {
     });
     expect(failed?.lastAnswer).toMatch(/^not sent: 127\.0\.0\.1 reaches 127\.0\.0\.1 \(loopback\)/);
     expect(r.requests).toEqual([]);
+  });
+
+  it('notifies events created while no notifier ran once one starts, but not events from before routes existed', async () => {
+    const p = await startPipeline({ roles: 'api', ...ALERTING_TEST_CONFIG });
+    await p.admin.createEnvironment('acme', 'en');
+    await emitEvents(p, [makeEvent('acme', { deviceName: 'before-routes' })]);
+    const admin = alertingAdmin(p);
+    const r = await startHttpReceiver();
+    await admin.createChannel('acme', { name: 'hook', type: 'webhook', url: r.url });
+    await admin.createRoute('acme', { name: 'all', channels: ['hook'] });
+    await emitEvents(p, [makeEvent('acme', { deviceName: 'while-down' })]);
+    const notifier = await startVigil({ ...p.config, roles: ['notifier'] }, createLogger('silent'));
+    onTestFinished(() => notifier.close());
+    await until(() => r.requests.length >= 1, 'the event created while no notifier ran');
+    await eventually(() => notificationsSettled(p), 10_000, 'nothing left to deliver');
+    expect(bodies(r).map((b) => b.data.deviceName)).toEqual(['while-down']);
+  });
+
+  it("deletes an environment's channels, routes, log and held digests with it", async () => {
+    const p = await startPipeline({ roles: 'notifier', ...ALERTING_TEST_CONFIG, notifyDigestThreshold: 1 });
+    await p.admin.createEnvironment('acme', 'en');
+    const admin = alertingAdmin(p);
+    const r = await startHttpReceiver();
+    await admin.createChannel('acme', { name: 'hook', type: 'webhook', url: r.url });
+    await admin.createRoute('acme', { name: 'all', channels: ['hook'] });
+    await emitEvents(p, [makeEvent('acme'), makeEvent('acme'), makeEvent('acme')]);
+    await until(() => r.requests.length >= 1, 'the first notification');
+    const envKeys = () => p.redis.keys(`${p.config.keyPrefix}:env:acme:*`);
+    await eventually(async () =>
+      (await envKeys()).some((k) => k.includes(':notify:batch:')) ? true : undefined,
+    );
+    await p.admin.deleteEnvironment('acme', true);
+    expect(await envKeys()).toEqual([]);
   });
 });

@@ -7,13 +7,13 @@
  * VIGIL_NOTIFY_STALLED_INTERVAL_MS, the job goes back to waiting without counting as an attempt
  * (stalls are not limited), and another notifier delivers it again with the same webhook-id.
  */
-import { Worker } from 'bullmq';
+import { Worker, type Job } from 'bullmq';
 import type { Registry } from 'prom-client';
 import type { Config } from '../config/schema.ts';
 import type { EventKeys } from '../events/event-keys.ts';
 import { startOutboxConsumer } from '../events/outbox-consumer.ts';
 import type { Logger } from '../log/logger.ts';
-import { closeRedis, connectRedis } from '../redis/connect.ts';
+import { closeRedis, connectRedis, type Redis } from '../redis/connect.ts';
 import { createAddressGuard } from './address-guard.ts';
 import type { AlertingKeys } from './alerting-keys.ts';
 import { deliverTo } from './deliverer.ts';
@@ -39,12 +39,54 @@ export interface Notifier {
   close(): Promise<void>;
 }
 
-export function startNotifier(deps: {
+interface NotifierDeps {
   config: Config;
   keys: AlertingKeys & EventKeys;
   log: Logger;
   metrics: Registry;
-}): Notifier {
+}
+
+/** How long digest batches are kept: longer than their digest's retries (the schedule twice, plus a day). */
+const batchKeepMs = (scheduleMs: readonly number[]) =>
+  2 * scheduleMs.reduce((a, b) => a + b, 0) + Math.max(...scheduleMs, 0) + 86_400_000;
+
+/** The BullMQ worker that delivers notification jobs. */
+function startDeliveryWorker(
+  deps: NotifierDeps,
+  connection: Redis,
+  processor: (job: Job<NotificationJob>) => Promise<string>,
+  log: Logger,
+): Worker<NotificationJob, string> {
+  const { config } = deps;
+  const worker = new Worker<NotificationJob, string>(NOTIFICATION_QUEUE, processor, {
+    connection,
+    prefix: deps.keys.bullPrefix(),
+    concurrency: config.notifyConcurrency,
+    lockDuration: config.notifyStalledIntervalMs,
+    stalledInterval: config.notifyStalledIntervalMs,
+    maxStalledCount: UNLIMITED_STALLS,
+    settings: { backoffStrategy: scheduleBackoff(config.notifyRetrySchedule) },
+  });
+  // Delivery failures are logged per attempt; these are BullMQ's own (Redis gone, lock lost).
+  worker.on('error', (err) => log.warn({ err: err.message }, 'notification worker'));
+  return worker;
+}
+
+/** Runs every step even if one fails, in order, logging the failures. */
+async function closeInOrder(steps: [string, () => Promise<unknown>][], log: Logger): Promise<void> {
+  for (const [name, step] of steps) {
+    try {
+      await step();
+    } catch (err) {
+      log.warn(
+        { err: err instanceof Error ? err.message : String(err), step: name },
+        'notifier: failed to stop cleanly',
+      );
+    }
+  }
+}
+
+export function startNotifier(deps: NotifierDeps): Notifier {
   const { config, keys } = deps;
   const log = deps.log.child({ component: 'notifier' });
   const policy = retryPolicyOf(config);
@@ -53,63 +95,45 @@ export function startNotifier(deps: {
   const workerConnection = connectRedis(config.redisUrl, 'blocking', 'vigil-notify-worker');
   const queue = openNotificationQueue(queueConnection, keys, policy);
   const metrics = createNotifyMetrics(deps.metrics, queue);
-  const box = createSecretBox(config.secretsKey);
-  const guard = createAddressGuard({ allowedHosts: config.notifyAllowedHosts });
   const deliverers = createChannelDeliverers({
-    guard,
+    guard: createAddressGuard({ allowedHosts: config.notifyAllowedHosts }),
     timeoutMs: config.notifyTimeoutMs,
     smtpUrl: config.smtpUrl,
     smtpFrom: config.smtpFrom,
   });
-  const lastDelayMs = Math.max(...policy.scheduleMs, 0);
   const batches = createDigestBatches({
     redis,
     keys,
     windowMs: config.notifyFloodWindowMs,
     threshold: config.notifyDigestThreshold,
-    // A batch outlives its digest's retries: the whole schedule, twice, plus a day.
-    keepMs: 2 * policy.scheduleMs.reduce((a, b) => a + b, 0) + lastDelayMs + 86_400_000,
+    keepMs: batchKeepMs(policy.scheduleMs),
   });
+  const options = notificationJobOptions(policy);
   const route = createNotificationRouter({
     redis,
     keys,
     batches,
     log,
     enqueue: async (jobs) => {
-      const options = notificationJobOptions(policy);
-      await queue.addBulk(
-        jobs.map((j) => ({
-          name: j.data.kind,
-          data: j.data,
-          opts: { ...options, jobId: j.id, delay: j.delayMs },
-        })),
-      );
+      const bulk = jobs.map((j) => ({
+        name: j.data.kind,
+        data: j.data,
+        opts: { ...options, jobId: j.id, delay: j.delayMs },
+      }));
+      await queue.addBulk(bulk);
     },
   });
-  const worker = new Worker<NotificationJob, string>(
-    NOTIFICATION_QUEUE,
-    createDeliveryProcessor({
-      redis,
-      keys,
-      box,
-      batches,
-      deliver: deliverTo(deliverers),
-      deliveryLog: createDeliveryLog({ redis, keys, size: config.notifyLogSize }),
-      metrics,
-      log,
-    }),
-    {
-      connection: workerConnection,
-      prefix: keys.bullPrefix(),
-      concurrency: config.notifyConcurrency,
-      lockDuration: config.notifyStalledIntervalMs,
-      stalledInterval: config.notifyStalledIntervalMs,
-      maxStalledCount: UNLIMITED_STALLS,
-      settings: { backoffStrategy: scheduleBackoff(policy.scheduleMs) },
-    },
-  );
-  // Delivery failures are logged per attempt; these are BullMQ's own (Redis gone, lock lost).
-  worker.on('error', (err) => log.warn({ err: err.message }, 'notification worker'));
+  const processor = createDeliveryProcessor({
+    redis,
+    keys,
+    box: createSecretBox(config.secretsKey),
+    batches,
+    deliver: deliverTo(deliverers),
+    deliveryLog: createDeliveryLog({ redis, keys, size: config.notifyLogSize }),
+    metrics,
+    log,
+  });
+  const worker = startDeliveryWorker(deps, workerConnection, processor, log);
   const consumer = startOutboxConsumer({
     redisUrl: config.redisUrl,
     keys,
@@ -123,30 +147,16 @@ export function startNotifier(deps: {
   log.debug('notifier started');
 
   let closing: Promise<void> | undefined;
-  return {
-    close: () =>
-      (closing ??= (async () => {
-        const steps: [string, () => Promise<void>][] = [
-          ['outbox reader', () => consumer.close()],
-          ['worker', () => worker.close()],
-          ['queue', () => queue.close()],
-          ['deliverers', () => Promise.resolve(deliverers.close())],
-          [
-            'redis',
-            () =>
-              Promise.all([redis, queueConnection, workerConnection].map(closeRedis)).then(() => undefined),
-          ],
-        ];
-        for (const [name, step] of steps) {
-          try {
-            await step();
-          } catch (err) {
-            log.warn(
-              { err: err instanceof Error ? err.message : String(err), step: name },
-              'notifier: failed to stop cleanly',
-            );
-          }
-        }
-      })()),
-  };
+  const close = () =>
+    closeInOrder(
+      [
+        ['outbox reader', () => consumer.close()],
+        ['worker', () => worker.close()],
+        ['queue', () => queue.close()],
+        ['deliverers', () => Promise.resolve(deliverers.close())],
+        ['redis', () => Promise.all([redis, queueConnection, workerConnection].map(closeRedis))],
+      ],
+      log,
+    );
+  return { close: () => (closing ??= close()) };
 }

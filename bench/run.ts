@@ -14,6 +14,7 @@ import { machine, Report } from './lib/report.ts';
 import { runGatewayAccept, runMqttAccept } from './scenarios/accept.ts';
 import { runCeilings } from './scenarios/ceilings.ts';
 import { runDrain } from './scenarios/drain.ts';
+import { runNotify } from './scenarios/notify.ts';
 import { runEndToEnd } from './scenarios/end-to-end.ts';
 import { runReadApi } from './scenarios/read-api.ts';
 import { runSoak } from './scenarios/soak.ts';
@@ -50,6 +51,7 @@ async function main(): Promise<void> {
       e2e: () => runEndToEnd(ctx),
       drain: () => runDrain(ctx),
       read: () => runReadApi(ctx),
+      notify: () => runNotify(ctx),
     };
     for (const scenario of opts.scenarios) {
       try {

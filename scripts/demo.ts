@@ -2,7 +2,8 @@
  * `npm run demo`: the whole service on this machine with the demo of PRODUCT.md §3. Starts Redis,
  * InfluxDB and Vigil (scripts/start.ts), applies config/provisioning/demo, prints the demo API key,
  * a fresh bearer token and curl commands, then simulates the three demo devices until Ctrl-C
- * (VIGIL_DEMO_SIMULATOR=0 skips the simulator).
+ * (VIGIL_DEMO_SIMULATOR=0 skips the simulator). A local webhook receiver prints every notification
+ * of the demo's route (WARNING and above), its signature verified.
  */
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -12,13 +13,24 @@ import { closeRedis, connectRedis } from '../src/redis/connect.ts';
 import { adminDeps, createKeys } from '../src/keys.ts';
 import { loadDefinitionFiles, loadParserFile } from '../src/tenancy/definition-files.ts';
 import { applyProvisioning } from '../src/tenancy/provisioning-apply.ts';
-import { parseProvisioningFile, PROVISIONING_FILE } from '../src/tenancy/provisioning-plan.ts';
+import {
+  expandVariables,
+  parseProvisioningFile,
+  PROVISIONING_FILE,
+} from '../src/tenancy/provisioning-plan.ts';
 import { createTenancyAdmin } from '../src/tenancy/tenancy-admin.ts';
 import { createTenancyStore } from '../src/tenancy/tenancy-store.ts';
+import { createAlertingAdmin } from '../src/alerting/alerting-admin.ts';
+import { alertingProvisioning } from '../src/alerting/alerting-provisioning.ts';
+import { startDemoReceiver } from './lib/demo-receiver.ts';
 import { startSimulator } from './lib/simulator.ts';
 import { startLocal, stopOnSignals } from './start.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+// Channel secrets are stored encrypted; the demo brings a fixed, public key (set your own for anything
+// else), and its receiver listens on this machine, which webhooks may reach only when allowed.
+process.env.VIGIL_SECRETS_KEY ??= 'dmlnaWwtZGVtby1zZWNyZXRzLWtleS1wdWJsaWMtMzI=';
+process.env.VIGIL_NOTIFY_ALLOWED_HOSTS ??= '127.0.0.1';
 const demoDir = join(root, 'config', 'provisioning', 'demo');
 const DEMO_ENV = 'demo';
 const TOKEN_NAME = 'demo-session';
@@ -33,18 +45,33 @@ await new Promise<void>((resolve) =>
 const keys = createKeys(config.keyPrefix);
 const admin = createTenancyAdmin(adminDeps(redis, keys));
 const store = createTenancyStore({ redis, keys });
+const alerting = createAlertingAdmin({ admin: adminDeps(redis, keys), keys, config });
+const demoPlan = parseProvisioningFile(readFileSync(join(demoDir, PROVISIONING_FILE), 'utf8'), process.env);
+const demoChannel = demoPlan.environments.find((e) => e.name === DEMO_ENV)?.alerting.channels[0] as
+  { secret?: string } | undefined;
+const receiver = await startDemoReceiver(
+  expandVariables(demoChannel?.secret ?? '', process.env),
+  Number(process.env.DEMO_RECEIVER_PORT ?? 8099),
+  (line) => process.stdout.write(`[notification] ${line}\n`),
+);
+process.env.DEMO_WEBHOOK_URL = receiver.url;
 
 /** Applies the demo provisioning and issues a fresh session token; stops everything on failure. */
 async function prepareDemo(): Promise<{ apiKey: string; token: string }> {
   try {
     const changes = await applyProvisioning(
       demoDir,
-      { admin, store, loadDefinition: loadDefinitionFiles, loadPreparser: loadParserFile },
+      {
+        admin,
+        store,
+        loadDefinition: loadDefinitionFiles,
+        loadPreparser: loadParserFile,
+        alerting: alertingProvisioning(alerting),
+      },
       process.env,
     );
     say(`provisioned ${demoDir}: ${changes.length} change(s)`);
-    const plan = parseProvisioningFile(readFileSync(join(demoDir, PROVISIONING_FILE), 'utf8'), process.env);
-    const apiKey = plan.environments.find((e) => e.name === DEMO_ENV)?.apiKeys[0]?.key ?? '';
+    const apiKey = demoPlan.environments.find((e) => e.name === DEMO_ENV)?.apiKeys[0]?.key ?? '';
     // One demo session token at a time: the previous run's token is revoked, a new one is shown.
     if ((await admin.listTokens(DEMO_ENV)).some((t) => t.name === TOKEN_NAME)) {
       await admin.revokeToken(DEMO_ENV, TOKEN_NAME);
@@ -53,6 +80,8 @@ async function prepareDemo(): Promise<{ apiKey: string; token: string }> {
     return { apiKey, token };
   } catch (err) {
     process.stderr.write(`vigil: demo provisioning failed: ${(err as Error).message}\n`);
+    await alerting.close();
+    await receiver.stop();
     await closeRedis(redis);
     await running.stop();
     process.exit(1);
@@ -77,6 +106,8 @@ process.stdout.write(
     `  curl -G ${api}/events/list -H 'Authorization: Bearer ${token}'`,
     'What happened to submissions:',
     `  npx vigil ingest log --env ${DEMO_ENV} --limit 20`,
+    `Notifications (WARNING and above) go to the demo receiver at ${receiver.url}; each is printed below.`,
+    `  npx vigil notify log --env ${DEMO_ENV}        npx vigil channel test --env ${DEMO_ENV} --name demo-webhook`,
     '',
     'Ctrl-C stops everything.',
     '',
@@ -87,6 +118,8 @@ const simulator =
   process.env.VIGIL_DEMO_SIMULATOR === '0' ? undefined : startSimulator({ gatewayUrl: gateway, apiKey });
 stopOnSignals(async () => {
   simulator?.stop();
+  await alerting.close();
+  await receiver.stop();
   await closeRedis(redis);
   await running.stop();
 });

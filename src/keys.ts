@@ -3,6 +3,7 @@
  * command, tests and benchmarks. Each part is owned, and documented, by the folder whose data it
  * names; modules take only the part they use (`keys: QueueKeys`, …).
  */
+import { alertingKeys, type AlertingKeys } from './alerting/alerting-keys.ts';
 import { exportKeys, type ExportKeys } from './api/export-keys.ts';
 import { eventKeys, type EventKeys } from './events/event-keys.ts';
 import { ingestKeys, type IngestKeys } from './ingest/ingest-keys.ts';
@@ -12,7 +13,7 @@ import type { Redis } from './redis/connect.ts';
 import type { AdminDeps } from './tenancy/admin-support.ts';
 import { tenancyKeys, type DependentData, type TenancyKeys } from './tenancy/tenancy-keys.ts';
 
-export type Keys = TenancyKeys & StateKeys & EventKeys & IngestKeys & QueueKeys & ExportKeys;
+export type Keys = TenancyKeys & StateKeys & EventKeys & IngestKeys & QueueKeys & ExportKeys & AlertingKeys;
 
 export function createKeys(prefix: string): Keys {
   return {
@@ -22,6 +23,7 @@ export function createKeys(prefix: string): Keys {
     ...ingestKeys(prefix),
     ...queueKeys(prefix),
     ...exportKeys(prefix),
+    ...alertingKeys(prefix),
   };
 }
 
@@ -34,8 +36,9 @@ export function dependentData(keys: Keys): DependentData {
     },
     deleteEnvironment(multi, env) {
       multi.del(keys.envEvents(env), keys.ingestLog(env));
+      multi.del(keys.channels(env), keys.routes(env), keys.notifyLog(env));
     },
-    environmentPatterns: (env) => [keys.exports(env, '*')],
+    environmentPatterns: (env) => [keys.exports(env, '*'), ...keys.notifyPatterns(env)],
   };
 }
 

@@ -128,6 +128,7 @@ export async function startVigil(config: Config, log: Logger, options: StartOpti
         history,
         log,
         consumer: `${process.pid}-${Date.now()}`,
+        maxEntries: config.eventOutboxMaxEntries,
       });
       started.push({ name: 'event outbox', close: () => drainer.close() });
       const processItems = createIngestProcessor({
@@ -160,6 +161,11 @@ export async function startVigil(config: Config, log: Logger, options: StartOpti
         intervalMs: config.availabilityCheckMs,
       });
       started.push({ name: 'scheduler', close: () => scheduler.close() });
+    }
+    if (roles.has('notifier')) {
+      const { startNotifier } = await import('./alerting/start-notifier.ts');
+      const notifier = startNotifier({ config, keys, log, metrics });
+      started.push({ name: 'notifier', close: () => notifier.close() });
     }
     // Traffic last, so that it is the first thing stopped.
     let ingest: IngestService | undefined;

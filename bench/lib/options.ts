@@ -3,7 +3,7 @@
  * `--quick` is a ~2-minute smoke run; the default full run stays well under 30 minutes.
  */
 /** In running order: the drain rate is where the end-to-end search starts. */
-export const SCENARIOS = ['ceilings', 'gateway', 'mqtt', 'drain', 'e2e', 'read'] as const;
+export const SCENARIOS = ['ceilings', 'gateway', 'mqtt', 'drain', 'e2e', 'read', 'notify'] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
 export interface BenchOptions {
@@ -36,10 +36,13 @@ export interface BenchOptions {
   profile: boolean;
   /** Vigil settings for every Vigil process (`--set queuePartitions=2`), for experiments. */
   settings: Record<string, string>;
+  /** Webhooks the notify scenario delivers (one event each, spread over its 100 channels). */
+  notifyCount: number;
 }
 
 const usage = `usage: npm run bench -- [--quick] [--soak] [--only ${SCENARIOS.join(',')}] [--runs N]
        [--measure S] [--sustain S] [--soak-seconds S] [--soak-rate N] [--drain-payloads N] [--drain-workers N] [--e2e-rate N] [--single] [--profile]
+       [--notify-count N]
        [--set <config key>=<value>[,<key>=<value>…]]`;
 
 export function parseOptions(argv: readonly string[]): BenchOptions {
@@ -58,9 +61,17 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
   const known = ['quick', 'soak', 'only', 'runs', 'measure', 'sustain', 'soak-seconds', 'soak-rate'];
   for (const name of flags.keys()) {
     if (
-      ![...known, 'drain-payloads', 'drain-workers', 'e2e-rate', 'single', 'profile', 'set', 'help'].includes(
-        name,
-      )
+      ![
+        ...known,
+        'drain-payloads',
+        'drain-workers',
+        'e2e-rate',
+        'single',
+        'profile',
+        'set',
+        'help',
+        'notify-count',
+      ].includes(name)
     )
       throw new Error(`unknown option --${name}\n${usage}`);
   }
@@ -113,5 +124,6 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     split: !flags.has('single'),
     profile: flags.has('profile'),
     settings,
+    notifyCount: Math.round(num('notify-count', quick ? 10_000 : 60_000)),
   };
 }

@@ -5,6 +5,7 @@
 import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../config/load-config.ts';
 import { isAppError } from '../errors/app-error.ts';
+import { addAlertingCommands } from './commands/alerting.ts';
 import { addCredentialCommands } from './commands/credentials.ts';
 import { addDefinitionCommands } from './commands/definitions.ts';
 import { addDeviceCommands } from './commands/devices.ts';
@@ -17,7 +18,9 @@ import { escapeControls } from './terminal-text.ts';
 
 export function buildProgram(rt: Runtime): Command {
   const program = new Command('vigil')
-    .description('Administration of Vigil: environments, credentials, definitions, devices, provisioning.')
+    .description(
+      'Administration of Vigil: environments, credentials, definitions, devices, provisioning, alerting.',
+    )
     .showSuggestionAfterError()
     .exitOverride()
     .configureOutput({
@@ -30,6 +33,7 @@ export function buildProgram(rt: Runtime): Command {
   addProvisionCommands(program, rt);
   addIngestCommands(program, rt);
   addQueueCommands(program, rt);
+  addAlertingCommands(program, rt);
   return program;
 }
 

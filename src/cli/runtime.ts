@@ -14,6 +14,7 @@ import { createTenancyStore, type TenancyStore } from '../tenancy/tenancy-store.
 import { DATA_LAYOUT } from '../migrations.ts';
 import { refuseNewerLayout } from '../state/migrations.ts';
 import { escapeControls, escapeJsonText } from './terminal-text.ts';
+import type { AlertingAdmin } from '../alerting/alerting-admin.ts';
 
 export interface Services {
   config: Config;
@@ -26,6 +27,8 @@ export interface Services {
 export interface Runtime {
   /** Opens Redis on first use. */
   services(): Promise<Services>;
+  /** Channels, routes and notifications (loaded on first use: it brings BullMQ). */
+  alerting(): Promise<AlertingAdmin>;
   close(): Promise<void>;
   /**
    * Prints `data` as JSON with --json, else `text`: one line per string, control characters shown
@@ -39,9 +42,12 @@ export interface Runtime {
 export function createRuntime(env: NodeJS.ProcessEnv = process.env): Runtime {
   let opened: Promise<Services> | undefined;
   let redis: Redis | undefined;
+  let alerting: Promise<AlertingAdmin> | undefined;
   return {
     services: () => (opened ??= open()),
+    alerting: () => (alerting ??= openAlerting()),
     async close() {
+      if (alerting) await (await alerting.catch(() => undefined))?.close();
       if (redis) await quitQuickly(redis);
     },
     print(json, data, text) {
@@ -54,6 +60,14 @@ export function createRuntime(env: NodeJS.ProcessEnv = process.env): Runtime {
       if (!json) process.stderr.write(`${escapeControls(text)}\n`);
     },
   };
+
+  async function openAlerting(): Promise<AlertingAdmin> {
+    const [{ config, redis: r, keys }, { createAlertingAdmin }] = await Promise.all([
+      (opened ??= open()),
+      import('../alerting/alerting-admin.ts'),
+    ]);
+    return createAlertingAdmin({ admin: adminDeps(r, keys), keys, config });
+  }
 
   async function open(): Promise<Services> {
     const config = loadConfig(env);

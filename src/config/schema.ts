@@ -1,8 +1,10 @@
+import ipaddr from 'ipaddr.js';
 import proxyAddr from 'proxy-addr';
 import { z } from 'zod';
+import { parseDurationMs } from '../lib/duration.ts';
 
 /** The roles a Vigil process can run; one process runs all of them by default. */
-export const ROLES = ['gateway', 'mqtt', 'worker', 'scheduler', 'api'] as const;
+export const ROLES = ['gateway', 'mqtt', 'worker', 'scheduler', 'api', 'notifier'] as const;
 export type Role = (typeof ROLES)[number];
 
 interface Setting<T extends z.ZodType> {
@@ -43,6 +45,48 @@ const roles = z
   .pipe(z.array(z.enum(ROLES)).min(1));
 const duration = z.string().regex(/^(INF|\d+[smhdw])$/, 'expected INF or a duration such as 30d');
 const optionalString = z.string().transform((s) => (s === '' ? undefined : s));
+const commaList = (s: string) =>
+  s
+    .split(',')
+    .map((v) => v.trim())
+    .filter(Boolean);
+
+/** The base64 of 32 bytes (what `openssl rand -base64 32` prints), or empty. */
+const secretsKey = optionalString.refine(
+  (s) => s === undefined || (/^[A-Za-z0-9+/]{43}=$/.test(s) && Buffer.from(s, 'base64').length === 32),
+  'expected the base64 of 32 random bytes, as `openssl rand -base64 32` prints it',
+);
+
+const isCidr = (text: string): boolean => {
+  try {
+    ipaddr.parseCIDR(text);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** Host names, addresses and CIDRs, comma-separated. */
+const hostList = z.string().transform((s, ctx) => {
+  const list = commaList(s).map((v) => v.toLowerCase());
+  for (const v of list) {
+    if (v.includes('/') && !isCidr(v)) {
+      ctx.addIssue({ code: 'custom', message: `${v} is not a valid CIDR` });
+      return z.NEVER;
+    }
+  }
+  return list;
+});
+
+/** Comma-separated durations (`5s,5m,2h`; a bare number is ms). */
+const durationList = z.string().transform((s, ctx) => {
+  const list = commaList(s).map(parseDurationMs);
+  if (list.length === 0 || list.some((ms) => ms === undefined || ms <= 0)) {
+    ctx.addIssue({ code: 'custom', message: 'expected positive durations such as 5s,5m,30m,2h' });
+    return z.NEVER;
+  }
+  return list as number[];
+});
 
 /**
  * express's `trust proxy` values, in the form express takes them (`app.set('trust proxy', v)`): a
@@ -77,8 +121,8 @@ const trustProxy = z.string().transform((s, ctx): TrustProxy => {
 export const SETTINGS = {
   roles: setting(
     'VIGIL_ROLES',
-    'Comma-separated roles this process runs: gateway, mqtt, worker, scheduler, api.',
-    'gateway,mqtt,worker,scheduler,api',
+    'Comma-separated roles this process runs: gateway, mqtt, worker, scheduler, api, notifier.',
+    'gateway,mqtt,worker,scheduler,api,notifier',
     roles,
   ),
   host: setting(
@@ -391,6 +435,102 @@ export const SETTINGS = {
     'Ingestion outcomes kept per environment.',
     '1000',
     positiveInt,
+  ),
+  eventOutboxMaxEntries: setting(
+    'VIGIL_EVENT_OUTBOX_MAX_ENTRIES',
+    'Most events kept in the event outbox stream. Entries are trimmed once every reader (the InfluxDB writer, the notifier) has them; a reader that falls further behind than this (a notifier role that no longer runs) loses the oldest, with an error in the log.',
+    '1000000',
+    positiveInt,
+  ),
+  secretsKey: setting(
+    'VIGIL_SECRETS_KEY',
+    'Key that encrypts notification secrets at rest (AES-256-GCM): the base64 of 32 random bytes (`openssl rand -base64 32`). Without it, channels cannot be created. Keep it with the backups of Redis, apart from them.',
+    '',
+    secretsKey,
+  ),
+  notifyAllowedHosts: setting(
+    'VIGIL_NOTIFY_ALLOWED_HOSTS',
+    'Comma-separated hosts, addresses or CIDRs that webhook and Slack channels may reach although they are loopback, private, link-local or unique-local (e.g. 127.0.0.1 for a receiver on this machine).',
+    '',
+    hostList,
+  ),
+  smtpUrl: setting(
+    'VIGIL_SMTP_URL',
+    'SMTP server of email channels (e.g. smtp://127.0.0.1:2525, smtps://user:pass@mail.example.com); empty = email channels cannot deliver.',
+    '',
+    optionalString,
+  ),
+  smtpFrom: setting(
+    'VIGIL_SMTP_FROM',
+    'Sender address of notification emails.',
+    'vigil@localhost',
+    z.string().min(3),
+  ),
+  notifyRetrySchedule: setting(
+    'VIGIL_NOTIFY_RETRY_SCHEDULE',
+    'Delays before each retry of a failed notification, comma-separated (ms, s, m, h, d); one attempt more than delays. After the last, the notification is kept as failed (`vigil notify failed`).',
+    '5s,5m,30m,2h,5h,10h,10h',
+    durationList,
+  ),
+  notifyTimeoutMs: setting(
+    'VIGIL_NOTIFY_TIMEOUT_MS',
+    'Longest a notification delivery (HTTP request or SMTP session) may take, in ms; slower counts as a failed attempt and is retried.',
+    '10000',
+    positiveInt,
+  ),
+  notifyConcurrency: setting(
+    'VIGIL_NOTIFY_CONCURRENCY',
+    'Notifications one notifier process delivers at once.',
+    '50',
+    z.coerce.number().int().min(1).max(1000),
+  ),
+  notifyDigestThreshold: setting(
+    'VIGIL_NOTIFY_DIGEST_THRESHOLD',
+    'Notifications one channel receives within a flood window before the rest of that window is held and sent as one digest.',
+    '20',
+    positiveInt,
+  ),
+  notifyFloodWindowMs: setting(
+    'VIGIL_NOTIFY_FLOOD_WINDOW_MS',
+    "Length of a channel's flood window, in ms: it starts with the first notification after the previous window ended.",
+    '60000',
+    positiveInt,
+  ),
+  notifyStalledIntervalMs: setting(
+    'VIGIL_NOTIFY_STALLED_INTERVAL_MS',
+    'How long a delivery in progress stays claimed by a notifier without renewal, in ms (and how often notifiers look for claims that lapsed): the deliveries of a notifier that died are taken over after about this long, without counting as an attempt. At least VIGIL_NOTIFY_TIMEOUT_MS.',
+    '30000',
+    z.coerce.number().int().min(500),
+  ),
+  notifyReclaimIdleMs: setting(
+    'VIGIL_NOTIFY_RECLAIM_IDLE_MS',
+    'Events a notifier read from the event outbox but did not finish routing are taken over by another notifier after this long, in ms.',
+    '30000',
+    z.coerce.number().int().min(100),
+  ),
+  notifyFailedKept: setting(
+    'VIGIL_NOTIFY_FAILED_KEPT',
+    'Failed notifications kept for `vigil notify failed` and `retry` (all environments together; oldest dropped first).',
+    '10000',
+    positiveInt,
+  ),
+  notifyFailedKeptSeconds: setting(
+    'VIGIL_NOTIFY_FAILED_KEPT_SECONDS',
+    'How long a failed notification is kept, in seconds.',
+    '604800',
+    positiveInt,
+  ),
+  notifyLogSize: setting(
+    'VIGIL_NOTIFY_LOG_SIZE',
+    'Delivery attempts kept per environment for `vigil notify log`.',
+    '1000',
+    positiveInt,
+  ),
+  notifySecretGraceSeconds: setting(
+    'VIGIL_NOTIFY_SECRET_GRACE_SECONDS',
+    'After `vigil channel rotate-secret`, how long webhooks are signed with the old secret as well as the new one, in seconds.',
+    '86400',
+    nonNegativeInt,
   ),
   shutdownTimeoutMs: setting(
     'VIGIL_SHUTDOWN_TIMEOUT_MS',

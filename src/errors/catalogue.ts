@@ -57,7 +57,8 @@ export const ERROR_CODES = {
   UNSUPPORTED_ENCODING: {
     status: 415,
     retryable: false,
-    description: 'The body has a Content-Encoding or charset that is not read (identity, gzip, deflate, br and zstd are; UTF-8 and Latin-1 text).',
+    description:
+      'The body has a Content-Encoding or charset that is not read (identity, gzip, deflate, br and zstd are; UTF-8 and Latin-1 text).',
   },
   INTERNAL: {
     status: 500,
@@ -134,12 +135,48 @@ export const ERROR_CODES = {
   IN_USE: {
     status: 409,
     retryable: false,
-    description: 'The thing to delete is still used (a definition by devices).',
+    description: 'The thing to delete is still used (a definition by devices, a channel by routes).',
   },
   CREDENTIAL_NOT_FOUND: {
     status: 404,
     retryable: false,
     description: 'No such API key or token in the environment.',
+  },
+  // Alerting
+  CHANNEL_NOT_FOUND: {
+    status: 404,
+    retryable: false,
+    description: 'No such notification channel in the environment.',
+  },
+  ROUTE_NOT_FOUND: { status: 404, retryable: false, description: 'No such route in the environment.' },
+  NOTIFICATION_NOT_FOUND: {
+    status: 404,
+    retryable: false,
+    description: 'No such failed notification in the environment (`vigil notify failed` lists them).',
+  },
+  SECRETS_KEY_MISSING: {
+    status: 500,
+    retryable: false,
+    description:
+      'VIGIL_SECRETS_KEY is not set (or not the key the secrets were stored with), so channel secrets cannot be stored or read.',
+  },
+  ADDRESS_NOT_ALLOWED: {
+    status: 400,
+    retryable: false,
+    description:
+      'A webhook or Slack URL reaches a loopback, private, link-local or unique-local address (or cannot be resolved) and its host is not in VIGIL_NOTIFY_ALLOWED_HOSTS.',
+  },
+  DELIVERY_FAILED: {
+    status: 0,
+    retryable: true,
+    description:
+      'A notification attempt failed in a way a retry can mend (HTTP 408, 429, 5xx, timeout, network or SMTP 4xx); it is retried on the schedule of VIGIL_NOTIFY_RETRY_SCHEDULE.',
+  },
+  DELIVERY_REJECTED: {
+    status: 0,
+    retryable: false,
+    description:
+      'The receiver refused a notification for good (HTTP 3xx or 4xx other than 408/429, SMTP 5xx, address not allowed): kept as failed at once (`vigil notify retry` sends it again).',
   },
   // Ingestion log outcomes (processing)
   UNKNOWN_DEVICE: {

@@ -3,7 +3,9 @@
  * atomic state step, which also appends them to a Redis stream; this drainer reads the stream
  * with a consumer group and acknowledges entries only after InfluxDB accepted them. A drainer
  * that dies leaves its entries pending; another one claims them after `reclaimIdleMs`. Writes are
- * idempotent (same event → same point), so a rare double delivery is harmless.
+ * idempotent (same event → same point), so a rare double delivery is harmless. Entries are only
+ * acknowledged, never deleted: other groups (the notifier) read the same stream, and the trimmer
+ * removes what every group has finished with.
  */
 import type { EventRecord } from '../domain/types.ts';
 import type { HistoryWriter } from '../history/history-writer.ts';
@@ -11,6 +13,7 @@ import type { Logger } from '../log/logger.ts';
 import { createWakeableSleep } from '../lib/wakeable-sleep.ts';
 import { closeRedis, connectRedis } from '../redis/connect.ts';
 import type { EventKeys } from './event-keys.ts';
+import { createOutboxTrimmer } from './outbox-trim.ts';
 
 const GROUP = 'influx';
 
@@ -30,6 +33,8 @@ export function startOutboxDrainer(deps: {
   blockMs?: number;
   reclaimIdleMs?: number;
   retryDelayMs?: number;
+  /** The outbox's length cap (VIGIL_EVENT_OUTBOX_MAX_ENTRIES). */
+  maxEntries?: number;
 }): OutboxDrainer {
   const redis = connectRedis(deps.redisUrl, 'blocking', 'vigil-outbox');
   const stream = deps.keys.eventOutbox();
@@ -40,6 +45,12 @@ export function startOutboxDrainer(deps: {
   let stopped = false;
   const sleeps = createWakeableSleep();
   const sleep = sleeps.sleep;
+  const trimmer = createOutboxTrimmer({
+    redis,
+    stream,
+    maxEntries: deps.maxEntries ?? 1_000_000,
+    log: deps.log,
+  });
 
   async function ensureGroup(): Promise<void> {
     try {
@@ -62,11 +73,8 @@ export function startOutboxDrainer(deps: {
     }
     await deps.history.write({ values: [], events, contacts: [] });
     const ids = entries.map(([id]) => id);
-    await redis
-      .multi()
-      .xack(stream, GROUP, ...ids)
-      .xdel(stream, ...ids)
-      .exec();
+    await redis.xack(stream, GROUP, ...ids);
+    await trimmer.maybeTrim();
   }
 
   async function loop(): Promise<void> {

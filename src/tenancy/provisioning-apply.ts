@@ -18,7 +18,12 @@ import {
   MIN_PASSWORD_LENGTH,
   TOKEN_FORMAT,
 } from './admin-credentials.ts';
-import { parseProvisioningFile, PROVISIONING_FILE, type ProvisioningPlan } from './provisioning-plan.ts';
+import {
+  parseProvisioningFile,
+  PROVISIONING_FILE,
+  type PlannedEnvironment,
+  type ProvisioningPlan,
+} from './provisioning-plan.ts';
 import type { TenancyAdmin } from './tenancy-admin.ts';
 import type { TenancyStore } from './tenancy-store.ts';
 
@@ -34,6 +39,22 @@ export interface ProvisioningDeps {
   loadDefinition(path: string): Promise<LoadedDefinition>;
   /** Reads and syntax-checks a pre-parser file; throws AppError INVALID_INPUT. */
   loadPreparser(path: string): Promise<string>;
+  /** Channels and routes of the files; without it, files that have some are refused. */
+  alerting?: AlertingProvisioning;
+}
+
+/**
+ * The alerting part of an environment's provisioning (channels and routes), which the tenancy
+ * only passes through: `prepare` checks one environment's entries (`${VAR}` references expanded
+ * with `vars`) before anything is written and returns what writes them, resolving with one line
+ * per change.
+ */
+export interface AlertingProvisioning {
+  prepare(
+    env: string,
+    entries: PlannedEnvironment['alerting'],
+    vars: Record<string, string | undefined>,
+  ): Promise<() => Promise<string[]>>;
 }
 
 interface Loaded {
@@ -41,6 +62,8 @@ interface Loaded {
   publicDefs: LoadedDefinition[];
   privateDefs: Map<string, LoadedDefinition[]>;
   preparsers: Map<string, string>;
+  /** Writers of each environment's channels and routes. */
+  alerting: Map<string, () => Promise<string[]>>;
 }
 
 const invalid = (message: string) => new AppError('INVALID_INPUT', message);
@@ -85,6 +108,7 @@ async function loadAndValidate(
     publicDefs: await loadAll(plan.publicDefinitions),
     privateDefs: new Map(),
     preparsers: new Map(),
+    alerting: new Map(),
   };
   for (const env of plan.environments) {
     loaded.privateDefs.set(env.name, await loadAll(env.definitions));
@@ -93,6 +117,11 @@ async function loadAndValidate(
     checkSecrets(env);
     await checkSecretOwners(env, deps);
     for (const device of env.devices) await checkDevice(env.name, device, loaded, deps);
+    const { channels, routes } = env.alerting;
+    if (channels.length > 0 || routes.length > 0) {
+      if (!deps.alerting) throw invalid(`${env.name}: channels and routes cannot be applied here`);
+      loaded.alerting.set(env.name, await deps.alerting.prepare(env.name, env.alerting, vars));
+    }
   }
   checkUnique(plan);
   return loaded;
@@ -235,6 +264,7 @@ async function write(loaded: Loaded, { admin }: ProvisioningDeps): Promise<strin
     }
     for (const u of env.users)
       note(await admin.putUser(env.name, u.username, u.password), `${env.name}: user ${u.username}`);
+    changes.push(...((await loaded.alerting.get(env.name)?.()) ?? []));
   }
   return changes;
 }

@@ -31,6 +31,8 @@ export interface PlannedEnvironment {
   tokens: { name: string; token: string; expiresMs: number }[];
   users: { username: string; password: string }[];
   devices: PlannedDevice[];
+  /** Notification channels and routes, as the file has them: alerting checks and writes them. */
+  alerting: { channels: unknown[]; routes: unknown[] };
 }
 
 export interface ProvisioningPlan {
@@ -82,6 +84,8 @@ const environment = z
       .default([]),
     users: z.array(z.object({ username: name('username'), password: z.string() }).strict()).default([]),
     devices: z.array(device).default([]),
+    channels: z.array(z.unknown()).default([]),
+    routes: z.array(z.unknown()).default([]),
   })
   .strict();
 
@@ -161,6 +165,7 @@ export function parseProvisioningFile(
         password: expand(u.password, `users ${u.username}`),
       })),
       devices: e.devices.map(planDevice),
+      alerting: { channels: e.channels, routes: e.routes },
     };
   });
   return { publicDefinitions: parsed.data.publicDefinitions, environments };

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKeys } from '../../src/keys.ts';
+import { TEST_SECRETS_KEY } from '../support/alerting.ts';
 import { createCliHarness, type CliHarness } from './cli-run.ts';
 
 let cli: CliHarness;
@@ -37,7 +38,8 @@ function expectRefusal(r: { code: number; stderr: string }, reason: RegExp) {
 }
 
 beforeAll(async () => {
-  cli = createCliHarness();
+  // The demo provisioning has a webhook channel: its secret needs a key, its URL is on 127.0.0.1.
+  cli = createCliHarness({ VIGIL_SECRETS_KEY: TEST_SECRETS_KEY, VIGIL_NOTIFY_ALLOWED_HOSTS: '127.0.0.1' });
   keys = createKeys(cli.prefix);
   dir = mkdtempSync(join(tmpdir(), 'vigil-defs-'));
   writeFileSync(join(dir, 'parser.js'), PARSER);

@@ -24,7 +24,8 @@ export interface CliHarness {
   close(): Promise<void>;
 }
 
-export function createCliHarness(): CliHarness {
+/** `defaultEnv`: variables every run gets (a run's own `env` wins). */
+export function createCliHarness(defaultEnv: Record<string, string> = {}): CliHarness {
   const prefix = testId();
   const redisUrl = inject('redisUrl');
   const redis = new Redis(redisUrl);
@@ -35,7 +36,10 @@ export function createCliHarness(): CliHarness {
       const child = execFile(
         'node_modules/.bin/node',
         ['--no-node-snapshot', 'src/cli/main.ts', ...args],
-        { env: { ...baseEnv, VIGIL_REDIS_URL: redisUrl, VIGIL_KEY_PREFIX: prefix, ...env }, timeout: 30_000 },
+        {
+          env: { ...baseEnv, VIGIL_REDIS_URL: redisUrl, VIGIL_KEY_PREFIX: prefix, ...defaultEnv, ...env },
+          timeout: 30_000,
+        },
         (err, stdout, stderr) => {
           const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
           resolve({ code, stdout, stderr });
@@ -62,6 +66,7 @@ export function createCliHarness(): CliHarness {
         else if (type === 'set') out[key] = (await redis.smembers(key)).sort();
         else if (type === 'zset') out[key] = await redis.zrange(key, 0, -1, 'WITHSCORES');
         else if (type === 'list') out[key] = await redis.lrange(key, 0, -1);
+        else if (type === 'stream') out[key] = await redis.xrange(key, '-', '+');
         else out[key] = await redis.get(key);
       }
       return out;

@@ -1,8 +1,10 @@
 /**
  * Secrets stay secret: a whole Vigil process logging at debug level, driven with valid and invalid
  * API keys (HTTP path, MQTT topic and password), logins (right and wrong passwords) and bearer
- * tokens, never writes any of them to its log, and Redis holds none of them in plain text. (How
- * secrets are compared is checked by the unit tests of src/tenancy/secrets.ts.)
+ * tokens, and delivering notifications through channels with secrets (a webhook's signing secret
+ * and header value, a Slack URL), never writes any of them to its log, and Redis holds none of them
+ * in plain text (channel secrets only as ciphertext). (How secrets are compared is checked by the
+ * unit tests of src/tenancy/secrets.ts.)
  */
 import { execFileSync } from 'node:child_process';
 import mqtt from 'mqtt';
@@ -11,21 +13,39 @@ import { freePort, isListening } from '../../scripts/lib/local-services.ts';
 import { provisionComfort, queueIdle, startPipeline } from '../support/pipeline.ts';
 import { eventually } from '../support/eventually.ts';
 import { spawnVigil } from '../support/workers.ts';
+import { ALERTING_TEST_CONFIG, alertingAdmin, until } from '../support/alerting.ts';
+import { startHttpReceiver } from '../support/receivers.ts';
 
 const PASSWORD = 'correct-horse-battery';
 const WRONG_PASSWORD = 'wrong-horse-battery';
 
 describe('secrets', () => {
   it('never logs keys, tokens or passwords, even at debug level', { timeout: 60_000 }, async () => {
-    const p = await startPipeline({ roles: 'scheduler' });
+    const p = await startPipeline({ roles: 'scheduler', ...ALERTING_TEST_CONFIG });
     const { key } = await provisionComfort(p, 'acme', ['d1']);
     const { token } = await p.admin.createToken('acme', 'cli', 0);
     await p.admin.createUser('acme', 'ann', PASSWORD);
+    const alerting = alertingAdmin(p);
+    const receiver = await startHttpReceiver();
+    const HEADER_VALUE = 'Bearer hdr-secret-value-42';
+    const SLACK_TOKEN = 'slack-token-secret-42';
+    const { secret: signingSecret = '' } = await alerting.createChannel('acme', {
+      name: 'hook',
+      type: 'webhook',
+      url: `${receiver.url}/hook`,
+      headers: [['Authorization', HEADER_VALUE]],
+    });
+    await alerting.createChannel('acme', {
+      name: 'chat',
+      type: 'slack',
+      url: `${receiver.url}/services/${SLACK_TOKEN}`,
+    });
+    await alerting.createRoute('acme', { name: 'all', channels: ['hook', 'chat'] });
     const [api, gateway, broker] = [await freePort(), await freePort(), await freePort()];
     const vigil = spawnVigil(
       p.config,
       {
-        VIGIL_ROLES: 'gateway,mqtt,worker,api',
+        VIGIL_ROLES: 'gateway,mqtt,worker,api,notifier',
         VIGIL_MQTT_ENABLED: 'true',
         VIGIL_API_PORT: String(api),
         VIGIL_GATEWAY_PORT: String(gateway),
@@ -83,11 +103,29 @@ describe('secrets', () => {
     });
     expect(refused).toBe('refused');
     await eventually(() => queueIdle(p), { timeoutMs: 15_000, message: 'payloads processed' });
+    // Temperature 21 then 22 made no event; a WARNING is notified to both channels.
+    expect((await post(`${g}/gateway/submit/${key}`, '{"deviceName":"d1","Temperature":27}')).status).toBe(
+      202,
+    );
+    await until(() => receiver.accepted().length >= 2, 'both notifications');
+    expect(receiver.requests.find((r) => r.path === '/hook')?.headers.authorization).toBe(HEADER_VALUE);
     await vigil.kill('SIGTERM');
 
     const log = vigil.output();
     expect(log).toMatch(/"level":20/); // debug lines were written
-    const secrets = { key, wrongKey, token, wrongToken, loginToken, PASSWORD, WRONG_PASSWORD };
+    const secrets = {
+      key,
+      wrongKey,
+      token,
+      wrongToken,
+      loginToken,
+      PASSWORD,
+      WRONG_PASSWORD,
+      signingSecret,
+      signingKey: signingSecret.slice('whsec_'.length),
+      HEADER_VALUE,
+      SLACK_TOKEN,
+    };
     for (const [name, secret] of Object.entries(secrets)) {
       expect(log.includes(secret), `${name} in the log`).toBe(false);
       expect(log.includes(encodeURIComponent(secret)), `${name} (URL-encoded) in the log`).toBe(false);
@@ -106,6 +144,7 @@ describe('secrets', () => {
       else if (type === 'stream') dump.push(JSON.stringify(await p.redis.xrange(k, '-', '+')));
     }
     const everything = dump.join('\n');
+    expect(everything).toContain('aes256gcm:'); // channel secrets are there, as ciphertext
     for (const [name, secret] of Object.entries(secrets)) {
       expect(everything.includes(secret), `${name} in Redis`).toBe(false);
     }

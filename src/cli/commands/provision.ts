@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { alertingProvisioning } from '../../alerting/alerting-provisioning.ts';
 import { applyProvisioning } from '../../tenancy/provisioning-apply.ts';
 import { loadDefinitionFiles, loadParserFile } from '../../tenancy/definition-files.ts';
 import { leaf, type Runtime } from '../runtime.ts';
@@ -12,9 +13,10 @@ export function addProvisionCommands(program: Command, rt: Runtime): void {
     'apply <dir>/environments.yaml (see docs/cli.md); a second run changes nothing',
   ).action(async (dir: string, opts: { json?: boolean }) => {
     const { admin, store } = await rt.services();
+    const alerting = alertingProvisioning(await rt.alerting());
     const changes = await applyProvisioning(
       dir,
-      { admin, store, loadDefinition: loadDefinitionFiles, loadPreparser: loadParserFile },
+      { admin, store, loadDefinition: loadDefinitionFiles, loadPreparser: loadParserFile, alerting },
       process.env,
     );
     rt.print(opts.json, { dir, changes: changes.length, details: changes }, [

@@ -123,7 +123,7 @@ local function emit(dev, envEvents, devEvents, id, sensorName, sensorType, value
     .. '}'
   redis.call('ZADD', envEvents, nowMs, json)
   redis.call('ZADD', devEvents, nowMs, json)
-  redis.call('XADD', outbox, 'MAXLEN', '~', a.omax, '*', 'e', json)
+  redis.call('XADD', outbox, '*', 'e', json)
   capped[envEvents] = true
   capped[devEvents] = true
 end

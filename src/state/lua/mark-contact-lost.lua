@@ -38,7 +38,7 @@ if redis.call('HGET', KEYS[2], '@lost') == '1' then return 0 end
 redis.call('HSET', KEYS[2], '@lost', '1')
 redis.call('ZADD', KEYS[3], ARGV[4], ARGV[3])
 redis.call('ZADD', KEYS[4], ARGV[4], ARGV[3])
-redis.call('XADD', KEYS[5], 'MAXLEN', '~', ARGV[6], '*', 'e', ARGV[3])
+redis.call('XADD', KEYS[5], '*', 'e', ARGV[3])
 local cap = tonumber(ARGV[5])
 if cap > 0 and redis.call('ZCARD', KEYS[3]) > cap then
   redis.call('ZREMRANGEBYRANK', KEYS[3], 0, -(cap + 1))

@@ -7,7 +7,7 @@ describe('loadConfig', () => {
     expect(config.apiPort).toBe(8080);
     expect(config.gatewayPort).toBe(8081);
     expect(config.mqttPort).toBe(1883);
-    expect(config.roles).toEqual(['gateway', 'mqtt', 'worker', 'scheduler', 'api']);
+    expect(config.roles).toEqual(['gateway', 'mqtt', 'worker', 'scheduler', 'api', 'notifier']);
     expect(config.mqttBridgeUrl).toBeUndefined();
   });
 

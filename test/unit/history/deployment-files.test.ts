@@ -32,7 +32,7 @@ const svc = (name: string): Service => {
 
 describe('docker-compose.yml', () => {
   it('runs each Vigil role as its own service against the compose Redis and InfluxDB', () => {
-    for (const role of ['gateway', 'mqtt', 'worker', 'api', 'scheduler']) {
+    for (const role of ['gateway', 'mqtt', 'worker', 'api', 'scheduler', 'notifier']) {
       expect(svc(role).environment, role).toMatchObject({
         VIGIL_ROLES: role,
         VIGIL_REDIS_URL: 'redis://redis:6379',

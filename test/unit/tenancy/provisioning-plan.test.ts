@@ -49,6 +49,7 @@ describe('parseProvisioningFile', () => {
       tokens: [],
       users: [],
       devices: [],
+      alerting: { channels: [], routes: [] },
     });
   });
 

@@ -1,0 +1,152 @@
+/**
+ * Notification delivery: a Vigil with the notifier role alone delivers webhooks to a receiver on
+ * loopback across 100 channels (one route per channel, each matching one device), flood control
+ * raised out of the way. `notifyCount` events go into the event outbox at once, as workers would
+ * write them; the figure is webhooks / (time from the first event until the receiver has them all).
+ * The receiver answers 204 at once and verifies the signature of a sample.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
+import { createAlertingAdmin } from '../../src/alerting/alerting-admin.ts';
+import { loadConfig } from '../../src/config/load-config.ts';
+import type { EventRecord } from '../../src/domain/types.ts';
+import { adminDeps, createKeys } from '../../src/keys.ts';
+import { closeRedis, connectRedis } from '../../src/redis/connect.ts';
+import type { BenchContext } from '../lib/context.ts';
+import { sleep, startBenchVigil } from '../lib/context.ts';
+import { describePerUnit, snapshot } from '../lib/cpu.ts';
+import { BENCH_ENV, deviceName } from '../lib/provision.ts';
+
+const CHANNELS = 100;
+/** Every n-th request has its signature checked (checking all would load the bench process). */
+const VERIFY_EVERY = 100;
+const SECRETS_KEY = Buffer.alloc(32, 42).toString('base64');
+
+interface Receiver {
+  url: string;
+  received: number;
+  unverified: number;
+  /** Signing secret per path. */
+  secrets: Map<string, string>;
+  close(): Promise<void>;
+}
+
+async function startReceiver(): Promise<Receiver> {
+  const receiver: Receiver = {
+    url: '',
+    received: 0,
+    unverified: 0,
+    secrets: new Map(),
+    close: () => Promise.resolve(),
+  };
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      receiver.received++;
+      if (receiver.received % VERIFY_EVERY === 1) {
+        try {
+          new Webhook(receiver.secrets.get(req.url ?? '') ?? '').verify(
+            Buffer.concat(chunks).toString('utf8'),
+            req.headers as Record<string, string>,
+          );
+        } catch {
+          receiver.unverified++;
+        }
+      }
+      res.writeHead(204).end();
+    });
+  });
+  server.keepAliveTimeout = 30_000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  receiver.close = () => {
+    server.closeAllConnections();
+    return new Promise<void>((resolve) => server.close(() => resolve()));
+  };
+  return receiver;
+}
+
+function event(i: number): EventRecord {
+  const device = deviceName(i % CHANNELS);
+  return {
+    id: `bench-${i}`,
+    env: BENCH_ENV,
+    deviceName: device,
+    displayName: device,
+    sensorName: 't',
+    sensorType: 'tempC',
+    sensorValue: 26,
+    eventStatus: 'WARNING',
+    eventCategory: 'Sensors',
+    eventMessage: 't - Above 25 °C - WARNING - 26.0 °C',
+    receivedMs: Date.now(),
+  };
+}
+
+async function notifyOnce(ctx: BenchContext, run: number): Promise<number> {
+  const count = ctx.opts.notifyCount;
+  const receiver = await startReceiver();
+  const bv = await startBenchVigil(ctx, 'notifier', {
+    secretsKey: SECRETS_KEY,
+    notifyAllowedHosts: '127.0.0.1',
+    notifyDigestThreshold: 1_000_000_000,
+    notifyConcurrency: 200,
+    logLevel: 'error',
+  });
+  const config = loadConfig({}, { ...bv.settings, roles: 'api' });
+  const keys = createKeys(bv.settings.keyPrefix);
+  const redis = connectRedis(ctx.redisUrl, 'command', 'bench-notify');
+  const admin = createAlertingAdmin({ admin: adminDeps(redis, keys), keys, config });
+  try {
+    for (let c = 0; c < CHANNELS; c++) {
+      const path = `/c${c}`;
+      const { secret } = await admin.createChannel(BENCH_ENV, {
+        name: `c${c}`,
+        type: 'webhook',
+        url: receiver.url + path,
+      });
+      receiver.secrets.set(path, secret ?? '');
+      await admin.createRoute(BENCH_ENV, { name: `r${c}`, channels: [`c${c}`], device: deviceName(c) });
+    }
+    const cpuPids = { notifier: bv.vigil.pid, redis: ctx.pids.redis };
+    const cpuBefore = snapshot(cpuPids);
+    const started = Date.now();
+    for (let i = 0; i < count; i += 1000) {
+      const m = redis.multi();
+      for (let j = i; j < Math.min(i + 1000, count); j++)
+        m.xadd(keys.eventOutbox(), '*', 'e', JSON.stringify(event(j)));
+      await m.exec();
+    }
+    const deadline = started + 600_000;
+    while (receiver.received < count && Date.now() < deadline) await sleep(50);
+    const seconds = (Date.now() - started) / 1000;
+    if (receiver.received < count)
+      throw new Error(`notify: only ${receiver.received} of ${count} webhooks within 600 s`);
+    if (receiver.unverified > 0)
+      throw new Error(`notify: ${receiver.unverified} sampled signatures did not verify`);
+    ctx.report.notes.push(
+      `notify run ${run + 1}: ${count} webhooks to ${CHANNELS} channels in ${seconds.toFixed(1)} s; ${describePerUnit(cpuBefore, snapshot(cpuPids), count, 'webhook')}`,
+    );
+    return count / seconds;
+  } finally {
+    await admin.close();
+    await closeRedis(redis);
+    await bv.vigil.stop();
+    await receiver.close();
+  }
+}
+
+export async function runNotify(ctx: BenchContext): Promise<void> {
+  const runs: number[] = [];
+  for (let r = 0; r < ctx.opts.runs; r++) runs.push(await notifyOnce(ctx, r));
+  ctx.report.add({
+    id: 'notify',
+    label: `webhook delivery (notifier, ${CHANNELS} channels, receiver on loopback)`,
+    unit: 'webhooks/s',
+    runs,
+    target: { min: 1000 },
+    note: `${ctx.opts.notifyCount} events put in the event outbox at once, one webhook each; flood control raised out of the way`,
+  });
+}

@@ -1,0 +1,131 @@
+/**
+ * One attempt at a notification job: load and open its channel, build the content (a digest seals
+ * its batch at the first attempt and keeps the content in the job for retries), deliver, log the
+ * attempt, count it, and tell BullMQ what next: done, retry (an error whose `retryAfterMs` carries
+ * the receiver's Retry-After) or fail for good (UnrecoverableError).
+ */
+import { UnrecoverableError, type Job } from 'bullmq';
+import { AppError } from '../errors/app-error.ts';
+import type { Logger } from '../log/logger.ts';
+import type { Redis } from '../redis/connect.ts';
+import type { AlertingKeys } from './alerting-keys.ts';
+import { openChannel } from './channel-admin.ts';
+import type { ChannelRecord, OpenChannel } from './channel-spec.ts';
+import type { Deliver, DeliveryOutcome } from './deliverer.ts';
+import type { DeliveryLog, AttemptOutcome } from './delivery-log.ts';
+import type { DigestBatches } from './digest-batches.ts';
+import type { NotificationContent } from './messages.ts';
+import type { NotificationJob } from './notification.ts';
+import type { WaitRequest } from './notification-queue.ts';
+import type { NotifyMetrics } from './notify-metrics.ts';
+import type { SecretBox } from './secret-box.ts';
+
+export interface ProcessorDeps {
+  redis: Redis;
+  keys: AlertingKeys;
+  box: SecretBox;
+  batches: DigestBatches;
+  deliver: Deliver;
+  deliveryLog: DeliveryLog;
+  metrics: NotifyMetrics;
+  log: Logger;
+  clock?: () => number;
+}
+
+/** A failed attempt that another attempt may mend, with the wait the receiver asked for. */
+class RetryableDelivery extends AppError implements WaitRequest {
+  readonly retryAfterMs: number | undefined;
+  constructor(answer: string, retryAfterMs: number | undefined) {
+    super('DELIVERY_FAILED', answer, { retryable: true });
+    this.retryAfterMs = retryAfterMs;
+  }
+}
+
+export function createDeliveryProcessor(deps: ProcessorDeps): (job: Job<NotificationJob>) => Promise<string> {
+  const { redis, keys, box, batches, deliver, deliveryLog, metrics } = deps;
+  const clock = deps.clock ?? Date.now;
+
+  async function channelOf(data: NotificationJob): Promise<OpenChannel | undefined> {
+    const json = await redis.hget(keys.channels(data.env), data.channelName);
+    const record = json === null ? undefined : (JSON.parse(json) as ChannelRecord);
+    // A channel deleted (or deleted and made anew) since the job was created gets nothing.
+    if (record?.id !== data.channelId) return undefined;
+    return openChannel(record, box, clock());
+  }
+
+  /** The content; a digest's is read (and its batch sealed) once, then kept in the job. */
+  async function contentOf(job: Job<NotificationJob>): Promise<NotificationContent> {
+    const data = job.data;
+    let digest = data.digest;
+    if (data.kind === 'digest' && !digest) {
+      digest = await batches.seal(data.env, data.batchId ?? '');
+      await job.updateData({ ...data, digest });
+    }
+    return {
+      kind: data.kind,
+      env: data.env,
+      channelName: data.channelName,
+      createdMs: job.timestamp,
+      ...(data.event ? { event: data.event } : {}),
+      ...(digest ? { digest } : {}),
+    };
+  }
+
+  async function record(
+    job: Job<NotificationJob>,
+    channel: OpenChannel | undefined,
+    outcome: AttemptOutcome,
+    result: Pick<DeliveryOutcome, 'answer' | 'status'>,
+    ms: number,
+  ) {
+    const { data } = job;
+    metrics.deliveries.inc({ channel_type: channel?.type ?? 'unknown', outcome });
+    // The log is for people: losing a line to a Redis blip must not send the notification again.
+    await deliveryLog
+      .record(data.env, {
+        timeUTC: new Date(clock()).toISOString(),
+        notificationId: job.id ?? '',
+        channel: data.channelName,
+        channelType: channel?.type ?? null,
+        kind: data.kind,
+        deviceName: data.event?.deviceName ?? null,
+        sensorName: data.event?.sensorName ?? null,
+        attempt: job.attemptsMade + 1,
+        outcome,
+        status: result.status ?? null,
+        answer: result.answer,
+        ms,
+      })
+      .catch((err: unknown) =>
+        deps.log.warn(
+          { err: err instanceof Error ? err.message : String(err) },
+          'delivery log: write failed',
+        ),
+      );
+  }
+
+  return async (job) => {
+    const channel = await channelOf(job.data);
+    if (!channel) {
+      await record(job, undefined, 'discarded', { answer: 'the channel was deleted' }, 0);
+      return 'discarded';
+    }
+    const content = await contentOf(job);
+    if (content.kind === 'digest' && (content.digest?.count ?? 0) === 0) return 'empty digest';
+    const startedMs = clock();
+    const outcome = await deliver(channel, content, job.id ?? '');
+    const ms = clock() - startedMs;
+    if (outcome.ok) {
+      await record(job, channel, 'delivered', outcome, ms);
+      metrics.latency.observe(
+        { channel_type: channel.type },
+        Math.max(clock() - job.data.subjectMs, 0) / 1000,
+      );
+      return outcome.answer;
+    }
+    const last = !outcome.retryable || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+    await record(job, channel, last ? 'failed' : 'retrying', outcome, ms);
+    if (!outcome.retryable) throw new UnrecoverableError(outcome.answer);
+    throw new RetryableDelivery(outcome.answer, outcome.retryAfterMs);
+  };
+}

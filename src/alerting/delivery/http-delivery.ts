@@ -1,0 +1,78 @@
+/**
+ * Webhook and Slack delivery: both POST JSON over HTTP(S) to a URL that passes the SSRF guard
+ * again at every attempt (an address can change after creation), connecting to the checked
+ * address. Webhooks follow the Standard Webhooks specification: `webhook-id` (the same on every
+ * attempt), `webhook-timestamp` (this attempt, seconds) and `webhook-signature` (`v1,<base64
+ * HMAC-SHA256 of id.timestamp.body>`, one per valid secret, space-separated).
+ */
+import { Webhook } from 'standardwebhooks';
+import type { AddressGuard } from '../address-guard.ts';
+import type { DeliveryOutcome, Deliver } from '../deliverer.ts';
+import type { OpenChannel } from '../channel-spec.ts';
+import { slackMessage, webhookBody } from '../messages.ts';
+import { httpOutcome, networkOutcome } from './http-outcome.ts';
+import type { PinnedPoster } from './pinned-request.ts';
+
+export interface HttpDeliveryDeps {
+  guard: AddressGuard;
+  poster: PinnedPoster;
+  timeoutMs: number;
+  clock?: () => number;
+}
+
+const USER_AGENT = 'Vigil-Notifier/1';
+
+async function postJson(
+  deps: HttpDeliveryDeps,
+  url: string,
+  headers: (body: string) => Record<string, string>,
+  body: string,
+): Promise<DeliveryOutcome> {
+  const checked = await deps.guard.check(url);
+  if (!checked.ok) return { ok: false, answer: `not sent: ${checked.reason}`, retryable: checked.retryable };
+  try {
+    const answer = await deps.poster.post(
+      checked.target,
+      { 'content-type': 'application/json', 'user-agent': USER_AGENT, ...headers(body) },
+      body,
+      deps.timeoutMs,
+    );
+    return httpOutcome(answer, (deps.clock ?? Date.now)());
+  } catch (err) {
+    return networkOutcome(err);
+  }
+}
+
+/** The `webhook-signature` value: one `v1,<signature>` per secret. */
+export function signatures(secrets: string[], id: string, at: Date, body: string): string {
+  return secrets.map((s) => new Webhook(s).sign(id, at, body)).join(' ');
+}
+
+export function createWebhookDelivery(
+  deps: HttpDeliveryDeps,
+): Deliver<Extract<OpenChannel, { type: 'webhook' }>> {
+  const clock = deps.clock ?? Date.now;
+  return (channel, content, id) => {
+    const body = webhookBody(content);
+    return postJson(
+      deps,
+      channel.url,
+      () => {
+        const at = new Date(clock());
+        return {
+          ...Object.fromEntries(channel.headers),
+          'webhook-id': id,
+          'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+          'webhook-signature': signatures(channel.secrets, id, at, body),
+        };
+      },
+      body,
+    );
+  };
+}
+
+export function createSlackDelivery(
+  deps: HttpDeliveryDeps,
+): Deliver<Extract<OpenChannel, { type: 'slack' }>> {
+  return (channel, content) => postJson(deps, channel.url, () => ({}), JSON.stringify(slackMessage(content)));
+}

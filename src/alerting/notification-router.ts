@@ -1,0 +1,156 @@
+/**
+ * Turns events read from the outbox into notification jobs: each event goes through its
+ * environment's routes; a matching route in its quiet hours holds the event for each of its
+ * channels (one digest when they end), otherwise each channel gets it once (however many routes
+ * name it), subject to the channel's flood control. Job ids derive from event, channel and kind,
+ * so a batch routed again after a crash enqueues nothing new.
+ */
+import type { EventRecord } from '../domain/types.ts';
+import type { OutboxEntry } from '../events/outbox-consumer.ts';
+import type { Logger } from '../log/logger.ts';
+import type { Redis } from '../redis/connect.ts';
+import type { AlertingKeys } from './alerting-keys.ts';
+import type { ChannelRecord } from './channel-spec.ts';
+import type { Admission, DigestBatches } from './digest-batches.ts';
+import { notificationId, type NotificationJob } from './notification.ts';
+import { quietUntil } from './quiet-hours.ts';
+import { routeFilter, type RouteRecord } from './route-spec.ts';
+
+/** A job to add: its id, data and delay. */
+export interface PlannedNotification {
+  id: string;
+  data: NotificationJob;
+  delayMs: number;
+}
+
+interface Channel {
+  id: string;
+  name: string;
+}
+
+interface CompiledRoute {
+  record: RouteRecord;
+  matches: (e: EventRecord) => boolean;
+}
+
+export interface RouterDeps {
+  redis: Redis;
+  keys: AlertingKeys;
+  batches: DigestBatches;
+  enqueue(jobs: PlannedNotification[]): Promise<void>;
+  log: Logger;
+  clock?: () => number;
+}
+
+export function createNotificationRouter(deps: RouterDeps): (entries: OutboxEntry[]) => Promise<void> {
+  const { redis, keys, batches, log } = deps;
+  const clock = deps.clock ?? Date.now;
+
+  async function load(env: string) {
+    const [routes, channels] = await Promise.all([
+      redis.hgetall(keys.routes(env)),
+      redis.hgetall(keys.channels(env)),
+    ]);
+    const compiled = Object.values(routes).map((json): CompiledRoute => {
+      const record = JSON.parse(json) as RouteRecord;
+      return { record, matches: routeFilter(record) };
+    });
+    const byName = new Map<string, Channel>();
+    for (const json of Object.values(channels)) {
+      const c = JSON.parse(json) as ChannelRecord;
+      byName.set(c.name, { id: c.id, name: c.name });
+    }
+    return { routes: compiled, channels: byName };
+  }
+
+  const eventJob = (env: string, channel: Channel, event: EventRecord): PlannedNotification => ({
+    id: notificationId('event', channel.id, event.id),
+    data: {
+      env,
+      channelId: channel.id,
+      channelName: channel.name,
+      kind: 'event',
+      event,
+      subjectMs: event.receivedMs,
+    },
+    delayMs: 0,
+  });
+
+  function toJob(
+    env: string,
+    channel: Channel,
+    event: EventRecord,
+    admission: Admission,
+  ): PlannedNotification {
+    if (admission.action === 'send') return eventJob(env, channel, event);
+    const { batchId, dueMs, nowMs } = admission;
+    return {
+      id: notificationId('digest', channel.id, batchId),
+      data: {
+        env,
+        channelId: channel.id,
+        channelName: channel.name,
+        kind: 'digest',
+        batchId,
+        subjectMs: dueMs,
+      },
+      delayMs: Math.max(dueMs - nowMs, 0),
+    };
+  }
+
+  /** The jobs one event makes in its environment. */
+  async function routeEvent(
+    env: string,
+    event: EventRecord,
+    routes: CompiledRoute[],
+    channels: Map<string, Channel>,
+  ) {
+    const now = new Map<string, Channel>();
+    const admissions: Promise<PlannedNotification>[] = [];
+    for (const { record, matches } of routes) {
+      if (!matches(event)) continue;
+      const until = record.quietHours ? quietUntil(record.quietHours, clock()) : undefined;
+      for (const name of record.channels) {
+        const channel = channels.get(name);
+        if (!channel) {
+          log.warn({ env, route: record.name, channel: name }, 'route names a channel that does not exist');
+          continue;
+        }
+        if (until === undefined) {
+          now.set(channel.id, channel);
+          continue;
+        }
+        const batchId = `quiet-${record.id}-${channel.id}-${until}`;
+        admissions.push(
+          batches.hold(env, channel.id, batchId, until, event).then(async (a) =>
+            // A sealed batch (its digest went out already): the quiet hours are over, send it as usual.
+            a.action === 'send'
+              ? toJob(env, channel, event, await batches.admit(env, channel.id, event))
+              : toJob(env, channel, event, a),
+          ),
+        );
+      }
+    }
+    for (const channel of now.values()) {
+      admissions.push(batches.admit(env, channel.id, event).then((a) => toJob(env, channel, event, a)));
+    }
+    return Promise.all(admissions);
+  }
+
+  return async (entries) => {
+    const byEnv = new Map<string, EventRecord[]>();
+    for (const { event } of entries) {
+      const list = byEnv.get(event.env) ?? [];
+      list.push(event);
+      byEnv.set(event.env, list);
+    }
+    const jobs: PlannedNotification[] = [];
+    for (const [env, events] of byEnv) {
+      const { routes, channels } = await load(env);
+      if (routes.length === 0) continue;
+      const planned = await Promise.all(events.map((e) => routeEvent(env, e, routes, channels)));
+      jobs.push(...planned.flat());
+    }
+    if (jobs.length > 0) await deps.enqueue(jobs);
+  };
+}

@@ -1,0 +1,162 @@
+/**
+ * The `notifier` role: reads the event outbox with its own consumer group and routes events into
+ * BullMQ notification jobs, and delivers those jobs. Any number of notifiers may run against one
+ * Redis: the consumer group shares the outbox between them and BullMQ shares the jobs.
+ *
+ * A notifier killed mid-delivery never turns a notification into a failure: its claims lapse after
+ * VIGIL_NOTIFY_STALLED_INTERVAL_MS, the job goes back to waiting without counting as an attempt
+ * (stalls are not limited), and another notifier delivers it again with the same webhook-id.
+ */
+import { Worker, type Job } from 'bullmq';
+import type { Registry } from 'prom-client';
+import type { Config } from '../config/schema.ts';
+import type { EventKeys } from '../events/event-keys.ts';
+import { startOutboxConsumer } from '../events/outbox-consumer.ts';
+import type { Logger } from '../log/logger.ts';
+import { closeRedis, connectRedis, type Redis } from '../redis/connect.ts';
+import { createAddressGuard } from './address-guard.ts';
+import type { AlertingKeys } from './alerting-keys.ts';
+import { deliverTo } from './deliverer.ts';
+import { createChannelDeliverers } from './delivery/create-deliverers.ts';
+import { createDeliveryLog } from './delivery-log.ts';
+import { createDeliveryProcessor } from './delivery-processor.ts';
+import { createDigestBatches } from './digest-batches.ts';
+import { NOTIFICATION_QUEUE, NOTIFIER_GROUP, type NotificationJob } from './notification.ts';
+import {
+  notificationJobOptions,
+  openNotificationQueue,
+  retryPolicyOf,
+  scheduleBackoff,
+} from './notification-queue.ts';
+import { createNotificationRouter } from './notification-router.ts';
+import { createNotifyMetrics } from './notify-metrics.ts';
+import { createSecretBox } from './secret-box.ts';
+
+/** Stalls are never held against a job: a notifier may die any number of times. */
+const UNLIMITED_STALLS = 1_000_000_000;
+
+export interface Notifier {
+  close(): Promise<void>;
+}
+
+interface NotifierDeps {
+  config: Config;
+  keys: AlertingKeys & EventKeys;
+  log: Logger;
+  metrics: Registry;
+}
+
+/** How long digest batches are kept: longer than their digest's retries (the schedule twice, plus a day). */
+const batchKeepMs = (scheduleMs: readonly number[]) =>
+  2 * scheduleMs.reduce((a, b) => a + b, 0) + Math.max(...scheduleMs, 0) + 86_400_000;
+
+/** The BullMQ worker that delivers notification jobs. */
+function startDeliveryWorker(
+  deps: NotifierDeps,
+  connection: Redis,
+  processor: (job: Job<NotificationJob>) => Promise<string>,
+  log: Logger,
+): Worker<NotificationJob, string> {
+  const { config } = deps;
+  const worker = new Worker<NotificationJob, string>(NOTIFICATION_QUEUE, processor, {
+    connection,
+    prefix: deps.keys.bullPrefix(),
+    concurrency: config.notifyConcurrency,
+    lockDuration: config.notifyStalledIntervalMs,
+    stalledInterval: config.notifyStalledIntervalMs,
+    maxStalledCount: UNLIMITED_STALLS,
+    settings: { backoffStrategy: scheduleBackoff(config.notifyRetrySchedule) },
+  });
+  // Delivery failures are logged per attempt; these are BullMQ's own (Redis gone, lock lost).
+  worker.on('error', (err) => log.warn({ err: err.message }, 'notification worker'));
+  return worker;
+}
+
+/** Runs every step even if one fails, in order, logging the failures. */
+async function closeInOrder(steps: [string, () => Promise<unknown>][], log: Logger): Promise<void> {
+  for (const [name, step] of steps) {
+    try {
+      await step();
+    } catch (err) {
+      log.warn(
+        { err: err instanceof Error ? err.message : String(err), step: name },
+        'notifier: failed to stop cleanly',
+      );
+    }
+  }
+}
+
+export function startNotifier(deps: NotifierDeps): Notifier {
+  const { config, keys } = deps;
+  const log = deps.log.child({ component: 'notifier' });
+  const policy = retryPolicyOf(config);
+  const redis = connectRedis(config.redisUrl, 'command', 'vigil-notifier');
+  const queueConnection = connectRedis(config.redisUrl, 'blocking', 'vigil-notify-queue');
+  const workerConnection = connectRedis(config.redisUrl, 'blocking', 'vigil-notify-worker');
+  const queue = openNotificationQueue(queueConnection, keys, policy);
+  const metrics = createNotifyMetrics(deps.metrics, queue);
+  const deliverers = createChannelDeliverers({
+    guard: createAddressGuard({ allowedHosts: config.notifyAllowedHosts }),
+    timeoutMs: config.notifyTimeoutMs,
+    smtpUrl: config.smtpUrl,
+    smtpFrom: config.smtpFrom,
+  });
+  const batches = createDigestBatches({
+    redis,
+    keys,
+    windowMs: config.notifyFloodWindowMs,
+    threshold: config.notifyDigestThreshold,
+    keepMs: batchKeepMs(policy.scheduleMs),
+  });
+  const options = notificationJobOptions(policy);
+  const route = createNotificationRouter({
+    redis,
+    keys,
+    batches,
+    log,
+    enqueue: async (jobs) => {
+      const bulk = jobs.map((j) => ({
+        name: j.data.kind,
+        data: j.data,
+        opts: { ...options, jobId: j.id, delay: j.delayMs },
+      }));
+      await queue.addBulk(bulk);
+    },
+  });
+  const processor = createDeliveryProcessor({
+    redis,
+    keys,
+    box: createSecretBox(config.secretsKey),
+    batches,
+    deliver: deliverTo(deliverers),
+    deliveryLog: createDeliveryLog({ redis, keys, size: config.notifyLogSize }),
+    metrics,
+    log,
+  });
+  const worker = startDeliveryWorker(deps, workerConnection, processor, log);
+  const consumer = startOutboxConsumer({
+    redisUrl: config.redisUrl,
+    keys,
+    group: NOTIFIER_GROUP,
+    consumer: `${process.pid}-${Date.now()}`,
+    log,
+    handle: route,
+    reclaimIdleMs: config.notifyReclaimIdleMs,
+    maxEntries: config.eventOutboxMaxEntries,
+  });
+  log.debug('notifier started');
+
+  let closing: Promise<void> | undefined;
+  const close = () =>
+    closeInOrder(
+      [
+        ['outbox reader', () => consumer.close()],
+        ['worker', () => worker.close()],
+        ['queue', () => queue.close()],
+        ['deliverers', () => Promise.resolve(deliverers.close())],
+        ['redis', () => Promise.all([redis, queueConnection, workerConnection].map(closeRedis))],
+      ],
+      log,
+    );
+  return { close: () => (closing ??= close()) };
+}

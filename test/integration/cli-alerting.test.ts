@@ -1,0 +1,315 @@
+/**
+ * The alerting commands as an operator runs them (`vigil channel|route|notify`, and channels and
+ * routes in `vigil provision apply`): secrets shown once and stored only encrypted, listings
+ * masked, internal addresses refused, bad input refused with one line, provisioning idempotent.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TEST_SECRETS_KEY } from '../support/alerting.ts';
+import { startHttpReceiver } from '../support/receivers.ts';
+import { createCliHarness, type CliHarness, type CliResult } from './cli-run.ts';
+
+let cli: CliHarness;
+let dir: string;
+const KEYED = { VIGIL_SECRETS_KEY: TEST_SECRETS_KEY, VIGIL_NOTIFY_ALLOWED_HOSTS: '127.0.0.1' };
+
+type Run = () => Promise<CliResult>;
+
+/** Runs commands three at a time: a process each, on a machine that may be busy. */
+async function runAll(runs: Run[]): Promise<CliResult[]> {
+  const results: CliResult[] = [];
+  for (let i = 0; i < runs.length; i += 3)
+    results.push(...(await Promise.all(runs.slice(i, i + 3).map((r) => r()))));
+  return results;
+}
+
+function expectRefusal(r: { code: number; stderr: string }, reason: RegExp, code = 1) {
+  expect(r.code, r.stderr).toBe(code);
+  expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
+  expect(r.stderr).toMatch(reason);
+}
+
+beforeAll(async () => {
+  cli = createCliHarness(KEYED);
+  dir = mkdtempSync(join(tmpdir(), 'vigil-cli-alerting-'));
+  expect((await cli.run(['env', 'create', 'acme'])).code).toBe(0);
+});
+
+afterAll(async () => {
+  await cli.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('vigil channel', () => {
+  it('refuses to create a channel without VIGIL_SECRETS_KEY', async () => {
+    const r = await cli.run(
+      ['channel', 'create', '--env', 'acme', '--name', 'x', '--type', 'email', '--to', 'a@example.test'],
+      { VIGIL_SECRETS_KEY: '' },
+    );
+    expectRefusal(r, /VIGIL_SECRETS_KEY is not set/);
+  });
+
+  it('prints a webhook secret once, stores secrets encrypted, and masks them in listings', async () => {
+    const receiver = await startHttpReceiver();
+    const created = await cli.json<Record<string, string>>([
+      ...['channel', 'create', '--env', 'acme', '--name', 'hook', '--type', 'webhook'],
+      ...['--url', `${receiver.url}/in`, '--header', 'Authorization: Bearer hdr-s3cret-value'],
+    ]);
+    expect(Object.keys(created).sort()).toEqual(['name', 'secret', 'type']);
+    expect(created).toMatchObject({ name: 'hook', type: 'webhook' });
+    expect(created.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    const slackUrl = `${receiver.url}/services/T01/B02/slack-t0ken-value`;
+    expect(
+      (
+        await cli.run([
+          'channel',
+          'create',
+          '--env',
+          'acme',
+          '--name',
+          'chat',
+          '--type',
+          'slack',
+          '--url',
+          slackUrl,
+        ])
+      ).code,
+    ).toBe(0);
+
+    const listing = await cli.run(['channel', 'list', '--env', 'acme']);
+    const listingJson = await cli.run(['channel', 'list', '--env', 'acme', '--json']);
+    const stored = JSON.stringify(await cli.snapshot());
+    for (const secret of [created.secret ?? '', 'hdr-s3cret-value', 'slack-t0ken-value']) {
+      expect(listing.stdout).not.toContain(secret);
+      expect(listingJson.stdout).not.toContain(secret);
+      expect(stored).not.toContain(secret);
+    }
+    expect(listing.stdout).toContain('Authorization: ********');
+    expect(stored).toContain('aes256gcm:');
+
+    receiver.secrets = [created.secret ?? ''];
+    receiver.respond = () => ({ status: 200, body: 'thanks from the receiver' });
+    const test = await cli.run(['channel', 'test', '--env', 'acme', '--name', 'hook']);
+    expect(test.code, test.stderr).toBe(0);
+    expect(test.stdout).toMatch(/^delivered: HTTP 200 thanks from the receiver \(\d+ ms\)/);
+    expect(receiver.requests[0]?.verifiedWith).toBe(0);
+    expect(receiver.requests[0]?.json).toMatchObject({ type: 'test', environment: 'acme' });
+    expect(receiver.requests[0]?.headers.authorization).toBe('Bearer hdr-s3cret-value');
+    const log = await cli.json<{ kind: string; outcome: string; status: number }[]>([
+      'notify',
+      'log',
+      '--env',
+      'acme',
+    ]);
+    expect(log[0]).toMatchObject({ kind: 'test', outcome: 'delivered', status: 200 });
+
+    receiver.respond = () => ({ status: 404 });
+    const failedTest = await cli.run(['channel', 'test', '--env', 'acme', '--name', 'chat']);
+    expect(failedTest.code).toBe(1);
+    expect(failedTest.stdout).toMatch(/^failed: HTTP 404/);
+
+    const rotated = await cli.json<{ secret: string }>([
+      'channel',
+      'rotate-secret',
+      '--env',
+      'acme',
+      '--name',
+      'hook',
+    ]);
+    expect(rotated.secret).toMatch(/^whsec_/);
+    expect(rotated.secret).not.toBe(created.secret);
+    expectRefusal(
+      await cli.run(['channel', 'rotate-secret', '--env', 'acme', '--name', 'chat']),
+      /only webhook channels/,
+    );
+  });
+
+  it('refuses internal addresses and bad input with one line', async () => {
+    const create =
+      (args: string[], env: Record<string, string> = {}) =>
+      () =>
+        cli.run(['channel', 'create', '--env', 'acme', ...args], env);
+    const hook = (url: string, env: Record<string, string> = {}) =>
+      create(['--name', 'bad', '--type', 'webhook', '--url', url], env);
+    const email = (...args: string[]) => create(['--name', 'x', '--type', 'email', ...args]);
+    const notAllowed = /which is not allowed; list the host in VIGIL_NOTIFY_ALLOWED_HOSTS/;
+    const noAllowance = { VIGIL_NOTIFY_ALLOWED_HOSTS: '' };
+    const header = [
+      '--name',
+      'x',
+      '--type',
+      'webhook',
+      '--url',
+      'http://127.0.0.1/',
+      '--header',
+      'webhook-id: 1',
+    ];
+    const cases: [Run, RegExp, number?][] = [
+      [hook('http://127.0.0.1:9/hook', noAllowance), notAllowed],
+      [hook('http://10.0.0.1/hook'), notAllowed],
+      [hook('http://169.254.169.254/latest/meta-data'), notAllowed],
+      [hook('http://localhost:9/hook', noAllowance), notAllowed],
+      [create(['--name', 'x', '--type', 'pager']), /--type must be webhook, slack or email/, 2],
+      [create(['--name', 'x', '--type', 'webhook']), /webhook channels need --url/, 2],
+      [email('--to', 'not-an-address'), /invalid email address/],
+      [email('--to', 'a@b.test', '--url', 'http://x'), /--url does not apply/, 2],
+      [create(['--name', 'bad name', '--type', 'email', '--to', 'a@b.test']), /invalid channel name/],
+      [hook('ftp://example.com/'), /http:\/\/ or https:\/\//],
+      [create(header), /set by Vigil/],
+      [() => cli.run(['channel', 'delete', '--env', 'acme', '--name', 'nope']), /no channel "nope"/],
+      [() => cli.run(['channel', 'list', '--env', 'nope']), /unknown environment/],
+    ];
+    const results = await runAll(cases.map(([run]) => run));
+    results.forEach((r, i) => expectRefusal(r, cases[i]?.[1] ?? /./, cases[i]?.[2]));
+  });
+});
+
+describe('vigil route', () => {
+  it('creates, lists and deletes routes; a channel in use cannot be deleted', async () => {
+    expect(
+      (
+        await cli.run([
+          'channel',
+          'create',
+          '--env',
+          'acme',
+          '--name',
+          'mail',
+          '--type',
+          'email',
+          '--to',
+          'a@b.test,c@d.test',
+        ])
+      ).code,
+    ).toBe(0);
+    const created = await cli.run([
+      ...[
+        'route',
+        'create',
+        '--env',
+        'acme',
+        '--name',
+        'night',
+        '--channel',
+        'mail',
+        '--category',
+        'Sensors',
+      ],
+      ...['--min-status', 'ERROR', '--device', 'hall-*', '--include-success', '--remind-every', '1h'],
+      ...['--quiet-hours', '22:00-07:00', '--time-zone', 'Europe/Amsterdam'],
+    ]);
+    expect(created.code, created.stderr).toBe(0);
+    const list = await cli.json<Record<string, unknown>[]>(['route', 'list', '--env', 'acme']);
+    expect(list).toEqual([
+      {
+        name: 'night',
+        channels: ['mail'],
+        filter: 'Sensors, ERROR and above, device hall-*, with returns to SUCCESS',
+        remindEvery: 3_600_000,
+        quietHours: '22:00-07:00 Europe/Amsterdam',
+        createdUTC: expect.any(String) as unknown,
+      },
+    ]);
+    expect((await cli.run(['route', 'list', '--env', 'acme'])).stdout).toContain(
+      '22:00-07:00 Europe/Amsterdam',
+    );
+    expectRefusal(
+      await cli.run(['channel', 'delete', '--env', 'acme', '--name', 'mail']),
+      /used by route\(s\) night/,
+    );
+    expect((await cli.run(['route', 'delete', '--env', 'acme', '--name', 'night'])).code).toBe(0);
+    expect((await cli.run(['channel', 'delete', '--env', 'acme', '--name', 'mail'])).code).toBe(0);
+  });
+
+  it('refuses bad routes with one line', async () => {
+    expect(
+      (
+        await cli.run([
+          'channel',
+          'create',
+          '--env',
+          'acme',
+          '--name',
+          'm2',
+          '--type',
+          'email',
+          '--to',
+          'a@b.test',
+        ])
+      ).code,
+    ).toBe(0);
+    const route =
+      (...args: string[]) =>
+      () =>
+        cli.run(['route', 'create', '--env', 'acme', '--name', 'r', ...args]);
+    const cases: [Run, RegExp][] = [
+      [route('--channel', 'ghost'), /no channel ghost/],
+      [route('--channel', 'm2', '--min-status', 'LOUD'), /minStatus/],
+      [route('--channel', 'm2', '--category', 'Weather'), /category/],
+      [route('--channel', 'm2', '--quiet-hours', '25:00-07:00'), /expected HH:MM-HH:MM/],
+      [
+        route('--channel', 'm2', '--quiet-hours', '22:00-07:00', '--time-zone', 'Mars/Base'),
+        /unknown time zone/,
+      ],
+      [route('--channel', 'm2', '--remind-every', 'soon'), /at least 1m/],
+      [route('--channel', 'm2', '--time-zone', 'UTC'), /a time zone needs quiet hours/],
+    ];
+    const results = await runAll(cases.map(([run]) => run));
+    results.forEach((r, i) => expectRefusal(r, cases[i]?.[1] ?? /./));
+    expect((await cli.run(['route', 'list', '--env', 'acme', '--json'])).stdout.trim()).toBe('[]');
+  });
+});
+
+describe('channels and routes in provisioning', () => {
+  it('applies channels and routes, keeps a generated secret, and a second run changes nothing', async () => {
+    const receiver = await startHttpReceiver();
+    writeFileSync(
+      join(dir, 'environments.yaml'),
+      [
+        'environments:',
+        '  - name: prov',
+        '    channels:',
+        '      - name: hook',
+        '        type: webhook',
+        `        url: \${HOOK_URL}`,
+        '        headers: { X-Token: "${HOOK_TOKEN:-tok-default}" }',
+        '      - { name: mail, type: email, to: "ops@example.test, lead@example.test" }',
+        '    routes:',
+        '      - { name: warnings, channels: [hook, mail], minStatus: WARNING, includeSuccess: true }',
+      ].join('\n'),
+    );
+    const env = { HOOK_URL: `${receiver.url}/prov` };
+    const first = await cli.run(['provision', 'apply', dir, '--json'], env);
+    expect(first.code, first.stderr).toBe(0);
+    const details = (JSON.parse(first.stdout) as { details: string[] }).details;
+    expect(details.filter((d) => d.startsWith('prov: '))).toEqual([
+      expect.stringMatching(
+        /^prov: channel hook \(webhook\); signing secret whsec_\S+ \(shown only this once\)$/,
+      ) as unknown,
+      'prov: channel mail (email)',
+      'prov: route warnings',
+    ]);
+    const before = await cli.snapshot();
+    const second = await cli.run(['provision', 'apply', dir], env);
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stdout.trim()).toBe('0 changes');
+    expect(await cli.snapshot()).toEqual(before);
+
+    const changed = await cli.run(['provision', 'apply', dir, '--json'], { ...env, HOOK_TOKEN: 'tok-new' });
+    expect((JSON.parse(changed.stdout) as { details: string[] }).details).toEqual([
+      'prov: channel hook (webhook)',
+    ]);
+    const secretField = (snapshot: Record<string, unknown>) =>
+      (
+        JSON.parse((snapshot[`${cli.prefix}:env:prov:channels`] as Record<string, string>).hook ?? '{}') as {
+          sealedSecret: string;
+        }
+      ).sealedSecret;
+    expect(secretField(await cli.snapshot())).toBe(secretField(before));
+
+    const bad = await cli.run(['provision', 'apply', dir], { HOOK_URL: 'http://10.0.0.1/x' });
+    expectRefusal(bad, /prov: channel hook: 10\.0\.0\.1 reaches 10\.0\.0\.1 \(private\)/);
+  });
+});

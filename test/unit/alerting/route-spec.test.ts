@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest';
+import { routeFilter, routeInput, type RouteRecord } from '../../../src/alerting/route-spec.ts';
+import type { EventRecord } from '../../../src/domain/types.ts';
+
+const event = (fields: Partial<EventRecord>): EventRecord => ({
+  id: 'e1',
+  env: 'acme',
+  deviceName: 'hall-1',
+  displayName: 'Hall',
+  sensorName: 'Temperature',
+  sensorType: 'tempC',
+  sensorValue: 26,
+  eventStatus: 'WARNING',
+  eventCategory: 'Sensors',
+  eventMessage: 'm',
+  receivedMs: 0,
+  ...fields,
+});
+
+const route = (input: Record<string, unknown>): RouteRecord => ({
+  ...routeInput.parse({ name: 'r', channels: ['c'], ...input }),
+  id: 'r1',
+  createdUTC: '',
+});
+
+describe('route filters', () => {
+  it.each([
+    [{}, {}, true],
+    [{}, { eventStatus: 'SUCCESS' }, false],
+    [{ includeSuccess: true }, { eventStatus: 'SUCCESS' }, true],
+    [{ minStatus: 'WARNING', includeSuccess: true }, { eventStatus: 'SUCCESS' }, true],
+    [{ minStatus: 'WARNING' }, { eventStatus: 'INFO' }, false],
+    [{ minStatus: 'WARNING' }, { eventStatus: 'WARNING' }, true],
+    [{ minStatus: 'WARNING' }, { eventStatus: 'CRITICAL' }, true],
+    [{ minStatus: 'CRITICAL' }, { eventStatus: 'ERROR' }, false],
+    [{ category: 'Availability' }, {}, false],
+    [{ category: 'Availability' }, { eventCategory: 'Availability', eventStatus: 'ERROR' }, true],
+    [{ device: 'hall-*' }, {}, true],
+    [{ device: 'hall-?' }, { deviceName: 'hall-12' }, false],
+    [{ device: 'hall.1' }, {}, false],
+    [{ device: 'HALL-*' }, {}, false],
+    [{ device: '*' }, { deviceName: 'any thing' }, true],
+    [{ sensor: 'Humidity' }, {}, false],
+    [{ sensor: 'Temperature' }, {}, true],
+  ] as const)('route %j, event %j → %s', (filter, fields, expected) => {
+    expect(routeFilter(route(filter))(event(fields as Partial<EventRecord>))).toBe(expected);
+  });
+
+  it('stores reminders and quiet hours parsed, and refuses what cannot be', () => {
+    expect(
+      route({ remindEvery: '1h', quietHours: '22:00-07:00', timeZone: 'Europe/Amsterdam' }),
+    ).toMatchObject({
+      remindEveryMs: 3_600_000,
+      quietHours: { from: '22:00', to: '07:00', timeZone: 'Europe/Amsterdam' },
+    });
+    expect(route({ quietHours: '22:00-07:00' }).quietHours?.timeZone).toBe('UTC');
+    expect(routeInput.safeParse({ name: 'r', channels: ['c'], remindEvery: '10s' }).success).toBe(false);
+    expect(routeInput.safeParse({ name: 'r', channels: [] }).success).toBe(false);
+    expect(routeInput.safeParse({ name: 'r r', channels: ['c'] }).success).toBe(false);
+    expect(route({ channels: ['a', 'b', 'a'] }).channels).toEqual(['a', 'b']);
+  });
+});

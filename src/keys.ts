@@ -5,6 +5,7 @@
  */
 import { alertingKeys, type AlertingKeys } from './alerting/alerting-keys.ts';
 import { exportKeys, type ExportKeys } from './api/export-keys.ts';
+import { consoleKeys, type ConsoleKeys } from './console/console-keys.ts';
 import { eventKeys, type EventKeys } from './events/event-keys.ts';
 import { ingestKeys, type IngestKeys } from './ingest/ingest-keys.ts';
 import { queueKeys, type QueueKeys } from './queue/queue-keys.ts';
@@ -12,8 +13,17 @@ import { stateKeys, type StateKeys } from './state/state-keys.ts';
 import type { Redis } from './redis/connect.ts';
 import type { AdminDeps } from './tenancy/admin-support.ts';
 import { tenancyKeys, type DependentData, type TenancyKeys } from './tenancy/tenancy-keys.ts';
+import { recentPayloadKeys, type RecentPayloadKeys } from './worker/recent-payloads.ts';
 
-export type Keys = TenancyKeys & StateKeys & EventKeys & IngestKeys & QueueKeys & ExportKeys & AlertingKeys;
+export type Keys = TenancyKeys &
+  StateKeys &
+  EventKeys &
+  IngestKeys &
+  QueueKeys &
+  ExportKeys &
+  AlertingKeys &
+  ConsoleKeys &
+  RecentPayloadKeys;
 
 export function createKeys(prefix: string): Keys {
   return {
@@ -24,6 +34,8 @@ export function createKeys(prefix: string): Keys {
     ...queueKeys(prefix),
     ...exportKeys(prefix),
     ...alertingKeys(prefix),
+    ...consoleKeys(prefix),
+    ...recentPayloadKeys(prefix),
   };
 }
 
@@ -31,14 +43,19 @@ export function createKeys(prefix: string): Keys {
 export function dependentData(keys: Keys): DependentData {
   return {
     deleteDevice(multi, env, device) {
-      multi.del(keys.deviceState(env, device), keys.deviceEvents(env, device));
+      multi.del(keys.deviceState(env, device), keys.deviceEvents(env, device), keys.recentPayloads(env, device));
       multi.zrem(keys.availabilityDeadlines(), `${env}\n${device}`);
     },
     deleteEnvironment(multi, env) {
       multi.del(keys.envEvents(env), keys.ingestLog(env));
       multi.del(keys.channels(env), keys.routes(env), keys.notifyLog(env));
+      multi.del(keys.consoleAlarmAcks(env));
     },
-    environmentPatterns: (env) => [keys.exports(env, '*'), ...keys.notifyPatterns(env)],
+    environmentPatterns: (env) => [
+      keys.exports(env, '*'),
+      ...keys.notifyPatterns(env),
+      ...keys.consolePatterns(env),
+    ],
   };
 }
 

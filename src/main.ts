@@ -139,6 +139,7 @@ export async function startVigil(config: Config, log: Logger, options: StartOpti
         ingestLog,
         log,
         defaultAvailabilityMinutes: config.defaultAvailabilityMinutes,
+        recentPayloads: { keys, count: config.deviceRecentPayloads },
       });
       const worker = await startWorker({
         config,

@@ -49,7 +49,6 @@ export function dependentData(keys: Keys): DependentData {
     deleteEnvironment(multi, env) {
       multi.del(keys.envEvents(env), keys.ingestLog(env));
       multi.del(keys.channels(env), keys.routes(env), keys.notifyLog(env));
-      multi.del(keys.consoleAlarmAcks(env));
     },
     environmentPatterns: (env) => [
       keys.exports(env, '*'),

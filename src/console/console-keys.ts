@@ -1,7 +1,6 @@
 /**
  * Redis keys of the web console: sessions (under their environment, so that deleting the
- * environment deletes them), sign-in attempts per client address, and the acknowledgements of the
- * console's interim alarms.
+ * environment deletes them) and sign-in attempts per client address.
  */
 export interface ConsoleKeys {
   readonly prefix: string;
@@ -12,10 +11,6 @@ export interface ConsoleKeys {
   consoleSession(env: string, secretHash: string): string;
   /** Counter of sign-in attempts from one client address (its group) in the current minute. */
   consoleSignIns(addressGroup: string): string;
-  /**
-   * Hash `<device>\n<sensor>` → JSON acknowledgement, of the interim alarms (interim-alarms.ts).
-   */
-  consoleAlarmAcks(env: string): string;
   /** SCAN patterns of the console's keys of an environment (deleted with it). */
   consolePatterns(env: string): string[];
 }
@@ -26,7 +21,6 @@ export function consoleKeys(prefix: string): ConsoleKeys {
     prefix: p,
     consoleSession: (env, h) => `${p}:env:${env}:console-session:${h}`,
     consoleSignIns: (a) => `${p}:console-sign-ins:${a}`,
-    consoleAlarmAcks: (env) => `${p}:env:${env}:console-alarm-acks`,
     consolePatterns: (env) => [`${p}:env:${env}:console-session:*`],
   };
 }

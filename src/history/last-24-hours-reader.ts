@@ -134,6 +134,7 @@ function createQueryBatcher(influx: InfluxClient) {
     const queries = groups.map((g) => {
       const query = queryLast24Hours(influx, g.env, [...g.items.values()], g.hourMs, g.hours);
       g.settle(query);
+      // Its waiters get the failure through settle; here it only ends the batch.
       return query.catch(() => undefined);
     });
     await Promise.all(queries);

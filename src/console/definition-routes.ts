@@ -57,14 +57,13 @@ export function definitionRoutes(router: Router, ctx: ConsoleContext): void {
     return { devices, device: chosen };
   }
 
-  async function show(req: Request, res: Response, status: number, m: Omit<WorkbenchModel, 'nowMs'>) {
+  function show(res: Response, status: number, m: Omit<WorkbenchModel, 'nowMs'>): void {
     ctx.render(res, status, {
       title: m.definition.spec.name,
       session: m.session,
       active: 'definitions',
       body: definitionBody({ ...m, nowMs: ctx.clock() }),
     });
-    void req;
   }
 
   router.get('/definitions/:scope/:name', async (req, res) => {
@@ -80,7 +79,7 @@ export function definitionRoutes(router: Router, ctx: ConsoleContext): void {
       const wanted = q.get('payload');
       payload = (recent.find((p) => p.ingestId === wanted) ?? recent[0])?.payload ?? '';
     }
-    await show(req, res, 200, { definition, devices, session, device: chosen, payload });
+    show(res, 200, { definition, devices, session, device: chosen, payload });
   });
 
   router.post('/definitions/:scope/:name', async (req, res) => {
@@ -90,7 +89,10 @@ export function definitionRoutes(router: Router, ctx: ConsoleContext): void {
     assertToken(req, session.csrf);
     const definition = await definitionOf(session, req);
     const body = req.body as Record<string, unknown>;
-    const text = (name: string) => (typeof body[name] === 'string' ? (body[name] as string) : '');
+    const text = (name: string): string => {
+      const v = body[name];
+      return typeof v === 'string' ? v : '';
+    };
     const { devices, device } = await model(session, definition, text('device') || undefined);
     const payload = text('payload');
     const base = { definition, devices, session, device, payload };
@@ -101,17 +103,17 @@ export function definitionRoutes(router: Router, ctx: ConsoleContext): void {
     const trial = { env: session.env, definition, locale: environment?.locale ?? 'en', settings };
     if (text('action') === 'replay') {
       if (!device) {
-        await show(req, res, 400, { ...base, error: 'Choose a device whose recent payloads to replay.' });
+        show(res, 400, { ...base, error: 'Choose a device whose recent payloads to replay.' });
         return;
       }
       const recent = await listRecentPayloads(deps.redis, deps.keys, session.env, device);
-      await show(req, res, 200, { ...base, replay: await ctx.workbench.replay(trial, recent) });
+      show(res, 200, { ...base, replay: await ctx.workbench.replay(trial, recent) });
       return;
     }
     if (payload.length > MAX_PAYLOAD_CHARS) {
-      await show(req, res, 413, { ...base, payload: '', error: `The payload is longer than ${MAX_PAYLOAD_CHARS} characters.` });
+      show(res, 413, { ...base, payload: '', error: `The payload is longer than ${MAX_PAYLOAD_CHARS} characters.` });
       return;
     }
-    await show(req, res, 200, { ...base, run: await ctx.workbench.run(trial, payload) });
+    show(res, 200, { ...base, run: await ctx.workbench.run(trial, payload) });
   });
 }

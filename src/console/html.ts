@@ -35,7 +35,7 @@ function render(value: HtmlValue): string {
   if (value === null || value === undefined || value === false) return '';
   if (value instanceof Html) return value.text;
   if (Array.isArray(value)) return (value as readonly HtmlValue[]).map(render).join('');
-  return escapeHtml(String(value as string | number | boolean));
+  return escapeHtml(String(value));
 }
 
 export function html(strings: TemplateStringsArray, ...values: HtmlValue[]): Html {

@@ -200,7 +200,7 @@ export function pageRoutes(router: Router, ctx: ConsoleContext): void {
 
   function liveView(session: ConsoleSession, q: URLSearchParams): LiveView | undefined {
     const env = session.env;
-    switch (q.get('view')) {
+    switch (q.get('view') ?? '') {
       case 'fleet': {
         const filter = parseFleetFilter(q);
         return { regions: () => fleetRegionsOf(env, filter) };

@@ -45,7 +45,10 @@ export function signInRoutes(router: Router, ctx: ConsoleContext): void {
 
   router.post('/sign-in', async (req, res) => {
     const body = req.body as Record<string, unknown>;
-    const field = (name: string) => (typeof body[name] === 'string' ? (body[name] as string) : '');
+    const field = (name: string): string => {
+      const v = body[name];
+      return typeof v === 'string' ? v : '';
+    };
     const env = field('env').trim().toLowerCase();
     const username = field('username').trim();
     const next = safeNext(field('next'));

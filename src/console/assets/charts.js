@@ -41,8 +41,11 @@ function options(chart, width) {
     height: 200,
     cursor: { drag: { x: false, y: false } },
     legend: { show: true, live: true },
-    scales: { x: { time: true } },
-    axes: [axis, { ...axis, size: 56, values: (_u, vals) => vals.map((v) => `${v}${units}`) }],
+    // The last 24 hours, whatever the data covers.
+    scales: {
+      x: { time: true, range: (_u, _min, max) => [Date.now() / 1000 - 86_400, Math.max(Date.now() / 1000, max ?? 0)] },
+    },
+    axes: [axis, { ...axis, size: 72, values: (_u, vals) => vals.map((v) => `${v}${units}`) }],
     series: [
       {},
       { label: 'Hourly min', stroke: 'transparent', spanGaps: true, value: (_u, v) => fmt(v), points: { show: false } },

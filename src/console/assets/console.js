@@ -107,9 +107,12 @@ function startLive(url) {
   source.addEventListener('open', () => set('on', 'Live'));
   source.addEventListener('error', () => set('off', 'Reconnecting…'));
   source.addEventListener('update', (e) => applyUpdate(JSON.parse(e.data)));
+  // A form being sent (Sign out itself) navigates anyway; otherwise the reload meets the sign-in.
+  let leaving = false;
+  document.addEventListener('submit', () => (leaving = true));
   source.addEventListener('signed-out', () => {
     source.close();
-    window.location.reload();
+    if (!leaving) window.location.reload();
   });
   window.addEventListener('pagehide', () => source.close());
 }

@@ -240,6 +240,7 @@ describe('console in a browser', () => {
     await page.setViewportSize({ width: 375, height: 800 });
     const overflow = await page.evaluate<number>('document.documentElement.scrollWidth');
     expect(overflow).toBeLessThanOrEqual(375);
+    await page.screenshot({ path: join(tmpdir(), 'vigil-console-fleet-375.png'), fullPage: true });
     await context.close();
   });
 

@@ -49,7 +49,15 @@ function options(chart, width) {
     series: [
       {},
       { label: 'Hourly min', stroke: 'transparent', spanGaps: true, value: (_u, v) => fmt(v), points: { show: false } },
-      { label: 'Hourly avg', stroke: accent, width: 2, spanGaps: true, value: (_u, v) => fmt(v), points: { show: false } },
+      {
+        label: 'Hourly avg',
+        stroke: accent,
+        width: 2,
+        spanGaps: true,
+        value: (_u, v) => fmt(v),
+        // Each hour's average as a point too: a single hour draws no line.
+        points: { show: true, size: 6, fill: accent, stroke: accent },
+      },
       { label: 'Hourly max', stroke: 'transparent', spanGaps: true, value: (_u, v) => fmt(v), points: { show: false } },
       {
         label: 'Value',

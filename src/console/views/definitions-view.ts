@@ -16,7 +16,7 @@ import { notice, pageHeader } from './layout.ts';
 
 export function definitionsBody(definitions: DefinitionRecord[], deviceCounts: Map<string, number>): Html {
   return html`${pageHeader('Definitions', 'Device types: their data points, thresholds and parser. Open one to try its parser on real payloads.')}
-<div class="table-wrap"><table class="table">
+<div class="card table-card table-wrap"><table class="table">
 <thead><tr><th scope="col">Definition</th><th scope="col">Scope</th><th scope="col">Data points</th><th scope="col">Devices</th><th scope="col">Updated</th></tr></thead>
 <tbody>${definitions.map(
     (d) => html`<tr>

@@ -33,7 +33,7 @@ export function eventsBody(events: ServedEvent[], filter: EventFilter, deviceNam
 <div class="field"><label for="ev-device">Device</label><input id="ev-device" name="device" list="ev-devices" value="${filter.device ?? ''}" placeholder="Any device" autocomplete="off"><datalist id="ev-devices">${deviceNames.map((n) => html`<option value="${n}"></option>`)}</datalist></div>
 <div class="field field-actions"><button type="submit" class="btn btn-primary">Filter</button> <a class="btn btn-ghost" href="${paths.events}">Clear</a></div>
 </form>
-<div class="table-wrap">
+<div class="card table-card table-wrap">
 <table class="table events">
 <thead><tr><th scope="col">When</th><th scope="col">Status</th><th scope="col">Device</th><th scope="col">Message</th></tr></thead>
 <tbody id="event-rows" data-rows>${rowsHtml(eventRows(events, nowMs))}</tbody>

@@ -34,7 +34,7 @@ export function fleetBody(fleet: FleetSnapshot, filter: FleetFilter, nowMs: numb
 ${filter.status ? html`<input type="hidden" name="status" value="${filter.status}">` : ''}
 <button type="submit" class="btn">Search</button>
 </form>
-<div class="card fleet-table-card table-wrap">
+<div class="card table-card table-wrap">
 <table class="table fleet">
 <caption class="visually-hidden">Devices, most severe status first</caption>
 <thead><tr><th scope="col">Status</th><th scope="col">Device</th><th scope="col">Needs attention</th><th scope="col">Definition</th><th scope="col">Last contact</th></tr></thead>

@@ -4,9 +4,9 @@
  * Callers put the reads in their own pipelines (planStateRead, queueStateRead, stateFromQueued) so
  * one round trip serves a whole request.
  */
-import type { ChainableCommander } from 'ioredis';
 import type { Bucket } from '../history/last-24-hours.ts';
 import type { Redis } from '../redis/connect.ts';
+import type { ReadCommands } from '../redis/pipelined-reads.ts';
 import { decodeSuppressed } from '../tenancy/records.ts';
 import { type StateKeys, DEVICE_FIELD, STATE_FIELD, stateField } from './state-keys.ts';
 import type { TenancyKeys } from '../tenancy/tenancy-keys.ts';
@@ -51,14 +51,15 @@ export function planStateRead(sensors: readonly string[]): StateRead {
 
 /** Queues the reads of `plan` on `pipe`: 2 replies (see stateFromQueued). */
 export function queueStateRead(
-  pipe: ChainableCommander,
+  pipe: Pick<ReadCommands, 'hmgetBuffer' | 'hgetall'>,
   keys: (StateKeys & TenancyKeys),
   env: string,
   device: string,
   plan: StateRead,
 ): void {
   // Buffers: the packed fields are binary.
-  pipe.hmgetBuffer(keys.deviceState(env, device), ...plan.fields).hgetall(keys.deviceSuppressed(env, device));
+  pipe.hmgetBuffer(keys.deviceState(env, device), ...plan.fields);
+  pipe.hgetall(keys.deviceSuppressed(env, device));
 }
 
 /**

@@ -3,7 +3,16 @@
  * `--quick` is a ~2-minute smoke run; the default full run stays well under 30 minutes.
  */
 /** In running order: the drain rate is where the end-to-end search starts. */
-export const SCENARIOS = ['ceilings', 'gateway', 'mqtt', 'drain', 'e2e', 'read', 'notify', 'backfill'] as const;
+export const SCENARIOS = [
+  'ceilings',
+  'gateway',
+  'mqtt',
+  'drain',
+  'e2e',
+  'read',
+  'notify',
+  'backfill',
+] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
 export interface BenchOptions {

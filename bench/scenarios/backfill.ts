@@ -111,7 +111,8 @@ async function disagreeingHours(influx: InfluxClient, fromMs: number, toMs: numb
   let differ = Math.abs(raw.size - rolled.size);
   for (const [hour, want] of raw) {
     const got = rolled.get(hour);
-    if (!got || want.some((x, i) => Math.abs(x - (got[i] ?? NaN)) > 1e-6 * Math.max(1, Math.abs(x)))) differ++;
+    if (!got || want.some((x, i) => Math.abs(x - (got[i] ?? NaN)) > 1e-6 * Math.max(1, Math.abs(x))))
+      differ++;
   }
   return { differ, hours: raw.size };
 }
@@ -147,8 +148,14 @@ async function backfillOnce(ctx: BenchContext, run: number): Promise<number> {
     if (!(await waitFor(() => rollupsSettled(redis, keys, queue), TIMEOUT_MS)))
       throw new Error(`backfill: rollups not caught up ${TIMEOUT_MS / 1000} s after the last value`);
     const foldedS = (Date.now() - processedMs) / 1000;
-    const recomputed = ((await vigil.metrics()).get('vigil_rollup_hours_recomputed_total') ?? 0) - recomputedBefore;
-    const cpu = describePerUnit(cpuBefore, snapshot(pids), Math.max(1, recomputed), 'hour recomputed after the last value');
+    const recomputed =
+      ((await vigil.metrics()).get('vigil_rollup_hours_recomputed_total') ?? 0) - recomputedBefore;
+    const cpu = describePerUnit(
+      cpuBefore,
+      snapshot(pids),
+      Math.max(1, recomputed),
+      'hour recomputed after the last value',
+    );
     const { differ, hours } = await disagreeingHours(influx, fromMs, toMs);
     const processS = (processedMs - started) / 1000;
     ctx.report.notes.push(

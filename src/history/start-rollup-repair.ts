@@ -2,8 +2,8 @@
  * Rollup repair, run by the scheduler role: the sweeper enqueues a rollup job for each late hour
  * every `sweepIntervalMs` (late-hour-sweeper.ts), and a BullMQ worker runs the jobs
  * (rollup-repair.ts), retrying them with a doubling delay (VIGIL_JOB_BACKOFF_MS …
- * VIGIL_JOB_BACKOFF_MAX_MS) while InfluxDB is down. Any number of schedulers may run: deduplication keeps
- * one job per hour, and BullMQ shares the jobs among them.
+ * VIGIL_JOB_BACKOFF_MAX_MS) while InfluxDB is down. Any number of schedulers may run: deduplication
+ * keeps one job waiting per hour, and BullMQ shares the jobs among them.
  */
 import { Queue, Worker } from 'bullmq';
 import { Counter, Gauge, type Registry } from 'prom-client';

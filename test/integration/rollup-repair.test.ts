@@ -52,7 +52,11 @@ async function setup(influxOf: (influx: InfluxClient) => InfluxClient = (i) => i
 describe('a rollup job', () => {
   it('rewrites its hour from raw values and removes the mark; run again, it changes nothing', async () => {
     const { redis, keys, write, mark, run, rollup } = await setup();
-    await write({ timeMs: HOUR + 10, value: 20 }, { timeMs: HOUR + 20, value: 22 }, { timeMs: HOUR + H, value: 99 });
+    await write(
+      { timeMs: HOUR + 10, value: 20 },
+      { timeMs: HOUR + 20, value: 22 },
+      { timeMs: HOUR + H, value: 99 },
+    );
     await mark('a');
     expect(await run(job)).toBe('recomputed');
     expect(await rollup()).toEqual([[2, 42, 20, 22]]);

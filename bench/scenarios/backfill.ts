@@ -1,7 +1,7 @@
 /**
  * Backfill: devices upload what they buffered while offline. `backfillValues` values (default
  * 1,000,000) of 100 data points (25 devices × 4), measured over the 24 hours that ended an hour
- * before the current one, go through the HTTP gateway in submissions of up to 2,000 readings that
+ * before the current one, go through the HTTP gateway in submissions of up to 500 readings that
  * a pre-parser splits, to one Vigil with the gateway, worker and scheduler roles. Every one of
  * those hours is older than the rollup query's window, so rollup jobs alone fold them in. The
  * figure is the time from the moment the last value is processed until no hour waits for its
@@ -26,8 +26,8 @@ import type { VigilProcess } from '../lib/vigil-process.ts';
 const H = 3_600_000;
 /** 25 devices of the bench definition's 4 data points: 100 data points. */
 const DEVICES = 25;
-/** Readings per submission: about 80 KB of body, well under the gateway's limit. */
-const READINGS_PER_SUBMISSION = 2000;
+/** Readings per submission: about 20 KB of body, as a device uploading its buffer in parts. */
+const READINGS_PER_SUBMISSION = 500;
 const UPLOADS_IN_FLIGHT = 4;
 const TIMEOUT_MS = 900_000;
 

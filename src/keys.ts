@@ -6,6 +6,7 @@
 import { alertingKeys, type AlertingKeys } from './alerting/alerting-keys.ts';
 import { exportKeys, type ExportKeys } from './api/export-keys.ts';
 import { eventKeys, type EventKeys } from './events/event-keys.ts';
+import { historyKeys, type HistoryKeys } from './history/history-keys.ts';
 import { ingestKeys, type IngestKeys } from './ingest/ingest-keys.ts';
 import { queueKeys, type QueueKeys } from './queue/queue-keys.ts';
 import { stateKeys, type StateKeys } from './state/state-keys.ts';
@@ -13,7 +14,14 @@ import type { Redis } from './redis/connect.ts';
 import type { AdminDeps } from './tenancy/admin-support.ts';
 import { tenancyKeys, type DependentData, type TenancyKeys } from './tenancy/tenancy-keys.ts';
 
-export type Keys = TenancyKeys & StateKeys & EventKeys & IngestKeys & QueueKeys & ExportKeys & AlertingKeys;
+export type Keys = TenancyKeys &
+  StateKeys &
+  EventKeys &
+  IngestKeys &
+  QueueKeys &
+  ExportKeys &
+  AlertingKeys &
+  HistoryKeys;
 
 export function createKeys(prefix: string): Keys {
   return {
@@ -24,6 +32,7 @@ export function createKeys(prefix: string): Keys {
     ...queueKeys(prefix),
     ...exportKeys(prefix),
     ...alertingKeys(prefix),
+    ...historyKeys(prefix),
   };
 }
 

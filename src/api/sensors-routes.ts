@@ -1,8 +1,8 @@
 /**
  * Endpoints 3–6: data points of one device (list, details) and of many (batchList, batchDetails).
  * Answered from Redis (device records, definitions, state hashes with each data point's current
- * hour — pipelined for batches) plus the last24Hours reader for the closed hours (cached; see
- * last-24-hours-reader.ts).
+ * hour and the device's history version — pipelined for batches) plus the last24Hours reader for
+ * the closed hours (cached per history version; see last-24-hours-reader.ts).
  * Data points come in definition order; batch results in request order with duplicates removed.
  */
 import { isNumericDataType } from '../domain/data-types.ts';
@@ -124,13 +124,19 @@ export function sensorRoutes(deps: ApiDeps): ApiRoute[] {
 }
 
 /**
- * A data point's last24Hours item, with its current hour from state: none for text and GPS data
- * points (they have no numeric history).
+ * A data point's last24Hours item, with its current hour from state (none for text and GPS data
+ * points: they have no numeric history) and the device's history version, which keys the cached
+ * closed hours.
  */
 function historyItem(loaded: LoadedDevice, dp: DataPointSpec, nowMs: number): ReaderItem {
-  const item = { device: loaded.device.deviceName, sensor: dp.name };
+  const { state } = loaded;
   const numeric = isNumericDataType(dp.dataType) || dp.dataType === 'boolean';
-  return { ...item, current: numeric ? currentHourOf(loaded.state, dp.name, nowMs) : null };
+  return {
+    device: loaded.device.deviceName,
+    sensor: dp.name,
+    current: numeric ? currentHourOf(state, dp.name, nowMs) : null,
+    version: state.historyVersion,
+  };
 }
 
 /** Sensor names per device, devices in order of first appearance. */

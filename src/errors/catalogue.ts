@@ -204,6 +204,12 @@ export const ERROR_CODES = {
     retryable: false,
     description: 'The pre-parser set a time that is not epoch milliseconds.',
   },
+  TIMESTAMP_BEYOND_RETENTION: {
+    status: 0,
+    retryable: false,
+    description:
+      'The reading was measured longer ago than raw history keeps (VIGIL_RAW_RETENTION, less a minute); it is not stored.',
+  },
   PREPARSER_BAD_RESULT: {
     status: 0,
     retryable: false,

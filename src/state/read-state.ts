@@ -12,6 +12,7 @@ import { type StateKeys, DEVICE_FIELD, STATE_FIELD, stateField } from './state-k
 import type { TenancyKeys } from '../tenancy/tenancy-keys.ts';
 import { AppError } from '../errors/app-error.ts';
 import { decodePoint, POINT_LAYOUT, type PointRecord } from './point-record.ts';
+import { historyVersionOf } from './history-version.ts';
 
 /**
  * The stored state of one device, undecoded. By sensor name in Maps: in a plain object, a data
@@ -24,6 +25,8 @@ export interface DeviceStateHash {
   points: Map<string, PointRecord>;
   /** Sensor → suppressed until (epoch ms; 0 = no expiry), as stored. */
   suppressed: ReadonlyMap<string, number>;
+  /** The device's history version (`@hv`, history-version.ts); 0 when never bumped. */
+  historyVersion: number;
 }
 
 /** One data point's decoded state; null fields before its first value. */
@@ -37,7 +40,10 @@ export interface DataPointState {
   suppressed: boolean;
 }
 
-/** What one device's state read asks for: the value and packed fields of some data points. */
+/**
+ * What one device's state read asks for: the value and packed fields of some data points, then the
+ * device's history version (none when no data point is asked for).
+ */
 export interface StateRead {
   sensors: readonly string[];
   fields: string[];
@@ -46,6 +52,7 @@ export interface StateRead {
 export function planStateRead(sensors: readonly string[]): StateRead {
   const fields: string[] = [];
   for (const s of sensors) fields.push(stateField(s, STATE_FIELD.value), stateField(s, STATE_FIELD.packed));
+  if (fields.length > 0) fields.push(DEVICE_FIELD.historyVersion);
   return { sensors, fields };
 }
 
@@ -73,6 +80,7 @@ export function stateFromQueued(plan: StateRead, next: () => unknown): DeviceSta
     values: new Map(),
     points: new Map(),
     suppressed: decodeSuppressed(next() as Record<string, string>),
+    historyVersion: historyVersionOf(replies[2 * plan.sensors.length]),
   };
   plan.sensors.forEach((sensor, i) => {
     const value = replies[2 * i];
@@ -98,6 +106,7 @@ export const emptyState = (): DeviceStateHash => ({
   values: new Map(),
   points: new Map(),
   suppressed: new Map(),
+  historyVersion: 0,
 });
 
 const HOUR_MS = 3_600_000;

@@ -52,6 +52,12 @@ export const DEVICE_FIELD = {
   deadline: '@dl',
   /** Availability timeout in ms the last payload came with (0: not watched). */
   timeout: '@to',
+  /**
+   * A counter the worker increments once a step has written a value of this device into a clock
+   * hour that had already closed (history-version.ts): readers that keep closed hours keep them
+   * per version.
+   */
+  historyVersion: '@hv',
 } as const;
 
 export const stateField = (sensor: string, field: (typeof STATE_FIELD)[keyof typeof STATE_FIELD]): string =>

@@ -8,9 +8,11 @@
    response bodies are untyped on purpose: these tests check them at run time. */
 import { describe, expect, it } from 'vitest';
 import { createAuditLog } from '../../src/alerting/audit-log.ts';
+import { ALERTING_TEST_CONFIG, alertingAdmin, notificationsSettled, until } from '../support/alerting.ts';
 import { loseContact } from '../support/contact.ts';
 import { eventually } from '../support/eventually.ts';
 import { provisionComfort, queueIdle, startPipeline, type Pipeline } from '../support/pipeline.ts';
+import { startHttpReceiver } from '../support/receivers.ts';
 import { call } from './api-harness.ts';
 
 const PASSWORD = 'correct horse battery';
@@ -64,6 +66,27 @@ async function login(p: Pipeline, key: string, username: string): Promise<string
   const res = await call(p.apiUrl, `/login/${key}`, { body: { username, password: PASSWORD } });
   expect(res.status).toBe(200);
   return (res.json as { data: { token: string } }).data.token;
+}
+
+interface Notification {
+  type: string;
+  data: { deviceName: string; sensorName: string; eventStatus: string };
+}
+
+/** The pipeline with a notifier, a receiver, and a route reminding of WARNING and above every second. */
+async function setupReminders() {
+  const s = await setup({ roles: 'gateway,worker,api,notifier', ...ALERTING_TEST_CONFIG, notifyMinRemindEveryMs: 500 });
+  const receiver = await startHttpReceiver();
+  const admin = alertingAdmin(s.p);
+  const { secret } = await admin.createChannel('acme', { name: 'hook', type: 'webhook', url: receiver.url });
+  receiver.secrets = [secret ?? ''];
+  await admin.createRoute('acme', { name: 'pager', channels: ['hook'], minStatus: 'WARNING', remindEvery: '1s' });
+  const reminders = (device: string) =>
+    receiver
+      .accepted()
+      .map((r) => ({ atMs: r.atMs, ...(r.json as Notification) }))
+      .filter((n) => n.type === 'reminder' && n.data.deviceName === device);
+  return { ...s, receiver, reminders };
 }
 
 describe('alarms', () => {
@@ -219,5 +242,38 @@ describe('alarms', () => {
     expect(summary(await list(p, token))).toEqual([['d2', 'Temperature', 'WARNING', true]]);
     await p.admin.deleteEnvironment('acme', true);
     expect(await p.redis.keys(`${p.config.keyPrefix}:env:acme:*`)).toEqual([]);
+  });
+
+  it('reminds of an open alarm until it is acknowledged, again once a rise re-opens it, and not once it closes', async () => {
+    const { p, token, send, receiver, reminders } = await setupReminders();
+    await send('d1', { Temperature: 26 }); // WARNING
+    await send('d2', { Temperature: 26 }); // WARNING, never acknowledged: its reminders keep time
+    await until(() => reminders('d1').length >= 2, 'two reminders of d1');
+    expect(reminders('d1').every((n) => n.data.eventStatus === 'WARNING')).toBe(true);
+    expect(receiver.requests.every((r) => r.verifiedWith === 0)).toBe(true);
+
+    // Acknowledged right after a reminder arrived, long before the next comes due.
+    const seen = reminders('d1').length;
+    await until(() => reminders('d1').length > seen, 'the next reminder of d1');
+    expect((await acknowledge(p, token, { deviceName: 'd1', sensorName: 'Temperature' })).status).toBe(200);
+    const atAck = reminders('d1').length;
+    const d2AtAck = reminders('d2').length;
+    await until(() => reminders('d2').length >= d2AtAck + 3, 'three more reminders of d2');
+    // At most one was on its way as the acknowledgement was made.
+    expect(reminders('d1').length - atAck).toBeLessThanOrEqual(1);
+    const afterAck = reminders('d1').length;
+
+    await send('d1', { Temperature: 31 }); // CRITICAL: a rise above what was acknowledged
+    await until(
+      () => reminders('d1').filter((n) => n.data.eventStatus === 'CRITICAL').length >= 2,
+      'reminders of the re-opened alarm',
+    );
+    expect(reminders('d1').slice(afterAck).every((n) => n.data.eventStatus === 'CRITICAL')).toBe(true);
+
+    // Closed: every reminder still planned comes due, finds the alarm gone and plans no other.
+    await send('d1', { Temperature: 20 });
+    await send('d2', { Temperature: 20 });
+    await eventually(() => notificationsSettled(p), { timeoutMs: 10_000, message: 'no reminder left' });
+    expect(await list(p, token)).toEqual([]);
   });
 });

@@ -1,5 +1,5 @@
 /**
- * `npm run demo`: the whole service on this machine with the demo of PRODUCT.md §3. Starts Redis,
+ * `npm run demo`: the whole service on this machine with the demo of config/provisioning/demo. Starts Redis,
  * InfluxDB and Vigil (scripts/start.ts), applies config/provisioning/demo, prints the demo API key,
  * a fresh bearer token and curl commands, then simulates the three demo devices until Ctrl-C
  * (VIGIL_DEMO_SIMULATOR=0 skips the simulator). A local webhook receiver prints every notification

@@ -1,5 +1,5 @@
 /**
- * Endpoint 7, sensors/export (PRODUCT.md §10): one data point's raw history over
+ * sensors/export (docs/interface.md#sensors-export): one data point's raw history over
  * [startUTC, endUTC], oldest first, streamed as JSON (the usual envelope) or CSV (`time,value`) with
  * bounded memory. At most VIGIL_EXPORT_LIMIT_PER_MONTH successful exports per environment and data
  * point per calendar month (UTC); only a completed export is counted, so a failed one costs nothing.

@@ -1,5 +1,5 @@
 /**
- * `GET /ingest/log` (PRODUCT.md §10): the environment's latest ingestion outcomes, newest first,
+ * `GET /ingest/log` (docs/interface.md#ingest-log): the environment's latest ingestion outcomes, newest first,
  * at most `limit` (default and maximum: VIGIL_INGEST_LOG_SIZE).
  */
 import { apiRoute, type ApiDeps, type ApiRoute } from './api-route.ts';

@@ -1,5 +1,5 @@
 /**
- * `POST /login/<API_KEY>` (PRODUCT.md §2): username, password and, with MFA, a TOTP code give a
+ * `POST /login/<API_KEY>` (docs/interface.md#login): username, password and, with MFA, a TOTP code give a
  * login token for the key's environment (VIGIL_LOGIN_TOKEN_TTL_SECONDS, 60 minutes by default).
  * The API key only selects the environment. Failures count towards the lockout (login.ts), by
  * username and by the client's address.

@@ -1,5 +1,5 @@
 /**
- * Request attributes of the read API (PRODUCT.md §10), from whichever of the three forms a client
+ * Request attributes of the read API (docs/interface.md#request-forms), from whichever of the three forms a client
  * used: a JSON body (whatever its Content-Type), query parameters, or a JSON object forming the
  * whole query string (`curl -G -d '{"deviceName":"x"}'`, raw or URL-encoded). Pure: no I/O.
  * Each route's schema (attributes.ts) then reads them, accepting the text forms of the query string.

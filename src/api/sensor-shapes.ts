@@ -1,5 +1,5 @@
 /**
- * The three response shapes of a data point (spec/interface.md): sensors/list (lastSuccessAt,
+ * The three response shapes of a data point (docs/interface.md#data-point): sensors/list (lastSuccessAt,
  * currentSuccessAt, updatedAt), batchList (the UTC names) and details / batchDetails (the UTC names
  * plus last24Hours). Pure: state comes in decoded, the clock is passed in.
  */

@@ -1,5 +1,5 @@
 /**
- * The `vigil` administration command (PRODUCT.md §3), started by ./main.ts. Exit codes: 0 done,
+ * The `vigil` administration command (docs/cli.md), started by ./main.ts. Exit codes: 0 done,
  * 1 refused or failed (one line on stderr: `vigil: <reason>`), 2 usage error.
  */
 import { Command, CommanderError } from 'commander';

@@ -116,7 +116,7 @@ const trustProxy = z.string().transform((s, ctx): TrustProxy => {
 
 /**
  * Every configuration key of Vigil: one place, each with its environment variable, description and
- * default. The README's configuration table is generated from (and checked against) this list.
+ * default. docs/configuration.md is generated from (and checked against) this list.
  */
 export const SETTINGS = {
   roles: setting(

@@ -1,5 +1,5 @@
 /**
- * The data types of PRODUCT.md §4: what each is called in the API (sensorType), its units, how a
+ * The data types (docs/domain.md#data-types): what each is called in the API (sensorType), its units, how a
  * parser's value converts to it (rawValue) and how it is shown (currentValue).
  */
 import type { DataType, DataValue, GpsValue, Locale } from './types.ts';

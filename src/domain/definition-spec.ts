@@ -1,5 +1,5 @@
 /**
- * Reads a device definition YAML file (PRODUCT.md §4) into a DefinitionSpec. Every problem is an
+ * Reads a device definition YAML file (docs/domain.md#definition-files) into a DefinitionSpec. Every problem is an
  * INVALID_INPUT error that names the file, the field path and, where the YAML shows it, the line:
  * `comfort.yaml: dataPoints[2].dataType: unknown data type "temp"; expected one of … (line 12, column 15)`.
  */

@@ -1,5 +1,5 @@
 /**
- * The exact event message strings of PRODUCT.md §8. Parts are joined with ' - ' and never
+ * The exact event message strings (docs/interface.md#statuses). Parts are joined with ' - ' and never
  * translated: scripts and Grafana filters match on them.
  */
 import type { Status } from './types.ts';

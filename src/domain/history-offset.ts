@@ -1,5 +1,5 @@
 /**
- * Sub-millisecond offsets for history points (PRODUCT.md §9, NOTES.md): InfluxDB overwrites
+ * Sub-millisecond offsets for history points (docs/domain.md#history-point-offsets): InfluxDB overwrites
  * points with equal series and timestamp, so each value is written at `timeMs` plus an offset in
  * nanoseconds derived from its payload and its position in it. Distinct payloads in the same
  * millisecond then (almost surely) land on distinct points, while a redelivered identical

@@ -1,5 +1,5 @@
 /**
- * Identifier rules of PRODUCT.md §3. Names end up in Redis keys, InfluxDB tags and Grafana
+ * Identifier rules (docs/domain.md#names). Names end up in Redis keys, InfluxDB tags and Grafana
  * variables, so anything else is refused with a message that says what is allowed. The rules
  * agree with src/tenancy/names.ts (ASCII letters only).
  */

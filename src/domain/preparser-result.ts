@@ -1,5 +1,5 @@
 /**
- * The pre-parser result contract (PRODUCT.md §5): `{deviceName, payload, time?}` or an array of
+ * The pre-parser result contract (docs/domain.md#pre-parser-results): `{deviceName, payload, time?}` or an array of
  * them. Each item becomes a reading or a logged problem of its own; one bad item does not spoil
  * its siblings.
  */

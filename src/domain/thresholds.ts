@@ -1,5 +1,5 @@
 /**
- * Threshold rules and the status of a value (PRODUCT.md §8): the most severe matching rule wins
+ * Threshold rules and the status of a value (docs/domain.md#thresholds-and-statuses): the most severe matching rule wins
  * (CRITICAL > ERROR > WARNING > INFO, ties to the first in list order), else SUCCESS; hysteresis
  * keeps a data point in a status entered through `above` / `below` until the value is clearly back.
  */

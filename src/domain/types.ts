@@ -9,7 +9,7 @@ export type Status = (typeof STATUSES)[number];
 /** Statuses a rule can set (SUCCESS is the absence of a matching rule). */
 export type RuleStatus = Exclude<Status, 'SUCCESS'>;
 
-/** The data types of PRODUCT.md §4. */
+/** The data types (docs/domain.md#data-types). */
 export const DATA_TYPES = [
   'string',
   'integer',

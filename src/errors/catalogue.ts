@@ -1,6 +1,6 @@
 /**
  * Every error code Vigil returns or records, with its HTTP status (where it meets HTTP) and whether
- * a retry can help. README's error catalogue is checked against this table by a test.
+ * a retry can help. docs/errors.md is generated from this table, and a test keeps it current.
  */
 export const ERROR_CODES = {
   // Gateway

@@ -5,6 +5,7 @@
  * reader reads its own pending entries first). Entries are never deleted here: the trimmer removes
  * what every group has finished with (outbox-trim.ts).
  */
+import { replyCode } from '../redis/reply-code.ts';
 import type { EventRecord } from '../domain/types.ts';
 import type { Logger } from '../log/logger.ts';
 import { createWakeableSleep } from '../lib/wakeable-sleep.ts';
@@ -28,7 +29,7 @@ export async function ensureOutboxGroup(redis: Redis, keys: EventKeys, group: st
   try {
     await redis.xgroup('CREATE', keys.eventOutbox(), group, '$', 'MKSTREAM');
   } catch (err) {
-    if (!String(err).includes('BUSYGROUP')) throw err;
+    if (replyCode(err) !== 'BUSYGROUP') throw err;
   }
 }
 

@@ -7,6 +7,7 @@
  * acknowledged, never deleted: other groups (the notifier) read the same stream, and the trimmer
  * removes what every group has finished with.
  */
+import { replyCode } from '../redis/reply-code.ts';
 import type { EventRecord } from '../domain/types.ts';
 import type { HistoryWriter } from '../history/history-writer.ts';
 import type { Logger } from '../log/logger.ts';
@@ -56,7 +57,7 @@ export function startOutboxDrainer(deps: {
     try {
       await redis.xgroup('CREATE', stream, GROUP, '0', 'MKSTREAM');
     } catch (err) {
-      if (!String(err).includes('BUSYGROUP')) throw err;
+      if (replyCode(err) !== 'BUSYGROUP') throw err;
     }
   }
 

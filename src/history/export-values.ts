@@ -1,5 +1,5 @@
 /**
- * Export of one data point's history (PRODUCT.md §10), oldest first, in pages: memory stays bounded
+ * Export of one data point's history (docs/interface.md#sensors-export), oldest first, in pages: memory stays bounded
  * whatever the number of values. Raw values where raw retention still holds them; before that
  * (raw expired, rollups kept longer) the hourly averages of the rollup policy, marked `hourly`.
  * The read API formats the values as JSON or CSV.

@@ -55,7 +55,7 @@ export interface HistoryWriter {
 /** A write that takes this long is logged (warn). */
 const SLOW_WRITE_MS = 500;
 
-/** Most lines per HTTP write (NOTES.md: ~115k points/s at 5,000-point batches). */
+/** Most lines per HTTP write (InfluxDB 1.x took ~115k points/s at 5,000-point batches here). */
 export const MAX_LINES_PER_WRITE = 5000;
 /** Most bytes per HTTP write, well under InfluxDB's default max-body-size of 25 MB. */
 export const MAX_BYTES_PER_WRITE = 8 * 1024 * 1024;
@@ -187,7 +187,7 @@ const byteSize = (text: string): number =>
 
 /**
  * Write requests and lines written, by retention policy: lines per request is what InfluxDB's CPU
- * per line depends on most (NOTES.md; bench/influx-request-size.ts).
+ * per line depends on most (bench/influx-request-size.ts).
  */
 function historyMetrics(registry: Registry | undefined) {
   if (!registry) return undefined;

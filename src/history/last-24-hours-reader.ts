@@ -1,5 +1,5 @@
 /**
- * `last24Hours` for the read API (PRODUCT.md §9) at rates where one InfluxDB query per request is
+ * `last24Hours` for the read API (docs/interface.md#history-bucket) at rates where one InfluxDB query per request is
  * too dear: the closed hours of each data point are cached; the current hour comes from the state in
  * Redis when the caller has it (ReaderItem.current), else it is queried for every request; requests
  * that arrive while a query runs share the next one.
@@ -134,6 +134,7 @@ function createQueryBatcher(influx: InfluxClient) {
     const queries = groups.map((g) => {
       const query = queryLast24Hours(influx, g.env, [...g.items.values()], g.hourMs, g.hours);
       g.settle(query);
+      // Its waiters get the failure through settle; here it only ends the batch.
       return query.catch(() => undefined);
     });
     await Promise.all(queries);

@@ -1,5 +1,5 @@
 /**
- * `last24Hours` (PRODUCT.md §9): hourly buckets of raw values for many data points in one InfluxQL
+ * `last24Hours` (docs/interface.md#history-bucket): hourly buckets of raw values for many data points in one InfluxQL
  * query. Computed from raw values, so the current hour holds everything written so far.
  */
 import type { InfluxClient } from './influx-client.ts';

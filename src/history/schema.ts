@@ -87,6 +87,7 @@ async function ensureRollupQuery(influx: InfluxClient, resampleEvery: string): P
     await influx.query(wanted.create, { database: null });
   } catch (err) {
     // Another process created it between our SHOW and CREATE: same name, same text, same state.
+    // InfluxDB tells this only in its message (no code), so the message is what is read.
     if (!(err instanceof InfluxError && /already exists/i.test(err.message))) throw err;
   }
 }

@@ -15,7 +15,7 @@
  * keep Redis memory bounded and one tenant from crowding out the others, not to be exact.
  */
 import type { EnvCounts } from '../queue/ingest-queue.ts';
-import type { Logger } from '../log/logger.ts';
+import { sampledWarning, type Logger } from '../log/logger.ts';
 import type { IngestMetrics } from './metrics.ts';
 
 export interface BacklogMonitor {
@@ -62,6 +62,7 @@ export function createBacklogMonitor(
 ): BacklogMonitor {
   let refused = { everyone: false, envs: new Set<string>() };
   let sampling: Promise<void> | undefined;
+  const sampleFailed = sampledWarning(deps.log, 'backlog sample failed (Redis unreachable?); the last verdict stands');
   const sample = () => {
     sampling ??= (async () => {
       try {
@@ -74,8 +75,9 @@ export function createBacklogMonitor(
         const next = refusedEnvironments(payloads, payloadsByEnv, deps);
         logChanges(refused, next, payloads, payloadsByEnv);
         refused = next;
-      } catch {
+      } catch (err) {
         // Redis unreachable: submissions fail with UNAVAILABLE anyway; keep the last verdict.
+        sampleFailed({ err: err instanceof Error ? err.message : String(err) });
       } finally {
         sampling = undefined;
       }

@@ -1,6 +1,6 @@
 /**
  * What the gateway knows about a submission before it is queued: the body as text (or hex), and
- * the checks that can be decided synchronously (PRODUCT.md §6). Pure: no I/O.
+ * the checks that can be decided synchronously (docs/ingestion.md#http-paths). Pure: no I/O.
  */
 import { isUtf8 } from 'node:buffer';
 import type { ErrorCode } from '../errors/catalogue.ts';
@@ -9,7 +9,7 @@ import type { GatewayKind } from '../domain/ingest-item.ts';
 /** The environment's pre-parser as the gateway sees it. */
 export type PreparserState = 'none' | 'disabled' | 'enabled';
 
-/** Longest device name accepted from `?deviceName=` or an MQTT topic (PRODUCT.md §3). */
+/** Longest device name accepted from `?deviceName=` or an MQTT topic (docs/domain.md#names). */
 export const MAX_DEVICE_NAME_LENGTH = 128;
 
 /** The body as queued: valid UTF-8 becomes text, anything else lowercase hex with `bodyIsHex`. */

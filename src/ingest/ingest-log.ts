@@ -1,5 +1,5 @@
 /**
- * The capped per-environment ingestion log (PRODUCT.md §6, §10): what happened to each payload,
+ * The capped per-environment ingestion log (docs/interface.md#ingestion-log-entry): what happened to each payload,
  * newest first, in `IngestKeys.ingestLog(env)` (a Redis LIST, trimmed to `size`). Written by the gateway
  * (payloads refused after their environment was known) and the worker.
  *

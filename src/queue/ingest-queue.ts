@@ -23,6 +23,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { ChainableCommander } from 'ioredis';
+import { replyCode } from '../redis/reply-code.ts';
 import type { Redis } from '../redis/connect.ts';
 import type { QueueKeys } from './queue-keys.ts';
 import { packItems, unpackItems } from './item-codec.ts';
@@ -72,7 +73,7 @@ export async function ensureGroups(redis: Redis, keys: QueueKeys, partitions: nu
   }
   const results = (await pipeline.exec()) ?? [];
   for (const [err] of results) {
-    if (err && !err.message.includes('BUSYGROUP')) throw err;
+    if (err && replyCode(err) !== 'BUSYGROUP') throw err;
   }
 }
 

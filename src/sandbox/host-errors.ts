@@ -1,6 +1,6 @@
 import { MESSAGE_MAX_CHARS } from './harness.ts';
 
-// isolated-vm's own wording, stable across 5.x–7.x.
+// isolated-vm's own wording, stable across 5.x–7.x: its errors carry no class or code to read instead.
 const TIMEOUT_MESSAGE = 'Script execution timed out';
 const MEMORY_MESSAGE = 'memory limit';
 

@@ -1,4 +1,5 @@
 import ivm from 'isolated-vm';
+import { LRUCache } from 'lru-cache';
 import { AppError } from '../errors/app-error.ts';
 import type { Logger } from '../log/logger.ts';
 import { callParser, chunksBySize } from './batch.ts';
@@ -116,8 +117,12 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     tripAfter: suspendMs > 0 ? Math.max(1, options.suspendAfter ?? DEFAULT_SUSPEND_AFTER) : Infinity,
     suspendMs,
   });
-  // Map order is recency order: a hit moves its entry to the end, eviction takes the first.
-  const parsers = new Map<string, ParserEntry>();
+  // The compiled parsers, least recently used evicted beyond maxContexts; leaving the cache (evicted,
+  // replaced by a new revision, or cleared with the isolate) releases an entry's isolate handles.
+  const parsers = new LRUCache<string, ParserEntry>({
+    max: maxContexts,
+    dispose: (entry) => releaseParser(entry),
+  });
   let runtime: { isolate: ivm.Isolate; harness: ivm.Script } | undefined;
   let closed = false;
   let catastrophe: string | undefined;
@@ -145,7 +150,6 @@ export function createSandbox(options: SandboxOptions): Sandbox {
 
   /** Drops the isolate after a memory failure; the next call builds a new one and recompiles lazily. */
   function replaceIsolate(): void {
-    for (const entry of parsers.values()) releaseParser(entry);
     parsers.clear();
     if (runtime !== undefined && !runtime.isolate.isDisposed) runtime.isolate.dispose();
     runtime = undefined;
@@ -155,12 +159,8 @@ export function createSandbox(options: SandboxOptions): Sandbox {
 
   function entryFor(code: ParserCode): ParserEntry {
     const cached = parsers.get(code.id);
-    parsers.delete(code.id);
-    if (cached?.revision === code.revision) {
-      parsers.set(code.id, cached);
-      return cached;
-    }
-    if (cached !== undefined) releaseParser(cached);
+    if (cached?.revision === code.revision) return cached;
+    if (cached !== undefined) parsers.delete(code.id);
     const { isolate, harness } = currentRuntime();
     const entry = compileParser(isolate, harness, code, limits);
     counters.compiles += 1;
@@ -173,16 +173,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     }
     // A memory failure while loading may be the heap's fault rather than this parser's: retry it next time.
     if (entry.kind === 'ready' || entry.failure.code !== 'PARSER_MEMORY') parsers.set(code.id, entry);
-    evictBeyond(maxContexts);
     return entry;
-  }
-
-  function evictBeyond(limit: number): void {
-    for (const [id, entry] of parsers) {
-      if (parsers.size <= limit) return;
-      releaseParser(entry);
-      parsers.delete(id);
-    }
   }
 
   function runGuarded(
@@ -274,7 +265,6 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     close() {
       if (closed) return;
       closed = true;
-      for (const entry of parsers.values()) releaseParser(entry);
       parsers.clear();
       if (runtime !== undefined && !runtime.isolate.isDisposed) runtime.isolate.dispose();
       runtime = undefined;

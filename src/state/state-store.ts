@@ -3,7 +3,8 @@
  * DEVICES_PER_CALL devices, all calls of a step in one pipeline) and marks lost contact exactly once.
  */
 import { readFileSync } from 'node:fs';
-import { ReplyError, type Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { replyCode } from '../redis/reply-code.ts';
 import type { Status } from '../domain/types.ts';
 import { LeaseLostError } from '../errors/lease-lost.ts';
 import { AppError } from '../errors/app-error.ts';
@@ -190,8 +191,8 @@ export function createStateStore(deps: {
       // the call's lease, or that the stored state is of a layout it does not know, which no
       // payload caused. Any other error (connection lost, command timed out) is the
       // infrastructure's and fails the step.
-      if (!isReplyError(err)) throw err;
       const code = replyCode(err);
+      if (code === undefined) throw err;
       if (code === 'VIGIL_GUARD_LOST') throw new LeaseLostError(err.message);
       if (code === 'STATE_LAYOUT_UNKNOWN') {
         throw new AppError('STATE_LAYOUT_UNKNOWN', err.message, { cause: err });
@@ -314,11 +315,8 @@ function toScriptArg(devices: DeviceReadings[], nowMs: number, eventsCap: number
 
 type ScriptArg = ReturnType<typeof toScriptArg> & { g?: readonly string[] };
 
-/** Redis answered with an error (ioredis's class for error replies, typed `any` there). */
-const isReplyError = (err: Error): boolean => err instanceof (ReplyError as ErrorConstructor);
 
 /** The code of an error reply: its first word (`ERR`, or the one a script chose). */
-const replyCode = (err: Error): string => err.message.split(' ', 1)[0] ?? '';
 
 const statusesOf = (device: string[]): (Status | null)[] =>
   device.map((s) => (s === '' ? null : (s as Status)));

@@ -1,5 +1,5 @@
 /**
- * Identifier rules of PRODUCT.md §3 as the tenancy applies them; the patterns themselves live in
+ * Identifier rules (docs/domain.md#names) as the tenancy applies them; the patterns themselves live in
  * the domain (src/domain/identifiers.ts), so the CLI, provisioning and the service agree.
  */
 import {

@@ -86,8 +86,8 @@ async function loadAndValidate(
   let text: string;
   try {
     text = await readFile(join(dir, PROVISIONING_FILE), 'utf8');
-  } catch {
-    throw invalid(`${join(dir, PROVISIONING_FILE)} cannot be read`);
+  } catch (err) {
+    throw invalid(`${join(dir, PROVISIONING_FILE)} cannot be read (${err instanceof Error ? err.message : String(err)})`);
   }
   let plan: ProvisioningPlan;
   try {

@@ -68,7 +68,7 @@ export async function verifyPassword(password: string, stored: string): Promise<
  */
 export const DUMMY_PASSWORD_HASH = `scrypt$${SCRYPT.N}$${SCRYPT.r}$${SCRYPT.p}$${Buffer.alloc(16).toString('base64')}$${Buffer.alloc(32).toString('base64')}`;
 
-/** TOTP parameters of PRODUCT.md §2: SHA-1, 6 digits, 30 s steps, ±1 step accepted. */
+/** TOTP parameters (docs/interface.md#mfa): SHA-1, 6 digits, 30 s steps, ±1 step accepted. */
 const TOTP_PARAMS = { algorithm: 'SHA1', digits: 6, period: 30 } as const;
 
 /** A new base32 TOTP secret (160 bits, the RFC 4226 recommendation). */

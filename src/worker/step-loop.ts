@@ -34,6 +34,7 @@ import {
 import type { Fence, PartitionLeases } from '../queue/partition-leases.ts';
 import type { QueueKeys } from '../queue/queue-keys.ts';
 import type { RedisCommand } from '../redis/command.ts';
+import { replyCode } from '../redis/reply-code.ts';
 import type { Redis } from '../redis/connect.ts';
 import type { CrashGate } from './crash-gate.ts';
 import type { ProcessItems } from './ingest-processor.ts';
@@ -177,7 +178,7 @@ export async function runStepLoop(deps: StepLoopDeps): Promise<void> {
     } catch (err) {
       // A lease lost since the loop looked: the next look drops the partition.
       if (err instanceof LeaseLostError) return [];
-      if (messageOf(err).includes('NOGROUP')) {
+      if (replyCode(err) === 'NOGROUP') {
         await ensureGroups(deps.control, keys, config.queuePartitions).catch((e: unknown) => {
           log.warn({ err: messageOf(e) }, 'creating the ingest queue groups failed; retrying');
         });

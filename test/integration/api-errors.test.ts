@@ -1,5 +1,5 @@
 /**
- * Every error of the read API (PRODUCT.md §10) in the shared envelope, and tenant isolation: a
+ * Every error of the read API (docs/interface.md#errors) in the shared envelope, and tenant isolation: a
  * token of one environment sees nothing of another, whose devices answer exactly like missing ones.
  */
 /* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-call --

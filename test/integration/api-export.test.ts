@@ -1,5 +1,5 @@
 /**
- * sensors/export (PRODUCT.md §10): 100,000 values streamed as JSON and as CSV, the monthly limit
+ * sensors/export (docs/interface.md#sensors-export): 100,000 values streamed as JSON and as CSV, the monthly limit
  * (429 EXPORT_LIMIT_REACHED with Retry-After and the next allowed date), and a failed export that
  * does not use the allowance.
  */

@@ -32,7 +32,7 @@ const dp = (name: string, dataType: DataPointSpec['dataType'], displayName = nam
   thresholds: [],
 });
 
-/** The demo's ComfortSensors definition (PRODUCT.md §3). */
+/** The demo's ComfortSensors definition (config/provisioning/demo). */
 export const COMFORT_SENSORS: DefinitionSpec = {
   name: 'ComfortSensors',
   manufacturer: 'Acme',

@@ -1,5 +1,5 @@
 /**
- * `POST /login/<API_KEY>` (PRODUCT.md §2): tokens for the key's environment, their expiry, MFA
+ * `POST /login/<API_KEY>` (docs/interface.md#login): tokens for the key's environment, their expiry, MFA
  * with TOTP codes, the lockout after repeated failures, and revocation through the token cache.
  */
 /* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-argument --

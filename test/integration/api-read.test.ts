@@ -1,5 +1,5 @@
 /**
- * Golden tests of the read API's nine endpoints against spec/interface.md: exact key sets and
+ * Golden tests of the read API's nine endpoints against docs/interface.md#endpoints: exact key sets and
  * types, the three parameter forms, ordering, and last24Hours from InfluxDB.
  */
 /* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-call, @typescript-eslint/no-unsafe-argument --

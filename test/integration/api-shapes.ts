@@ -1,5 +1,5 @@
 /**
- * The published field tables of spec/interface.md as key sets with types, and the check that a
+ * The field tables of docs/interface.md#resources as key sets with types, and the check that a
  * response object has exactly those keys with those types.
  */
 import { expect } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * The numbered-message generator of the fault runs (issue 8): N payloads numbered 0..N-1, each
+ * The numbered-message generator of the fault runs (docs/guarantees.md): N payloads numbered 0..N-1, each
  * carrying its own measurement time (the pre-parser hands it on), sent over HTTP and MQTT like
  * devices would — a refused (503) or unanswered payload is counted and sent again, so a
  * redelivered copy must land on the same history point. Afterwards `verifyNumbered` looks for
@@ -228,15 +228,28 @@ async function sendMqtt(
       Array.from({ length: window }, async () => {
         while (next < items.length) {
           const m = items[next++]!;
-          const ok = await Promise.race([
-            client.publishAsync(topic, numberedBody(m), { qos: 1 }).then(
-              () => true,
-              () => false,
-            ),
-            sleep(deadlineMs).then(() => false),
-          ]);
-          if (ok) await acked(m);
-          else counts.gaveUp += 1;
+          const giveUpAt = Date.now() + deadlineMs;
+          for (;;) {
+            // mqtt.js fails a publish it never sent (queued while replaying its in-flight ones after a
+            // reconnect, when that connection closed too): a device sends it again.
+            const outcome = await Promise.race([
+              client.publishAsync(topic, numberedBody(m), { qos: 1 }).then(
+                () => 'acked' as const,
+                () => 'failed' as const,
+              ),
+              sleep(Math.max(0, giveUpAt - Date.now())).then(() => 'timeout' as const),
+            ]);
+            if (outcome === 'acked') {
+              await acked(m);
+              break;
+            }
+            if (outcome === 'failed' && Date.now() < giveUpAt) {
+              counts.unanswered += 1;
+              continue;
+            }
+            counts.gaveUp += 1;
+            break;
+          }
         }
       }),
     );

@@ -137,7 +137,7 @@ export function addDefinitionCommands(program: Command, rt: Runtime): void {
 }
 
 function addPreparserCommands(program: Command, rt: Runtime) {
-  const preparser = program.command('preparser').description("the environment's pre-parser (PRODUCT.md §5)");
+  const preparser = program.command('preparser').description("the environment's pre-parser");
   type EnvOpts = { env: string; json?: boolean };
 
   withEnv(

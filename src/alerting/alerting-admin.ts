@@ -107,7 +107,9 @@ function audited(
     },
     async rotateSecret(env: string, name: string) {
       const rotated = await channels.rotateSecret(env, name);
-      await record(env, 'channel.rotate-secret', name, { previousValidUntilUTC: rotated.previousValidUntilUTC });
+      await record(env, 'channel.rotate-secret', name, {
+        previousValidUntilUTC: rotated.previousValidUntilUTC,
+      });
       return rotated;
     },
     async createRoute(env: string, input: Parameters<RouteAdmin['createRoute']>[1]) {

@@ -57,8 +57,7 @@ export function reminderJob(
  * or not (`reason` says why not).
  */
 export type ReminderDecision =
-  | { send: true; next: PlannedNotification }
-  | { send: false; next?: PlannedNotification; reason: string };
+  { send: true; next: PlannedNotification } | { send: false; next?: PlannedNotification; reason: string };
 
 /** Decides, when a reminder comes due, whether its alarm still calls for it. */
 export function createReminderCheck(deps: {

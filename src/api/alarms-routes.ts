@@ -22,13 +22,10 @@ export function alarmRoutes(deps: ApiDeps): ApiRoute[] {
       auth: true,
       scope: 'read',
       attributes: attributes({
-        limit: attr
-          .number({ integer: true, min: 1, max: ALARMS_MAX_LIMIT })
-          .optional()
-          .meta({
-            description: 'Most alarms returned (the most severe, then oldest).',
-            default: ALARMS_DEFAULT_LIMIT,
-          }),
+        limit: attr.number({ integer: true, min: 1, max: ALARMS_MAX_LIMIT }).optional().meta({
+          description: 'Most alarms returned (the most severe, then oldest).',
+          default: ALARMS_DEFAULT_LIMIT,
+        }),
       }),
       handle: ({ env, attrs }) => alarms.list(env, attrs.limit),
     }),

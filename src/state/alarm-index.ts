@@ -66,10 +66,17 @@ export function decodeAlarm(json: string): AlarmRecord {
   };
 }
 
-/** The records of the first `limit` alarms in index order, read in one step. */
+/**
+ * The records of the first `limit` alarms in index order, read in one step (HMGET by a thousand
+ * members: unpack takes only a few thousand values).
+ */
 const READ_ALARMS = `local members = redis.call('ZRANGE', KEYS[1], 0, tonumber(ARGV[1]) - 1)
-if #members == 0 then return {} end
-return redis.call('HMGET', KEYS[2], unpack(members))`;
+local out = {}
+for i = 1, #members, 1000 do
+  local part = redis.call('HMGET', KEYS[2], unpack(members, i, math.min(i + 999, #members)))
+  for j = 1, #part do out[#out + 1] = part[j] end
+end
+return out`;
 
 /** Removes the alarms (index members, record fields) whose member starts with ARGV[1]. */
 const DROP_PREFIXED = `local prefix = ARGV[1]
@@ -140,7 +147,11 @@ export function createAlarmIndex(redis: Redis, keys: StateKeys): AlarmIndex {
 }
 
 /** Adds to `multi` the removal of a device's alarms, for deleting the device. */
-export function dropDeviceAlarms(multi: ChainableCommander, keys: StateKeys, env: string, device: string): void {
+export function dropDeviceAlarms(
+  multi: ChainableCommander,
+  keys: StateKeys,
+  env: string,
+  device: string,
+): void {
   multi.eval(DROP_PREFIXED, 2, keys.alarmIndex(env), keys.alarmRecords(env), alarmMember(device, ''));
 }
-

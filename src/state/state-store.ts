@@ -315,7 +315,6 @@ function toScriptArg(devices: DeviceReadings[], nowMs: number, eventsCap: number
 
 type ScriptArg = ReturnType<typeof toScriptArg> & { g?: readonly string[] };
 
-
 /** The code of an error reply: its first word (`ERR`, or the one a script chose). */
 
 const statusesOf = (device: string[]): (Status | null)[] =>

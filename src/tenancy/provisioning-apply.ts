@@ -87,7 +87,9 @@ async function loadAndValidate(
   try {
     text = await readFile(join(dir, PROVISIONING_FILE), 'utf8');
   } catch (err) {
-    throw invalid(`${join(dir, PROVISIONING_FILE)} cannot be read (${err instanceof Error ? err.message : String(err)})`);
+    throw invalid(
+      `${join(dir, PROVISIONING_FILE)} cannot be read (${err instanceof Error ? err.message : String(err)})`,
+    );
   }
   let plan: ProvisioningPlan;
   try {

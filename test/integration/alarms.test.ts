@@ -75,12 +75,21 @@ interface Notification {
 
 /** The pipeline with a notifier, a receiver, and a route reminding of WARNING and above every second. */
 async function setupReminders() {
-  const s = await setup({ roles: 'gateway,worker,api,notifier', ...ALERTING_TEST_CONFIG, notifyMinRemindEveryMs: 500 });
+  const s = await setup({
+    roles: 'gateway,worker,api,notifier',
+    ...ALERTING_TEST_CONFIG,
+    notifyMinRemindEveryMs: 500,
+  });
   const receiver = await startHttpReceiver();
   const admin = alertingAdmin(s.p);
   const { secret } = await admin.createChannel('acme', { name: 'hook', type: 'webhook', url: receiver.url });
   receiver.secrets = [secret ?? ''];
-  await admin.createRoute('acme', { name: 'pager', channels: ['hook'], minStatus: 'WARNING', remindEvery: '1s' });
+  await admin.createRoute('acme', {
+    name: 'pager',
+    channels: ['hook'],
+    minStatus: 'WARNING',
+    remindEvery: '1s',
+  });
   const reminders = (device: string) =>
     receiver
       .accepted()
@@ -268,7 +277,11 @@ describe('alarms', () => {
       () => reminders('d1').filter((n) => n.data.eventStatus === 'CRITICAL').length >= 2,
       'reminders of the re-opened alarm',
     );
-    expect(reminders('d1').slice(afterAck).every((n) => n.data.eventStatus === 'CRITICAL')).toBe(true);
+    expect(
+      reminders('d1')
+        .slice(afterAck)
+        .every((n) => n.data.eventStatus === 'CRITICAL'),
+    ).toBe(true);
 
     // Closed: every reminder still planned comes due, finds the alarm gone and plans no other.
     await send('d1', { Temperature: 20 });

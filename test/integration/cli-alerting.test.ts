@@ -318,7 +318,9 @@ describe('vigil audit', () => {
   it('lists who changed which channel and route, newest first, as many as --limit asks', async () => {
     expect((await cli.run(['env', 'create', 'audited'])).code).toBe(0);
     const channel = ['--env', 'audited', '--name', 'mail'];
-    expect((await cli.run(['channel', 'create', ...channel, '--type', 'email', '--to', 'a@example.test'])).code).toBe(0);
+    expect(
+      (await cli.run(['channel', 'create', ...channel, '--type', 'email', '--to', 'a@example.test'])).code,
+    ).toBe(0);
     const route = ['--env', 'audited', '--name', 'all'];
     expect((await cli.run(['route', 'create', ...route, '--channel', 'mail'])).code).toBe(0);
     expect((await cli.run(['route', 'delete', ...route])).code).toBe(0);

@@ -9,6 +9,7 @@ import { eventKeys, type EventKeys } from './events/event-keys.ts';
 import { historyKeys, type HistoryKeys } from './history/history-keys.ts';
 import { ingestKeys, type IngestKeys } from './ingest/ingest-keys.ts';
 import { queueKeys, type QueueKeys } from './queue/queue-keys.ts';
+import { dropDeviceAlarms } from './state/alarm-index.ts';
 import { stateKeys, type StateKeys } from './state/state-keys.ts';
 import type { Redis } from './redis/connect.ts';
 import type { AdminDeps } from './tenancy/admin-support.ts';
@@ -42,10 +43,12 @@ export function dependentData(keys: Keys): DependentData {
     deleteDevice(multi, env, device) {
       multi.del(keys.deviceState(env, device), keys.deviceEvents(env, device));
       multi.zrem(keys.availabilityDeadlines(), `${env}\n${device}`);
+      dropDeviceAlarms(multi, keys, env, device);
     },
     deleteEnvironment(multi, env) {
       multi.del(keys.envEvents(env), keys.ingestLog(env));
       multi.del(keys.channels(env), keys.routes(env), keys.notifyLog(env));
+      multi.del(keys.alarmIndex(env), keys.alarmRecords(env), keys.audit(env));
     },
     environmentPatterns: (env) => [keys.exports(env, '*'), ...keys.notifyPatterns(env)],
   };

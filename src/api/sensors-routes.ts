@@ -50,6 +50,7 @@ export function sensorRoutes(deps: ApiDeps): ApiRoute[] {
       paths: ['/sensors/list'],
       methods: ['GET', 'POST'],
       auth: true,
+      scope: 'read',
       attributes: attributes({ deviceName: attr.string() }),
       async handle({ env, attrs: { deviceName }, nowMs }) {
         const { locale, devices } = await loadDevices(env, [deviceName]);
@@ -62,6 +63,7 @@ export function sensorRoutes(deps: ApiDeps): ApiRoute[] {
       paths: ['/sensors/details'],
       methods: ['GET', 'POST'],
       auth: true,
+      scope: 'read',
       attributes: attributes({ deviceName: attr.string(), sensorName: attr.string() }),
       async handle({ env, attrs: { deviceName, sensorName }, nowMs }) {
         const { locale, devices } = await loadDevices(env, [deviceName], () => [sensorName]);
@@ -77,6 +79,7 @@ export function sensorRoutes(deps: ApiDeps): ApiRoute[] {
       paths: ['/sensors/batchList'],
       methods: ['GET', 'POST'],
       auth: true,
+      scope: 'read',
       attributes: attributes({
         devices: attr.list(attr.string(), { max: MAX_BATCH_ITEMS }).describe('Device names.'),
       }),
@@ -93,6 +96,7 @@ export function sensorRoutes(deps: ApiDeps): ApiRoute[] {
       paths: ['/sensors/batchDetails'],
       methods: ['GET', 'POST'],
       auth: true,
+      scope: 'read',
       attributes: attributes({
         sensors: attr.list(sensorRef, { max: MAX_BATCH_ITEMS }).describe('Data points, by device and name.'),
       }),

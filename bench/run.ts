@@ -12,6 +12,7 @@ import type { BenchContext } from './lib/context.ts';
 import { parseOptions, type Scenario } from './lib/options.ts';
 import { machine, Report } from './lib/report.ts';
 import { runGatewayAccept, runMqttAccept } from './scenarios/accept.ts';
+import { runBackfill } from './scenarios/backfill.ts';
 import { runCeilings } from './scenarios/ceilings.ts';
 import { runDrain } from './scenarios/drain.ts';
 import { runNotify } from './scenarios/notify.ts';
@@ -52,6 +53,7 @@ async function main(): Promise<void> {
       drain: () => runDrain(ctx),
       read: () => runReadApi(ctx),
       notify: () => runNotify(ctx),
+      backfill: () => runBackfill(ctx),
     };
     for (const scenario of opts.scenarios) {
       try {

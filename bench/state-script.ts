@@ -14,6 +14,7 @@ import { parseArgs } from 'node:util';
 import { Redis as IORedis } from 'ioredis';
 import { startRedis } from '../scripts/lib/local-services.ts';
 import { createKeys } from '../src/keys.ts';
+import { withAlarmIndex } from '../src/state/alarm-index.ts';
 import { createStateStore, DEVICES_PER_CALL, type DeviceReadings } from '../src/state/state-store.ts';
 import { commandStats } from './lib/redis-stats.ts';
 
@@ -79,8 +80,9 @@ try {
   // calls, so the machine's drift spreads evenly over them.
   const runs = scripts.map((file, i) => {
     const client = new IORedis(redis.url);
-    // The store defines its command only when the connection has none yet.
-    client.defineCommand('vigilApplyReadings', { lua: readFileSync(file, 'utf8') });
+    // The store defines its command only when the connection has none yet; like the store, the
+    // script gets the alarm index's functions in front of it.
+    client.defineCommand('vigilApplyReadings', { lua: withAlarmIndex(readFileSync(file, 'utf8')) });
     const store = createStateStore({ redis: client, keys: createKeys(`bench${i}`), eventsCap: 1000 });
     return { file, client, store, usec: 0, call: 0 };
   });

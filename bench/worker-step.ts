@@ -5,7 +5,9 @@
  * payloads over `--devices` devices each (defaults: a drain step, 1,200 payloads of 250 devices),
  * with history finishing in the background as in the worker. Prints this process's CPU µs per
  * payload (all its threads: the parser isolate and V8's GC helpers too) and Redis's and influxd's.
- * `node --no-node-snapshot bench/worker-step.ts [--steps N] [--payloads N] [--devices N] [--rounds N]`
+ * Late writes (history versions and late-hour marks) are on as in the worker; `--no-late-writes`
+ * turns them off, to compare their cost.
+ * `node --no-node-snapshot bench/worker-step.ts [--steps N] [--payloads N] [--devices N] [--rounds N] [--no-late-writes]`
  * With `--cpu-prof` on the node command line, the profile covers the measured steps' process.
  */
 import { queueCommands } from '../src/redis/command.ts';
@@ -28,6 +30,7 @@ import { createStateStore } from '../src/state/state-store.ts';
 import { createTenancyStore } from '../src/tenancy/tenancy-store.ts';
 import { createCatalog } from '../src/tenancy/catalog.ts';
 import { createIngestProcessor } from '../src/worker/ingest-processor.ts';
+import { createLateWrites } from '../src/worker/late-writes.ts';
 import { cpuSeconds } from './lib/cpu.ts';
 import { BENCH_ENV, deviceName, payloadBody, provisionBench } from './lib/provision.ts';
 
@@ -37,6 +40,7 @@ const { values: args } = parseArgs({
     payloads: { type: 'string', default: '1200' },
     devices: { type: 'string', default: '250' },
     rounds: { type: 'string', default: '3' },
+    'no-late-writes': { type: 'boolean', default: false },
   },
 });
 const steps = Number(args.steps);
@@ -68,6 +72,7 @@ try {
     ingestLog: createIngestLog({ redis, keys, size: 1000 }),
     log,
     defaultAvailabilityMinutes: 60,
+    ...(args['no-late-writes'] ? {} : { lateWrites: createLateWrites({ keys, resampleEveryMs: 3_600_000 }) }),
   });
   let seq = 0;
   const items = (): IngestItem[] => {
@@ -94,9 +99,9 @@ try {
     const finishing = new Set<Promise<void>>();
     for (let s = 0; s < count; s++) {
       const result = await processItems(items());
-      const done: Promise<void> = (result.written ?? Promise.resolve()).then(async () => {
+      const done: Promise<void> = (result.written ?? Promise.resolve([])).then(async (late) => {
         const multi = redis.multi();
-        queueCommands(multi, result.logCommands ?? []);
+        queueCommands(multi, [...(result.logCommands ?? []), ...late]);
         await multi.exec();
         finishing.delete(done);
       });

@@ -7,8 +7,10 @@ import { alertingKeys, type AlertingKeys } from './alerting/alerting-keys.ts';
 import { exportKeys, type ExportKeys } from './api/export-keys.ts';
 import { consoleKeys, type ConsoleKeys } from './console/console-keys.ts';
 import { eventKeys, type EventKeys } from './events/event-keys.ts';
+import { historyKeys, type HistoryKeys } from './history/history-keys.ts';
 import { ingestKeys, type IngestKeys } from './ingest/ingest-keys.ts';
 import { queueKeys, type QueueKeys } from './queue/queue-keys.ts';
+import { dropDeviceAlarms } from './state/alarm-index.ts';
 import { stateKeys, type StateKeys } from './state/state-keys.ts';
 import type { Redis } from './redis/connect.ts';
 import type { AdminDeps } from './tenancy/admin-support.ts';
@@ -22,6 +24,7 @@ export type Keys = TenancyKeys &
   QueueKeys &
   ExportKeys &
   AlertingKeys &
+  HistoryKeys &
   ConsoleKeys &
   RecentPayloadKeys;
 
@@ -34,6 +37,7 @@ export function createKeys(prefix: string): Keys {
     ...queueKeys(prefix),
     ...exportKeys(prefix),
     ...alertingKeys(prefix),
+    ...historyKeys(prefix),
     ...consoleKeys(prefix),
     ...recentPayloadKeys(prefix),
   };
@@ -45,10 +49,12 @@ export function dependentData(keys: Keys): DependentData {
     deleteDevice(multi, env, device) {
       multi.del(keys.deviceState(env, device), keys.deviceEvents(env, device), keys.recentPayloads(env, device));
       multi.zrem(keys.availabilityDeadlines(), `${env}\n${device}`);
+      dropDeviceAlarms(multi, keys, env, device);
     },
     deleteEnvironment(multi, env) {
       multi.del(keys.envEvents(env), keys.ingestLog(env));
       multi.del(keys.channels(env), keys.routes(env), keys.notifyLog(env));
+      multi.del(keys.alarmIndex(env), keys.alarmRecords(env), keys.audit(env));
     },
     environmentPatterns: (env) => [
       keys.exports(env, '*'),

@@ -20,13 +20,14 @@ import { loginLimitsOf } from './tenancy/login.ts';
 import type { ProcessItems } from './worker/ingest-processor.ts';
 import type { IngestService } from './ingest/ingest-service.ts';
 import { createIngestLog } from './ingest/ingest-log.ts';
-import { ensureHistorySchema } from './history/schema.ts';
+import { ensureHistorySchema, retentionMs } from './history/schema.ts';
 import { createHistoryWriter } from './history/history-writer.ts';
 import type { InfluxClient } from './history/influx-client.ts';
 import { createStateStore } from './state/state-store.ts';
 import { migrateData } from './state/migrations.ts';
 import { MIGRATIONS } from './migrations.ts';
 import { isAppError } from './errors/app-error.ts';
+import { parseDurationMs } from './lib/duration.ts';
 import { createCatalog } from './tenancy/catalog.ts';
 
 // Each role's own modules (aedes, the MQTT client, the sandbox, the read API, …) are imported when the
@@ -104,12 +105,14 @@ export async function startVigil(config: Config, log: Logger, options: StartOpti
         { createIngestProcessor },
         { deadLetterOutcomes },
         { startWorker },
+        { createLateWrites },
       ] = await Promise.all([
         import('./sandbox/sandbox.ts'),
         import('./events/outbox-drainer.ts'),
         import('./worker/ingest-processor.ts'),
         import('./worker/outcomes.ts'),
         import('./worker/start-worker.ts'),
+        import('./worker/late-writes.ts'),
       ]);
       const schema = keepEnsuringSchema(influx, config, log);
       started.push(schema);
@@ -140,6 +143,8 @@ export async function startVigil(config: Config, log: Logger, options: StartOpti
         log,
         defaultAvailabilityMinutes: config.defaultAvailabilityMinutes,
         recentPayloads: { keys, count: config.deviceRecentPayloads },
+        rawRetentionMs: retentionMs(config.rawRetention),
+        lateWrites: createLateWrites({ keys, resampleEveryMs: resampleEveryMs(config) }),
       });
       const worker = await startWorker({
         config,
@@ -162,6 +167,10 @@ export async function startVigil(config: Config, log: Logger, options: StartOpti
         intervalMs: config.availabilityCheckMs,
       });
       started.push({ name: 'scheduler', close: () => scheduler.close() });
+      // Late values' hours are the scheduler's upkeep too: every installation runs one.
+      const { startRollupRepair } = await import('./history/start-rollup-repair.ts');
+      const repair = startRollupRepair({ config, keys, influx, log, metrics });
+      started.push({ name: 'rollup repair', close: () => repair.close() });
     }
     if (roles.has('notifier')) {
       const { startNotifier } = await import('./alerting/start-notifier.ts');
@@ -265,6 +274,11 @@ function keepEnsuringSchema(
       return Promise.resolve();
     },
   };
+}
+
+/** VIGIL_ROLLUP_RESAMPLE_EVERY in ms (its schema accepts INF, which no rollup query has). */
+function resampleEveryMs(config: Config): number {
+  return parseDurationMs(config.rollupResampleEvery) ?? 3_600_000;
 }
 
 function serverStoppable(name: string, server: Server): Stoppable {

@@ -5,9 +5,10 @@
  * the key builders together. docs/operations.md#upgrades shows how to add one.
  */
 import type { Keys } from './keys.ts';
+import { buildAlarmIndexes } from './state/alarm-index-migration.ts';
 import { latestLayout, type Migration } from './state/migrations.ts';
 
-export const MIGRATIONS: readonly Migration<Keys>[] = [];
+export const MIGRATIONS: readonly Migration<Keys>[] = [buildAlarmIndexes];
 
 /** The layout of Redis data this version of Vigil reads and writes. */
 export const DATA_LAYOUT = latestLayout(MIGRATIONS);

@@ -3,7 +3,16 @@
  * `--quick` is a ~2-minute smoke run; the default full run stays well under 30 minutes.
  */
 /** In running order: the drain rate is where the end-to-end search starts. */
-export const SCENARIOS = ['ceilings', 'gateway', 'mqtt', 'drain', 'e2e', 'read', 'notify'] as const;
+export const SCENARIOS = [
+  'ceilings',
+  'gateway',
+  'mqtt',
+  'drain',
+  'e2e',
+  'read',
+  'notify',
+  'backfill',
+] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
 export interface BenchOptions {
@@ -38,11 +47,13 @@ export interface BenchOptions {
   settings: Record<string, string>;
   /** Webhooks the notify scenario delivers (one event each, spread over its 100 channels). */
   notifyCount: number;
+  /** Values the backfill scenario uploads (over 24 hours, for 100 data points). */
+  backfillValues: number;
 }
 
 const usage = `usage: npm run bench -- [--quick] [--soak] [--only ${SCENARIOS.join(',')}] [--runs N]
        [--measure S] [--sustain S] [--soak-seconds S] [--soak-rate N] [--drain-payloads N] [--drain-workers N] [--e2e-rate N] [--single] [--profile]
-       [--notify-count N]
+       [--notify-count N] [--backfill-values N]
        [--set <config key>=<value>[,<key>=<value>…]]`;
 
 export function parseOptions(argv: readonly string[]): BenchOptions {
@@ -71,6 +82,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
         'set',
         'help',
         'notify-count',
+        'backfill-values',
       ].includes(name)
     )
       throw new Error(`unknown option --${name}\n${usage}`);
@@ -125,5 +137,6 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     profile: flags.has('profile'),
     settings,
     notifyCount: Math.round(num('notify-count', quick ? 10_000 : 60_000)),
+    backfillValues: Math.round(num('backfill-values', quick ? 100_000 : 1_000_000)),
   };
 }

@@ -1,8 +1,9 @@
 /**
  * One attempt at a notification job: load and open its channel, build the content (a digest seals
- * its batch at the first attempt and keeps the content in the job for retries), deliver, log the
- * attempt, count it, and tell BullMQ what next: done, retry (an error whose `retryAfterMs` carries
- * the receiver's Retry-After) or fail for good (UnrecoverableError).
+ * its batch at the first attempt and keeps the content in the job for retries; a reminder checks
+ * its alarm and plans the next one), deliver, log the attempt, count it, and tell BullMQ what next:
+ * done, retry (an error whose `retryAfterMs` carries the receiver's Retry-After) or fail for good
+ * (UnrecoverableError).
  */
 import { UnrecoverableError, type Job } from 'bullmq';
 import { AppError } from '../errors/app-error.ts';
@@ -17,7 +18,9 @@ import type { DigestBatches } from './digest-batches.ts';
 import type { NotificationContent } from './messages.ts';
 import type { NotificationJob } from './notification.ts';
 import type { WaitRequest } from './notification-queue.ts';
+import type { PlannedNotification } from './notification-router.ts';
 import type { NotifyMetrics } from './notify-metrics.ts';
+import type { ReminderDecision } from './reminders.ts';
 import type { SecretBox } from './secret-box.ts';
 
 export interface ProcessorDeps {
@@ -28,6 +31,10 @@ export interface ProcessorDeps {
   deliver: Deliver;
   deliveryLog: DeliveryLog;
   metrics: NotifyMetrics;
+  /** Whether a reminder that came due is still called for, and its successor (reminders.ts). */
+  checkReminder(data: NotificationJob, nowMs: number): Promise<ReminderDecision>;
+  /** Enqueues jobs (the next reminder). */
+  enqueue(jobs: PlannedNotification[]): Promise<void>;
   log: Logger;
   clock?: () => number;
 }
@@ -104,11 +111,25 @@ export function createDeliveryProcessor(deps: ProcessorDeps): (job: Job<Notifica
       );
   }
 
+  /**
+   * A reminder that came due: its successor is planned at its first attempt (a retry or a stall
+   * plans the same job again, which enqueues nothing), and it goes out only while it is called for.
+   */
+  async function remind(job: Job<NotificationJob>): Promise<string | undefined> {
+    const decision = await deps.checkReminder(job.data, clock());
+    if (decision.next && job.attemptsMade === 0) await deps.enqueue([decision.next]);
+    return decision.send ? undefined : decision.reason;
+  }
+
   return async (job) => {
     const channel = await channelOf(job.data);
     if (!channel) {
       await record(job, undefined, 'discarded', { answer: 'the channel was deleted' }, 0);
       return 'discarded';
+    }
+    if (job.data.kind === 'reminder') {
+      const skipped = await remind(job);
+      if (skipped !== undefined) return skipped;
     }
     const content = await contentOf(job);
     if (content.kind === 'digest' && (content.digest?.count ?? 0) === 0) return 'empty digest';

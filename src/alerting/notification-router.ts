@@ -2,8 +2,9 @@
  * Turns events read from the outbox into notification jobs: each event goes through its
  * environment's routes; a matching route in its quiet hours holds the event for each of its
  * channels (one digest when they end), otherwise each channel gets it once (however many routes
- * name it), subject to the channel's flood control. Job ids derive from event, channel and kind,
- * so a batch routed again after a crash enqueues nothing new.
+ * name it), subject to the channel's flood control. A route that reminds also plans the first
+ * reminder of the event for each of its channels (reminders.ts). Job ids derive from event, channel
+ * and kind, so a batch routed again after a crash enqueues nothing new.
  */
 import type { EventRecord } from '../domain/types.ts';
 import type { OutboxEntry } from '../events/outbox-consumer.ts';
@@ -14,6 +15,7 @@ import type { ChannelRecord } from './channel-spec.ts';
 import type { Admission, DigestBatches } from './digest-batches.ts';
 import { notificationId, type NotificationJob } from './notification.ts';
 import { quietUntil } from './quiet-hours.ts';
+import { isReminding, reminderJob, type RemindingRoute } from './reminders.ts';
 import { routeFilter, type RouteRecord } from './route-spec.ts';
 
 /** A job to add: its id, data and delay. */
@@ -107,6 +109,8 @@ export function createNotificationRouter(deps: RouterDeps): (entries: OutboxEntr
   ) {
     const now = new Map<string, Channel>();
     const admissions: Promise<PlannedNotification>[] = [];
+    // Per channel, the route that reminds of the event most often.
+    const reminding = new Map<string, { channel: Channel; route: RemindingRoute }>();
     for (const { record, matches } of routes) {
       if (!matches(event)) continue;
       const until = record.quietHours ? quietUntil(record.quietHours, clock()) : undefined;
@@ -116,6 +120,9 @@ export function createNotificationRouter(deps: RouterDeps): (entries: OutboxEntr
           log.warn({ env, route: record.name, channel: name }, 'route names a channel that does not exist');
           continue;
         }
+        const shortest = reminding.get(channel.id)?.route.remindEveryMs ?? Infinity;
+        if (isReminding(record) && event.eventStatus !== 'SUCCESS' && record.remindEveryMs < shortest)
+          reminding.set(channel.id, { channel, route: record });
         if (until === undefined) {
           now.set(channel.id, channel);
           continue;
@@ -134,7 +141,10 @@ export function createNotificationRouter(deps: RouterDeps): (entries: OutboxEntr
     for (const channel of now.values()) {
       admissions.push(batches.admit(env, channel.id, event).then((a) => toJob(env, channel, event, a)));
     }
-    return Promise.all(admissions);
+    const reminders = [...reminding.values()].map(({ channel, route }) =>
+      reminderJob(env, channel, route, event, 1, clock()),
+    );
+    return [...(await Promise.all(admissions)), ...reminders];
   }
 
   return async (entries) => {

@@ -30,6 +30,10 @@ export interface NotificationJob {
   kind: NotificationKind;
   /** event and reminder: the event. */
   event?: EventRecord;
+  /** reminder: the route that asks for it, by name and id (a route made anew is another route). */
+  route?: { name: string; id: string };
+  /** reminder: its number in the alarm's reminders on this channel, from 1. */
+  reminder?: number;
   /** digest: the batch it carries (flood window or quiet hours), read at its first attempt. */
   batchId?: string;
   /** digest: the content, once read (kept for retries). */

@@ -12,7 +12,7 @@ import type { AdminContext } from '../tenancy/admin-support.ts';
 import type { AlertingKeys } from './alerting-keys.ts';
 import { invalidInput } from './channel-admin.ts';
 import { NOTIFIER_GROUP } from './notification.ts';
-import { routeInput, type RouteInput, type RouteRecord } from './route-spec.ts';
+import { MIN_REMIND_EVERY_MS, routeInputWith, type RouteInput, type RouteRecord } from './route-spec.ts';
 
 export interface RouteView {
   name: string;
@@ -23,8 +23,8 @@ export interface RouteView {
   createdUTC: string;
 }
 
-export function parseRoute(input: RouteInput) {
-  const parsed = routeInput.safeParse(input);
+export function parseRoute(input: RouteInput, minRemindEveryMs = MIN_REMIND_EVERY_MS) {
+  const parsed = routeInputWith(minRemindEveryMs).safeParse(input);
   if (!parsed.success) throw invalidInput(`route ${String(input.name)}`, parsed.error);
   return parsed.data;
 }
@@ -53,9 +53,15 @@ function viewRoute(r: RouteRecord): RouteView {
   };
 }
 
-export function createRouteAdmin(deps: { ctx: AdminContext; keys: AlertingKeys & EventKeys }) {
+export function createRouteAdmin(deps: {
+  ctx: AdminContext;
+  keys: AlertingKeys & EventKeys;
+  /** Shortest `remindEvery` accepted (VIGIL_NOTIFY_MIN_REMIND_EVERY_MS). */
+  minRemindEveryMs?: number;
+}) {
   const { ctx, keys } = deps;
   const { redis } = ctx;
+  const check = (input: RouteInput) => parseRoute(input, deps.minRemindEveryMs);
 
   async function requireChannels(env: string, names: string[], alsoKnown: ReadonlySet<string>) {
     const exists = await Promise.all(names.map((n) => redis.hexists(keys.channels(env), n)));
@@ -67,7 +73,7 @@ export function createRouteAdmin(deps: { ctx: AdminContext; keys: AlertingKeys &
   return {
     async createRoute(env: string, input: RouteInput) {
       await ctx.requireEnv(env);
-      const checked = parseRoute(input);
+      const checked = check(input);
       const record: RouteRecord = {
         ...checked,
         id: randomBytes(6).toString('hex'),
@@ -89,7 +95,7 @@ export function createRouteAdmin(deps: { ctx: AdminContext; keys: AlertingKeys &
 
     /** Checks a route for provisioning; `channelsInFiles` may not exist yet in Redis. */
     async checkRoute(env: string, input: RouteInput, channelsInFiles: ReadonlySet<string>) {
-      const checked = parseRoute(input);
+      const checked = check(input);
       if (await redis.sismember(ctx.keys.envs(), env))
         await requireChannels(env, checked.channels, channelsInFiles);
       else {
@@ -102,7 +108,7 @@ export function createRouteAdmin(deps: { ctx: AdminContext; keys: AlertingKeys &
 
     /** Provisioning's create-or-update; true when something changed. */
     async putRoute(env: string, input: RouteInput): Promise<boolean> {
-      const checked = parseRoute(input);
+      const checked = check(input);
       const json = await redis.hget(keys.routes(env), checked.name);
       const existing = json === null ? undefined : (JSON.parse(json) as RouteRecord);
       if (existing) {

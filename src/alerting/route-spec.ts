@@ -6,57 +6,61 @@
  */
 import { z } from 'zod';
 import { STATUSES, type EventRecord, type Status } from '../domain/types.ts';
-import { parseDurationMs } from '../lib/duration.ts';
+import { formatDurationMs, parseDurationMs } from '../lib/duration.ts';
 import { ALERTING_NAME } from './channel-spec.ts';
 import { parseQuietHours, type QuietHours } from './quiet-hours.ts';
 
-/** Shortest reminder interval. */
+/** Shortest reminder interval by default (VIGIL_NOTIFY_MIN_REMIND_EVERY_MS). */
 export const MIN_REMIND_EVERY_MS = 60_000;
 
 const name = z.string().regex(ALERTING_NAME, "invalid name: use 1-64 letters, digits, '_', '.' and '-'");
 
-export const routeInput = z
-  .object({
-    name,
-    channels: z.array(name).min(1, 'give at least one channel').max(20),
-    category: z.enum(['Sensors', 'Availability']).optional(),
-    minStatus: z.enum(['INFO', 'WARNING', 'ERROR', 'CRITICAL']).optional(),
-    /** Device name glob: `*` any characters, `?` one. */
-    device: z.string().min(1).max(128).optional(),
-    sensor: z.string().min(1).max(128).optional(),
-    includeSuccess: z.boolean().default(false),
-    remindEvery: z.string().optional(),
-    quietHours: z.string().optional(),
-    timeZone: z.string().optional(),
-  })
-  .strict()
-  .transform((r, ctx) => {
-    const remindEveryMs = r.remindEvery === undefined ? undefined : parseDurationMs(r.remindEvery);
-    if (r.remindEvery !== undefined && (remindEveryMs === undefined || remindEveryMs < MIN_REMIND_EVERY_MS)) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['remindEvery'],
-        message: 'expected a duration of at least 1m, such as 30m, 1h or 1d',
-      });
-      return z.NEVER;
-    }
-    if (r.timeZone !== undefined && r.quietHours === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['timeZone'], message: 'a time zone needs quiet hours' });
-      return z.NEVER;
-    }
-    const quiet = r.quietHours === undefined ? undefined : parseQuietHours(r.quietHours, r.timeZone ?? 'UTC');
-    if (typeof quiet === 'string') {
-      ctx.addIssue({ code: 'custom', path: ['quietHours'], message: quiet });
-      return z.NEVER;
-    }
-    const { remindEvery: _r, quietHours: _q, timeZone: _t, ...rest } = r;
-    return {
-      ...rest,
-      channels: [...new Set(r.channels)],
-      ...(remindEveryMs === undefined ? {} : { remindEveryMs }),
-      ...(quiet === undefined ? {} : { quietHours: quiet }),
-    };
-  });
+/** The route schema, refusing reminders more often than every `minRemindEveryMs`. */
+export const routeInputWith = (minRemindEveryMs: number) =>
+  z
+    .object({
+      name,
+      channels: z.array(name).min(1, 'give at least one channel').max(20),
+      category: z.enum(['Sensors', 'Availability']).optional(),
+      minStatus: z.enum(['INFO', 'WARNING', 'ERROR', 'CRITICAL']).optional(),
+      /** Device name glob: `*` any characters, `?` one. */
+      device: z.string().min(1).max(128).optional(),
+      sensor: z.string().min(1).max(128).optional(),
+      includeSuccess: z.boolean().default(false),
+      remindEvery: z.string().optional(),
+      quietHours: z.string().optional(),
+      timeZone: z.string().optional(),
+    })
+    .strict()
+    .transform((r, ctx) => {
+      const remindEveryMs = r.remindEvery === undefined ? undefined : parseDurationMs(r.remindEvery);
+      if (r.remindEvery !== undefined && (remindEveryMs === undefined || remindEveryMs < minRemindEveryMs)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['remindEvery'],
+          message: `expected a duration of at least ${formatDurationMs(minRemindEveryMs)}, such as 30m, 1h or 1d`,
+        });
+        return z.NEVER;
+      }
+      if (r.timeZone !== undefined && r.quietHours === undefined) {
+        ctx.addIssue({ code: 'custom', path: ['timeZone'], message: 'a time zone needs quiet hours' });
+        return z.NEVER;
+      }
+      const quiet =
+        r.quietHours === undefined ? undefined : parseQuietHours(r.quietHours, r.timeZone ?? 'UTC');
+      if (typeof quiet === 'string') {
+        ctx.addIssue({ code: 'custom', path: ['quietHours'], message: quiet });
+        return z.NEVER;
+      }
+      const { remindEvery: _r, quietHours: _q, timeZone: _t, ...rest } = r;
+      return {
+        ...rest,
+        channels: [...new Set(r.channels)],
+        ...(remindEveryMs === undefined ? {} : { remindEveryMs }),
+        ...(quiet === undefined ? {} : { quietHours: quiet }),
+      };
+    });
+export const routeInput = routeInputWith(MIN_REMIND_EVERY_MS);
 export type RouteInput = z.input<typeof routeInput>;
 export type CheckedRouteInput = z.output<typeof routeInput>;
 
@@ -65,7 +69,7 @@ export type RouteRecord = CheckedRouteInput & {
   /** Random, fixed for the route's life. */
   id: string;
   createdUTC: string;
-  /** Stored now, used by reminders. */
+  /** While an alarm it notified stays open and unacknowledged, a reminder this often (reminders.ts). */
   remindEveryMs?: number;
   quietHours?: QuietHours;
 };

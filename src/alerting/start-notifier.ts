@@ -13,6 +13,7 @@ import type { Config } from '../config/schema.ts';
 import type { EventKeys } from '../events/event-keys.ts';
 import { startOutboxConsumer } from '../events/outbox-consumer.ts';
 import type { Logger } from '../log/logger.ts';
+import type { StateKeys } from '../state/state-keys.ts';
 import { closeRedis, connectRedis, type Redis } from '../redis/connect.ts';
 import { createAddressGuard } from './address-guard.ts';
 import type { AlertingKeys } from './alerting-keys.ts';
@@ -28,8 +29,9 @@ import {
   retryPolicyOf,
   scheduleBackoff,
 } from './notification-queue.ts';
-import { createNotificationRouter } from './notification-router.ts';
+import { createNotificationRouter, type PlannedNotification } from './notification-router.ts';
 import { createNotifyMetrics } from './notify-metrics.ts';
+import { createReminderCheck } from './reminders.ts';
 import { createSecretBox } from './secret-box.ts';
 
 /** Stalls are never held against a job: a notifier may die any number of times. */
@@ -41,7 +43,7 @@ export interface Notifier {
 
 interface NotifierDeps {
   config: Config;
-  keys: AlertingKeys & EventKeys;
+  keys: AlertingKeys & EventKeys & StateKeys;
   log: Logger;
   metrics: Registry;
 }
@@ -109,20 +111,15 @@ export function startNotifier(deps: NotifierDeps): Notifier {
     keepMs: batchKeepMs(policy.scheduleMs),
   });
   const options = notificationJobOptions(policy);
-  const route = createNotificationRouter({
-    redis,
-    keys,
-    batches,
-    log,
-    enqueue: async (jobs) => {
-      const bulk = jobs.map((j) => ({
-        name: j.data.kind,
-        data: j.data,
-        opts: { ...options, jobId: j.id, delay: j.delayMs },
-      }));
-      await queue.addBulk(bulk);
-    },
-  });
+  const enqueue = async (jobs: PlannedNotification[]) => {
+    const bulk = jobs.map((j) => ({
+      name: j.data.kind,
+      data: j.data,
+      opts: { ...options, jobId: j.id, delay: j.delayMs },
+    }));
+    await queue.addBulk(bulk);
+  };
+  const route = createNotificationRouter({ redis, keys, batches, log, enqueue });
   const processor = createDeliveryProcessor({
     redis,
     keys,
@@ -131,6 +128,8 @@ export function startNotifier(deps: NotifierDeps): Notifier {
     deliver: deliverTo(deliverers),
     deliveryLog: createDeliveryLog({ redis, keys, size: config.notifyLogSize }),
     metrics,
+    checkReminder: createReminderCheck({ redis, keys }),
+    enqueue,
     log,
   });
   const worker = startDeliveryWorker(deps, workerConnection, processor, log);

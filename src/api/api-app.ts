@@ -7,8 +7,11 @@
  */
 import express, { type Request, type RequestHandler, type Response } from 'express';
 import { Histogram, type Registry } from 'prom-client';
+import { AppError } from '../errors/app-error.ts';
 import { createExpressApp } from '../http/create-app.ts';
+import type { Scope, TokenRecord } from '../tenancy/types.ts';
 import { errorHandler, methodNotAllowed, notFound } from '../http/error-handling.ts';
+import { alarmRoutes } from './alarms-routes.ts';
 import { STREAMED, type ApiDeps, type ApiRoute } from './api-route.ts';
 import { parseAttributes } from './attributes.ts';
 import { createBearerAuth } from './bearer-auth.ts';
@@ -72,7 +75,9 @@ export function createApiApp(deps: ApiDeps, before: RequestHandler[] = []): expr
       const stop = observe(name);
       res.once('finish', () => stop(res.statusCode));
       const nowMs = clock();
-      const env = route.auth ? (await auth.authenticate(req, nowMs)).env : '';
+      const token = route.auth ? await auth.authenticate(req, nowMs) : null;
+      if (token && !token.scopes.includes(route.scope)) throw forbidden(token, route.scope);
+      const env = token?.env ?? '';
       const body: unknown = req.body;
       const url = req.originalUrl;
       const mark = url.indexOf('?');
@@ -88,10 +93,19 @@ export function createApiApp(deps: ApiDeps, before: RequestHandler[] = []): expr
       const params = req.params as Record<string, string>;
       // req.ip: the socket's peer, or X-Forwarded-For as far as 'trust proxy' (VIGIL_TRUST_PROXY) allows.
       const clientAddress = req.ip ?? '';
-      const data = await route.handle({ env, attrs, nowMs, params, clientAddress, req, res });
+      const data = await route.handle({ env, token, attrs, nowMs, params, clientAddress, req, res });
       if (data !== STREAMED) res.json({ status: 'success', data });
     };
   }
+}
+
+/** FORBIDDEN: the token lacks the scope the endpoint needs. */
+function forbidden(token: TokenRecord, scope: Scope): AppError {
+  const who =
+    token.kind === 'login'
+      ? "the user's role allows only reading (a viewer)"
+      : `the token has scope ${token.scopes.join(',') || 'none'}`;
+  return new AppError('FORBIDDEN', `This endpoint needs scope ${scope}; ${who}.`);
 }
 
 /** Every route of the read API, as mounted (and described in the OpenAPI document). */
@@ -102,6 +116,7 @@ export function apiRoutes(deps: ApiDeps): ApiRoute[] {
     ...sensorRoutes(deps),
     ...exportRoutes(deps),
     ...eventRoutes(deps),
+    ...alarmRoutes(deps),
     ...ingestLogRoutes(deps),
   ];
 }

@@ -3,6 +3,7 @@
  * handed to it and the answer envelope. A handler receives its attributes validated and typed, and
  * returns the envelope's `data`, or STREAMED when it wrote the response itself (the export).
  */
+import type { AlertingKeys } from '../alerting/alerting-keys.ts';
 import type { EventKeys } from '../events/event-keys.ts';
 import type { IngestKeys } from '../ingest/ingest-keys.ts';
 import type { StateKeys } from '../state/state-keys.ts';
@@ -18,11 +19,12 @@ import type { IngestLog } from '../ingest/ingest-log.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Redis } from '../redis/connect.ts';
 import type { TenancyStore } from '../tenancy/tenancy-store.ts';
+import type { Scope, TokenRecord } from '../tenancy/types.ts';
 import type { AttributesSchema } from './attributes.ts';
 
 export interface ApiDeps {
   config: Config;
-  keys: TenancyKeys & StateKeys & EventKeys & IngestKeys & ExportKeys;
+  keys: TenancyKeys & StateKeys & EventKeys & IngestKeys & ExportKeys & AlertingKeys;
   redis: Redis;
   influx: InfluxClient;
   tenancy: TenancyStore;
@@ -44,6 +46,8 @@ export interface ApiDeps {
 export interface ApiRequest<A = unknown> {
   /** The caller's environment (from the bearer token); '' on routes without a token. */
   env: string;
+  /** The caller's token; null on routes without one. */
+  token: TokenRecord | null;
   /** The request's attributes, as the route's schema gives them. */
   attrs: A;
   nowMs: number;
@@ -65,6 +69,11 @@ export interface ApiRoute<A = unknown> {
   methods: ('GET' | 'POST')[];
   /** Needs `Authorization: Bearer vt_…`. */
   auth: boolean;
+  /**
+   * What the token must be allowed (routes with `auth`): `read` for every read endpoint, `write`
+   * for one that changes something. A token without it gets 403 FORBIDDEN.
+   */
+  scope: Scope;
   /**
    * The request attributes (attributes.ts): checked before `handle` runs, after the token, and
    * published as the endpoint's parameters in the OpenAPI document.

@@ -33,6 +33,7 @@ export function deviceRoutes(deps: ApiDeps): ApiRoute[] {
       paths: ['/devices/list'],
       methods: ['GET', 'POST'],
       auth: true,
+      scope: 'read',
       attributes: attributes({}),
       handle: async ({ env }) => shapeDevices(env, await tenancy.listDevices(env)),
     }),
@@ -40,6 +41,7 @@ export function deviceRoutes(deps: ApiDeps): ApiRoute[] {
       paths: ['/devices/listByDefinitionName', '/devices/listByDefinitionNames'],
       methods: ['GET', 'POST'],
       auth: true,
+      scope: 'read',
       attributes: attributes({
         definitionName: attr.string(),
         definitionIsPublic: attr
@@ -68,6 +70,7 @@ export function deviceRoutes(deps: ApiDeps): ApiRoute[] {
       paths: ['/devices/events'],
       methods: ['GET', 'POST'],
       auth: true,
+      scope: 'read',
       attributes: attributes({ deviceName: attr.string(), ...EVENT_FILTERS }),
       async handle({ env, attrs: { deviceName, ...filters } }) {
         if (!(await tenancy.getDevice(env, deviceName))) throw deviceNotFound(deviceName);

@@ -45,6 +45,7 @@ export function eventRoutes(deps: ApiDeps): ApiRoute[] {
       paths: ['/events/list'],
       methods: ['GET', 'POST'],
       auth: true,
+      scope: 'read',
       attributes: eventFilters,
       handle: async ({ env, attrs }) => listEvents(deps.redis, deps.keys, eventQuery(env, attrs)),
     }),

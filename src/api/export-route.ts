@@ -49,6 +49,7 @@ export function exportRoutes(deps: ApiDeps): ApiRoute[] {
       paths: ['/sensors/export'],
       methods: ['GET', 'POST'],
       auth: true,
+      scope: 'read',
       attributes: exportAttributes,
       async handle({ env, attrs, nowMs, req, res }) {
         const { deviceName, sensorName, startUTC, endUTC } = attrs;

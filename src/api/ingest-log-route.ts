@@ -12,6 +12,7 @@ export function ingestLogRoutes(deps: ApiDeps): ApiRoute[] {
       paths: ['/ingest/log'],
       methods: ['GET', 'POST'],
       auth: true,
+      scope: 'read',
       attributes: attributes({
         limit: attr
           .number({ integer: true, min: 1, max: size })

@@ -17,6 +17,7 @@ export function loginRoutes(deps: ApiDeps): ApiRoute[] {
       paths: ['/login/:apiKey'],
       methods: ['POST'],
       auth: false,
+      scope: 'read',
       attributes: attributes({
         username: attr.string(),
         password: attr.string(),

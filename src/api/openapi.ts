@@ -91,6 +91,18 @@ const COMPONENTS = {
       eventMessage: str,
       receivedUTC: { type: 'string', format: 'date-time' },
     }),
+    Alarm: objectOf({
+      deviceName: str,
+      displayName: str,
+      sensorName: { type: ['string', 'null'], description: 'Null for the device’s Availability alarm.' },
+      eventCategory: { enum: ['Sensors', 'Availability'] },
+      status: { enum: ['INFO', 'WARNING', 'ERROR', 'CRITICAL'] },
+      sinceUTC: { type: 'string', format: 'date-time', description: 'When the alarm opened.' },
+      acknowledged: { type: 'boolean' },
+      acknowledgedBy: { type: ['string', 'null'], description: 'A username, or token:<name>.' },
+      acknowledgedUTC: ts,
+      note: { type: ['string', 'null'] },
+    }),
     IngestLogEntry: objectOf({
       receivedUTC: { type: 'string', format: 'date-time' },
       ingestId: str,
@@ -177,6 +189,16 @@ const ANSWERS: Record<string, Answer> = {
   '/devices/events': {
     summary: 'Events of one device, newest first',
     data: arrayOf(ref('Event')),
+    errors: ['404'],
+  },
+  '/alarms/list': {
+    summary: 'Open alarms of the environment, most severe first, then oldest',
+    data: arrayOf(ref('Alarm')),
+    errors: [],
+  },
+  '/alarms/acknowledge': {
+    summary: 'Acknowledge an open alarm (a token with scope write)',
+    data: ref('Alarm'),
     errors: ['404'],
   },
   '/ingest/log': {
@@ -288,7 +310,8 @@ function requestSchema(route: ApiRoute): JsonSchema {
 
 function responses(route: ApiRoute, answer: Answer) {
   const error = { $ref: '#/components/responses/Error' };
-  const statuses = [...new Set(['400', ...(route.auth ? ['401'] : []), ...answer.errors, '503'])].sort();
+  const refusals = route.auth ? ['401', ...(route.scope === 'read' ? [] : ['403'])] : [];
+  const statuses = [...new Set(['400', ...refusals, ...answer.errors, '503'])].sort();
   return {
     '200': { description: 'Success', content: { ...json(envelope(answer.data)), ...answer.moreContent } },
     ...Object.fromEntries(statuses.map((status) => [status, error])),

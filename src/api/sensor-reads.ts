@@ -9,7 +9,7 @@
  */
 import type { DataPointSpec, DefinitionSpec, Locale } from '../domain/types.ts';
 import type { Redis } from '../redis/connect.ts';
-import { createSharedPipeline } from '../redis/shared-pipeline.ts';
+import { createPipelinedReads } from '../redis/pipelined-reads.ts';
 import type { StateKeys } from '../state/state-keys.ts';
 import type { TenancyKeys } from '../tenancy/tenancy-keys.ts';
 import {
@@ -70,8 +70,8 @@ interface Plan {
 
 export function createSensorReads(deps: { redis: Redis; keys: TenancyKeys & StateKeys }): LoadDevices {
   const { keys } = deps;
-  // Concurrent requests share pipelines: one Redis round trip per event-loop turn, not per request.
-  const read = createSharedPipeline(deps.redis);
+  // Concurrent requests' commands share writes: one Redis round trip per event-loop turn.
+  const read = createPipelinedReads(deps.redis);
   /** `env\ndevice` → Redis key of the definition it had. */
   const lastDefinition = new Map<string, string>();
   /** Redis key of a definition → its parsed spec. */

@@ -1,8 +1,8 @@
 /**
  * Endpoints 3–6: data points of one device (list, details) and of many (batchList, batchDetails).
  * Answered from Redis (device records, definitions, state hashes with each data point's current
- * hour — pipelined for batches) plus the last24Hours reader for the closed hours (cached; see
- * last-24-hours-reader.ts).
+ * hour and the device's history version — pipelined for batches) plus the last24Hours reader for
+ * the closed hours (cached per history version; see last-24-hours-reader.ts).
  * Data points come in definition order; batch results in request order with duplicates removed.
  */
 import { isNumericDataType } from '../domain/data-types.ts';
@@ -50,6 +50,7 @@ export function sensorRoutes(deps: ApiDeps): ApiRoute[] {
       paths: ['/sensors/list'],
       methods: ['GET', 'POST'],
       auth: true,
+      scope: 'read',
       attributes: attributes({ deviceName: attr.string() }),
       async handle({ env, attrs: { deviceName }, nowMs }) {
         const { locale, devices } = await loadDevices(env, [deviceName]);
@@ -62,6 +63,7 @@ export function sensorRoutes(deps: ApiDeps): ApiRoute[] {
       paths: ['/sensors/details'],
       methods: ['GET', 'POST'],
       auth: true,
+      scope: 'read',
       attributes: attributes({ deviceName: attr.string(), sensorName: attr.string() }),
       async handle({ env, attrs: { deviceName, sensorName }, nowMs }) {
         const { locale, devices } = await loadDevices(env, [deviceName], () => [sensorName]);
@@ -77,6 +79,7 @@ export function sensorRoutes(deps: ApiDeps): ApiRoute[] {
       paths: ['/sensors/batchList'],
       methods: ['GET', 'POST'],
       auth: true,
+      scope: 'read',
       attributes: attributes({
         devices: attr.list(attr.string(), { max: MAX_BATCH_ITEMS }).describe('Device names.'),
       }),
@@ -93,6 +96,7 @@ export function sensorRoutes(deps: ApiDeps): ApiRoute[] {
       paths: ['/sensors/batchDetails'],
       methods: ['GET', 'POST'],
       auth: true,
+      scope: 'read',
       attributes: attributes({
         sensors: attr.list(sensorRef, { max: MAX_BATCH_ITEMS }).describe('Data points, by device and name.'),
       }),
@@ -124,13 +128,19 @@ export function sensorRoutes(deps: ApiDeps): ApiRoute[] {
 }
 
 /**
- * A data point's last24Hours item, with its current hour from state: none for text and GPS data
- * points (they have no numeric history).
+ * A data point's last24Hours item, with its current hour from state (none for text and GPS data
+ * points: they have no numeric history) and the device's history version, which keys the cached
+ * closed hours.
  */
 function historyItem(loaded: LoadedDevice, dp: DataPointSpec, nowMs: number): ReaderItem {
-  const item = { device: loaded.device.deviceName, sensor: dp.name };
+  const { state } = loaded;
   const numeric = isNumericDataType(dp.dataType) || dp.dataType === 'boolean';
-  return { ...item, current: numeric ? currentHourOf(loaded.state, dp.name, nowMs) : null };
+  return {
+    device: loaded.device.deviceName,
+    sensor: dp.name,
+    current: numeric ? currentHourOf(state, dp.name, nowMs) : null,
+    version: state.historyVersion,
+  };
 }
 
 /** Sensor names per device, devices in order of first appearance. */

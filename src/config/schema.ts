@@ -568,6 +568,18 @@ export const SETTINGS = {
     '86400',
     nonNegativeInt,
   ),
+  notifyMinRemindEveryMs: setting(
+    'VIGIL_NOTIFY_MIN_REMIND_EVERY_MS',
+    'Shortest reminder interval a route may have (`--remind-every`), in ms: a lower one is refused when the route is created.',
+    '60000',
+    positiveInt,
+  ),
+  auditLogSize: setting(
+    'VIGIL_AUDIT_LOG_SIZE',
+    'Audit entries kept per environment for `vigil audit` (alarm acknowledgements, channel and route changes); older ones are dropped.',
+    '10000',
+    positiveInt,
+  ),
   shutdownTimeoutMs: setting(
     'VIGIL_SHUTDOWN_TIMEOUT_MS',
     'Longest a graceful shutdown waits before exiting anyway, in ms.',

@@ -76,6 +76,12 @@ export const ERROR_CODES = {
     retryable: false,
     description: 'Wrong username, password or TOTP code.',
   },
+  FORBIDDEN: {
+    status: 403,
+    retryable: false,
+    description:
+      'The token may not do this: the endpoint changes something (scope write) and the token only reads — a CLI token created without `--scope read,write`, or the login token of a viewer.',
+  },
   MFA_REQUIRED: {
     status: 401,
     retryable: false,
@@ -107,6 +113,12 @@ export const ERROR_CODES = {
     description: 'No such device in the caller’s environment.',
   },
   SENSOR_NOT_FOUND: { status: 404, retryable: false, description: 'No such data point on the device.' },
+  ALARM_NOT_FOUND: {
+    status: 404,
+    retryable: false,
+    description:
+      'No open alarm for that device (Availability) or data point: it is in SUCCESS, its contact is not lost, or it is unknown.',
+  },
   DEFINITION_NOT_FOUND: {
     status: 404,
     retryable: false,
@@ -226,6 +238,12 @@ export const ERROR_CODES = {
     status: 0,
     retryable: false,
     description: 'The pre-parser set a time that is not epoch milliseconds.',
+  },
+  TIMESTAMP_BEYOND_RETENTION: {
+    status: 0,
+    retryable: false,
+    description:
+      'The reading was measured longer ago than raw history keeps (VIGIL_RAW_RETENTION, less a minute); it is not stored.',
   },
   PREPARSER_BAD_RESULT: {
     status: 0,

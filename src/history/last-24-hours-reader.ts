@@ -1,15 +1,17 @@
 /**
- * `last24Hours` for the read API (docs/interface.md#history-bucket) at rates where one InfluxDB query per request is
- * too dear: the closed hours of each data point are cached; the current hour comes from the state in
- * Redis when the caller has it (ReaderItem.current), else it is queried for every request; requests
- * that arrive while a query runs share the next one.
+ * `last24Hours` for the read API (docs/interface.md#history-bucket) at rates where one InfluxDB
+ * query per request is too dear: the closed hours of each data point are cached; the current hour
+ * comes from the state in Redis when the caller has it (ReaderItem.current), else it is queried for
+ * every request; requests that arrive while a query runs share the next one.
  *
  * Freshness: the current hour from state holds every value that became the data point's current
  * value; queried, it holds every value written to InfluxDB before the request arrived (a request
- * never takes the answer of a query that started before it). Closed hours are reused for at
- * most `closedHoursMaxAgeMs` (60 s): a value written late for a closed hour — measured before the
- * hour rolled over but written after it, or sent with a device time in the past — shows up within
- * that time. The hour rolling over starts a fresh entry. At most `maxEntries` data points are kept
+ * never takes the answer of a query that started before it). Closed hours are cached per history
+ * version (ReaderItem.version, which the worker bumps once it has written a value into a closed
+ * hour, src/state/history-version.ts): a late value shows at the first request that reads the new
+ * version, in every API process. They are also reused for at most `closedHoursMaxAgeMs` (60 s),
+ * for values written without a version bump (by a process of an earlier release during an
+ * upgrade). The hour rolling over starts a fresh entry. At most `maxEntries` data points are kept
  * (10,000, about 2.5 KB each at 23 buckets), the oldest entry dropped first.
  */
 import type { InfluxClient } from './influx-client.ts';
@@ -30,11 +32,13 @@ export interface Last24HoursReaderOptions {
 
 /**
  * A data point to read. `current`, when the caller knows it (the current hour kept in state, see
- * STATE_FIELD.hour), is the current hour's bucket (null: no values in it), and InfluxDB is not
- * asked for the current hour.
+ * STATE_FIELD.packed), is the current hour's bucket (null: no values in it), and InfluxDB is not
+ * asked for the current hour. `version`, the device's history version read with that state, keys
+ * the cached closed hours: under another version they are asked again.
  */
 export interface ReaderItem extends HistoryItem {
   current?: Bucket | null;
+  version?: number;
 }
 
 /** Buckets per item, as queryLast24Hours gives them (key `device|sensor`, every item present). */
@@ -50,6 +54,8 @@ interface ClosedHours {
   hourMs: number;
   /** The clock of the request that asked for them (epoch ms). */
   askedMs: number;
+  /** The history version of the request that asked for them. */
+  version: number | undefined;
   buckets: Promise<Bucket[]>;
 }
 
@@ -71,7 +77,7 @@ export function createLast24HoursReader(opts: Last24HoursReaderOptions): Last24H
     const cacheKey = `${env}\n${key}`;
     const hit = closed.get(cacheKey);
     const known = item.current === undefined ? undefined : item.current ? [item.current] : [];
-    if (hit && hit.hourMs === hourMs && nowMs - hit.askedMs < maxAgeMs) {
+    if (hit && hit.hourMs === hourMs && hit.version === item.version && nowMs - hit.askedMs < maxAgeMs) {
       if (known) return hit.buckets.then((c) => c.concat(known));
       const current = ask(env, hourMs, 1, item);
       return Promise.all([hit.buckets, current]).then(([c, now]) => c.concat(now.get(key) ?? []));
@@ -81,6 +87,7 @@ export function createLast24HoursReader(opts: Last24HoursReaderOptions): Last24H
     const entry: ClosedHours = {
       hourMs,
       askedMs: nowMs,
+      version: item.version,
       buckets: asked.then((b) => b.filter((x) => x.sUTC * 1000 < hourMs)),
     };
     // A failed query is not cached: the next request asks again.

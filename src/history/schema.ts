@@ -3,6 +3,7 @@
  * continuous query that rolls raw values up into hourly buckets. Idempotent; every process may run it
  * at start (concurrent runs converge on the same state).
  */
+import { parseDurationMs } from '../lib/duration.ts';
 import { sha256Hex } from '../lib/sha256.ts';
 import { InfluxError, type InfluxClient } from './influx-client.ts';
 import { ident } from './influxql.ts';
@@ -15,6 +16,11 @@ export interface HistorySchemaOptions {
   rollupRetention: string;
   /** How often the rollup query recomputes the last 2 hours (`1m`). */
   resampleEvery: string;
+}
+
+/** A retention policy's duration (`INF` or `90d`, as configured) in ms; undefined for INF. */
+export function retentionMs(duration: string): number | undefined {
+  return duration === 'INF' ? undefined : parseDurationMs(duration);
 }
 
 /**

@@ -62,6 +62,8 @@ export function createBacklogMonitor(
 ): BacklogMonitor {
   let refused = { everyone: false, envs: new Set<string>() };
   let sampling: Promise<void> | undefined;
+  /** Samples failed in a row: one alone (the first, taken while the connection opens) is not worth a warning. */
+  let failedInARow = 0;
   const sampleFailed = sampledWarning(deps.log, 'backlog sample failed (Redis unreachable?); the last verdict stands');
   const sample = () => {
     sampling ??= (async () => {
@@ -75,9 +77,10 @@ export function createBacklogMonitor(
         const next = refusedEnvironments(payloads, payloadsByEnv, deps);
         logChanges(refused, next, payloads, payloadsByEnv);
         refused = next;
+        failedInARow = 0;
       } catch (err) {
         // Redis unreachable: submissions fail with UNAVAILABLE anyway; keep the last verdict.
-        sampleFailed({ err: err instanceof Error ? err.message : String(err) });
+        if (++failedInARow > 1) sampleFailed({ err: err instanceof Error ? err.message : String(err) });
       } finally {
         sampling = undefined;
       }

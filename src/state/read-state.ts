@@ -4,14 +4,15 @@
  * Callers put the reads in their own pipelines (planStateRead, queueStateRead, stateFromQueued) so
  * one round trip serves a whole request.
  */
-import type { ChainableCommander } from 'ioredis';
 import type { Bucket } from '../history/last-24-hours.ts';
 import type { Redis } from '../redis/connect.ts';
+import type { ReadCommands } from '../redis/pipelined-reads.ts';
 import { decodeSuppressed } from '../tenancy/records.ts';
 import { type StateKeys, DEVICE_FIELD, STATE_FIELD, stateField } from './state-keys.ts';
 import type { TenancyKeys } from '../tenancy/tenancy-keys.ts';
 import { AppError } from '../errors/app-error.ts';
 import { decodePoint, POINT_LAYOUT, type PointRecord } from './point-record.ts';
+import { historyVersionOf } from './history-version.ts';
 
 /**
  * The stored state of one device, undecoded. By sensor name in Maps: in a plain object, a data
@@ -24,6 +25,8 @@ export interface DeviceStateHash {
   points: Map<string, PointRecord>;
   /** Sensor → suppressed until (epoch ms; 0 = no expiry), as stored. */
   suppressed: ReadonlyMap<string, number>;
+  /** The device's history version (`@hv`, history-version.ts); 0 when never bumped. */
+  historyVersion: number;
 }
 
 /** One data point's decoded state; null fields before its first value. */
@@ -37,7 +40,10 @@ export interface DataPointState {
   suppressed: boolean;
 }
 
-/** What one device's state read asks for: the value and packed fields of some data points. */
+/**
+ * What one device's state read asks for: the value and packed fields of some data points, then the
+ * device's history version (none when no data point is asked for).
+ */
 export interface StateRead {
   sensors: readonly string[];
   fields: string[];
@@ -46,19 +52,21 @@ export interface StateRead {
 export function planStateRead(sensors: readonly string[]): StateRead {
   const fields: string[] = [];
   for (const s of sensors) fields.push(stateField(s, STATE_FIELD.value), stateField(s, STATE_FIELD.packed));
+  if (fields.length > 0) fields.push(DEVICE_FIELD.historyVersion);
   return { sensors, fields };
 }
 
 /** Queues the reads of `plan` on `pipe`: 2 replies (see stateFromQueued). */
 export function queueStateRead(
-  pipe: ChainableCommander,
+  pipe: Pick<ReadCommands, 'hmgetBuffer' | 'hgetall'>,
   keys: (StateKeys & TenancyKeys),
   env: string,
   device: string,
   plan: StateRead,
 ): void {
   // Buffers: the packed fields are binary.
-  pipe.hmgetBuffer(keys.deviceState(env, device), ...plan.fields).hgetall(keys.deviceSuppressed(env, device));
+  pipe.hmgetBuffer(keys.deviceState(env, device), ...plan.fields);
+  pipe.hgetall(keys.deviceSuppressed(env, device));
 }
 
 /**
@@ -72,6 +80,7 @@ export function stateFromQueued(plan: StateRead, next: () => unknown): DeviceSta
     values: new Map(),
     points: new Map(),
     suppressed: decodeSuppressed(next() as Record<string, string>),
+    historyVersion: historyVersionOf(replies[2 * plan.sensors.length]),
   };
   plan.sensors.forEach((sensor, i) => {
     const value = replies[2 * i];
@@ -97,6 +106,7 @@ export const emptyState = (): DeviceStateHash => ({
   values: new Map(),
   points: new Map(),
   suppressed: new Map(),
+  historyVersion: 0,
 });
 
 const HOUR_MS = 3_600_000;

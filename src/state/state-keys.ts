@@ -1,7 +1,7 @@
 /**
- * Redis keys of current state: one hash per device and the availability deadlines. The layout of
- * a state hash (fields per data point and per device) is below; docs/processing.md describes the
- * whole key schema.
+ * Redis keys of current state: one hash per device, the availability deadlines and each
+ * environment's alarm index. The layout of a state hash (fields per data point and per device) is
+ * below, the alarm index's in lua/alarm-index.lua; docs/processing.md describes the whole key schema.
  */
 export interface StateKeys {
   readonly prefix: string;
@@ -15,6 +15,10 @@ export interface StateKeys {
   migrationLock(): string;
   /** SCAN pattern matching every device state hash. */
   stateHashes(): string;
+  /** Sorted set of the environment's open alarms, most severe then oldest first (alarm-index.lua). */
+  alarmIndex(env: string): string;
+  /** Hash of the environment's open alarms: `<device>\n<sensor>` → JSON record (alarm-index.lua). */
+  alarmRecords(env: string): string;
 }
 
 export function stateKeys(prefix: string): StateKeys {
@@ -27,6 +31,8 @@ export function stateKeys(prefix: string): StateKeys {
     stateLayout: () => `${p}:state-layout`,
     migrationLock: () => `${p}:migration-lock`,
     stateHashes: () => `${p.replace(/[*?[\]\\]/g, '\\$&')}:state:*`,
+    alarmIndex: (env) => `${p}:env:${env}:alarms`,
+    alarmRecords: (env) => `${p}:env:${env}:alarm-records`,
   };
 }
 
@@ -52,6 +58,12 @@ export const DEVICE_FIELD = {
   deadline: '@dl',
   /** Availability timeout in ms the last payload came with (0: not watched). */
   timeout: '@to',
+  /**
+   * A counter the worker increments once a step has written a value of this device into a clock
+   * hour that had already closed (history-version.ts): readers that keep closed hours keep them
+   * per version.
+   */
+  historyVersion: '@hv',
 } as const;
 
 export const stateField = (sensor: string, field: (typeof STATE_FIELD)[keyof typeof STATE_FIELD]): string =>

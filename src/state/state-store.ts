@@ -9,10 +9,11 @@ import type { Status } from '../domain/types.ts';
 import { LeaseLostError } from '../errors/lease-lost.ts';
 import { AppError } from '../errors/app-error.ts';
 import type { EventKeys } from '../events/event-keys.ts';
+import { withAlarmIndex } from './alarm-index.ts';
 import type { StateKeys } from './state-keys.ts';
 
-const applyLua = readFileSync(new URL('./lua/apply-readings.lua', import.meta.url), 'utf8');
-const lostLua = readFileSync(new URL('./lua/mark-contact-lost.lua', import.meta.url), 'utf8');
+const applyLua = withAlarmIndex(readFileSync(new URL('./lua/apply-readings.lua', import.meta.url), 'utf8'));
+const lostLua = withAlarmIndex(readFileSync(new URL('./lua/mark-contact-lost.lua', import.meta.url), 'utf8'));
 
 /** What the Lua script needs to know of one data point (once per device and job). */
 export interface SensorMeta {
@@ -128,7 +129,7 @@ export const DEVICES_PER_CALL = 64;
 
 export function createStateStore(deps: {
   redis: Redis;
-  keys: (EventKeys & StateKeys);
+  keys: EventKeys & StateKeys;
   eventsCap: number;
   outboxMax?: number;
 }): StateStore {
@@ -137,7 +138,7 @@ export function createStateStore(deps: {
   const outboxMax = deps.outboxMax ?? 1_000_000;
   if (typeof (deps.redis as unknown as { vigilApplyReadings?: unknown }).vigilApplyReadings !== 'function') {
     redis.defineCommand('vigilApplyReadings', { lua: applyLua });
-    redis.defineCommand('vigilMarkContactLost', { numberOfKeys: 5, lua: lostLua });
+    redis.defineCommand('vigilMarkContactLost', { numberOfKeys: 7, lua: lostLua });
   }
   const markLostArgs = (d: DueDeadline, eventJson: string, nowMs: number): (string | number)[] => [
     keys.availabilityDeadlines(),
@@ -145,6 +146,8 @@ export function createStateStore(deps: {
     keys.envEvents(d.env),
     keys.deviceEvents(d.env, d.device),
     keys.eventOutbox(),
+    keys.alarmIndex(d.env),
+    keys.alarmRecords(d.env),
     `${d.env}\n${d.device}`,
     d.deadlineMs,
     eventJson,
@@ -168,6 +171,8 @@ export function createStateStore(deps: {
           keys.deviceState(d.env, d.device),
           keys.envEvents(d.env),
           keys.deviceEvents(d.env, d.device),
+          keys.alarmIndex(d.env),
+          keys.alarmRecords(d.env),
         );
       }
       const scriptArg: ScriptArg = toScriptArg(devices, nowMs, deps.eventsCap, outboxMax);
@@ -309,7 +314,6 @@ function toScriptArg(devices: DeviceReadings[], nowMs: number, eventsCap: number
 }
 
 type ScriptArg = ReturnType<typeof toScriptArg> & { g?: readonly string[] };
-
 
 /** The code of an error reply: its first word (`ERR`, or the one a script chose). */
 

@@ -6,7 +6,7 @@
  */
 import { AppError } from '../errors/app-error.ts';
 import { checkName, invalid, type AdminContext } from './admin-support.ts';
-import { decodeUser, encodeToken } from './records.ts';
+import { decodeUser, encodeToken, roleOf } from './records.ts';
 import {
   generateApiKey,
   generateToken,
@@ -17,7 +17,7 @@ import {
   totpUri,
   verifyPassword,
 } from './secrets.ts';
-import type { TokenRecord, UserRecord } from './types.ts';
+import { SCOPES, USER_ROLES, type Scope, type TokenRecord, type UserRecord, type UserRole } from './types.ts';
 
 /** Metadata kept per API key / CLI token in `Keys.envApiKeys` / `Keys.envTokens`. */
 export interface CredentialMeta {
@@ -28,6 +28,8 @@ export interface CredentialMeta {
   hash: string;
   /** Tokens only: null = never. */
   expiresUTC?: string | null;
+  /** Tokens only; absent on tokens created before scopes existed: `read`. */
+  scopes?: Scope[];
 }
 
 export const API_KEY_FORMAT = /^vk_[A-Za-z0-9_-]{20,}$/;
@@ -35,6 +37,28 @@ export const TOKEN_FORMAT = /^vt_[A-Za-z0-9_-]{20,}$/;
 export const MIN_PASSWORD_LENGTH = 8;
 /** Login refuses longer passwords unread (scrypt's cost grows with the input). */
 export const MAX_PASSWORD_LENGTH = 1024;
+
+/**
+ * The scopes named (`read`, `write`, in any order), in canonical order. A token that writes must
+ * read too, so `write` alone is refused, as is an unknown name or none.
+ */
+export function checkScopes(names: readonly string[]): Scope[] {
+  const unknown = names.filter((n) => !(SCOPES as readonly string[]).includes(n));
+  if (unknown.length > 0 || names.length === 0)
+    throw invalid(`invalid scope ${JSON.stringify(names.join(','))}: use read or read,write`);
+  if (!names.includes('read')) throw invalid('a token that writes must also read: use read,write');
+  return SCOPES.filter((s) => names.includes(s));
+}
+
+/** Throws INVALID_INPUT unless `role` is a user role. */
+export function checkRole(role: string): UserRole {
+  const found = USER_ROLES.find((r) => r === role);
+  if (!found) throw invalid(`invalid role ${JSON.stringify(role)}: use ${USER_ROLES.join(' or ')}`);
+  return found;
+}
+
+const scopesOf = (meta: CredentialMeta): Scope[] => meta.scopes ?? ['read'];
+const sameScopes = (a: readonly Scope[], b: readonly Scope[]) => a.join(',') === b.join(',');
 
 export function createCredentialAdmin(ctx: AdminContext) {
   const { redis, keys } = ctx;
@@ -78,15 +102,27 @@ export function createCredentialAdmin(ctx: AdminContext) {
     name: string,
     token: string,
     expiresMs: number,
+    scopes: Scope[],
   ): Promise<{ meta: CredentialMeta; changed: boolean }> {
     await ctx.requireEnv(env);
     const hash = sha256Hex(token);
     const expiresUTC = expiresMs === 0 ? null : new Date(expiresMs).toISOString();
     const existing = (await listMeta(keys.envTokens(env))).find((m) => m.name === name);
-    if (existing?.hash === hash && existing.expiresUTC === expiresUTC)
+    if (
+      existing?.hash === hash &&
+      existing.expiresUTC === expiresUTC &&
+      sameScopes(scopesOf(existing), scopes)
+    )
       return { meta: existing, changed: false };
     if (existing?.hash !== hash) await refuseReuse(keys.token(hash), 'token');
-    const meta: CredentialMeta = { id: secretId(hash), name, createdUTC: ctx.nowUTC(), hash, expiresUTC };
+    const meta: CredentialMeta = {
+      id: secretId(hash),
+      name,
+      createdUTC: ctx.nowUTC(),
+      hash,
+      expiresUTC,
+      scopes,
+    };
     const record: TokenRecord = {
       env,
       id: meta.id,
@@ -94,6 +130,7 @@ export function createCredentialAdmin(ctx: AdminContext) {
       subject: name,
       expiresMs,
       createdUTC: meta.createdUTC,
+      scopes,
     };
     const m = redis.multi();
     if (existing) m.del(keys.token(existing.hash)).hdel(keys.envTokens(env), existing.id);
@@ -169,28 +206,35 @@ export function createCredentialAdmin(ctx: AdminContext) {
       return { id, name };
     },
 
-    /** Creates a long-lived bearer token; `expiresMs` 0 = never. */
-    async createToken(env: string, name: string | undefined, expiresMs: number) {
+    /** Creates a long-lived bearer token; `expiresMs` 0 = never; `read` unless `scopes` say more. */
+    async createToken(env: string, name: string | undefined, expiresMs: number, scopes: Scope[] = ['read']) {
       if (name !== undefined) checkName('key name', name);
       const token = generateToken();
       const tokenName = name ?? `token-${secretId(sha256Hex(token))}`;
       if (name !== undefined && (await listMeta(keys.envTokens(env))).some((m) => m.name === name)) {
         throw new AppError('ALREADY_EXISTS', `a token named ${name} exists already in ${env}`);
       }
-      const { meta } = await storeToken(env, tokenName, token, expiresMs);
+      const { meta } = await storeToken(env, tokenName, token, expiresMs, scopes);
       return {
         id: meta.id,
         name: meta.name,
         createdUTC: meta.createdUTC,
         expiresUTC: meta.expiresUTC ?? null,
+        scopes,
         token,
       };
     },
-    async putToken(env: string, name: string, token: string, expiresMs: number): Promise<boolean> {
+    async putToken(
+      env: string,
+      name: string,
+      token: string,
+      expiresMs: number,
+      scopes: Scope[] = ['read'],
+    ): Promise<boolean> {
       checkName('key name', name);
       if (!TOKEN_FORMAT.test(token))
         throw invalid(`token ${name}: expected vt_ followed by at least 20 base64url characters`);
-      return (await storeToken(env, name, token, expiresMs)).changed;
+      return (await storeToken(env, name, token, expiresMs, scopes)).changed;
     },
     /** CLI tokens; the metadata of expired ones (whose records Redis already dropped) is pruned. */
     async listTokens(env: string) {
@@ -201,11 +245,12 @@ export function createCredentialAdmin(ctx: AdminContext) {
       if (expired.length > 0) await redis.hdel(keys.envTokens(env), ...expired.map((t) => t.id));
       return all
         .filter((t) => !expired.includes(t))
-        .map(({ id, name, createdUTC, expiresUTC }) => ({
-          id,
-          name,
-          createdUTC,
-          expiresUTC: expiresUTC ?? null,
+        .map((t) => ({
+          id: t.id,
+          name: t.name,
+          createdUTC: t.createdUTC,
+          expiresUTC: t.expiresUTC ?? null,
+          scopes: scopesOf(t),
         }));
     },
     async revokeToken(env: string, idOrName: string) {
@@ -214,12 +259,14 @@ export function createCredentialAdmin(ctx: AdminContext) {
       return { id, name };
     },
 
-    async createUser(env: string, username: string, password: string) {
+    /** Creates a user; an operator unless `role` says viewer. */
+    async createUser(env: string, username: string, password: string, role: UserRole = 'operator') {
       checkName('username', username);
       checkPassword(password);
       await ctx.requireEnv(env);
       const user: UserRecord = {
         username,
+        role,
         passwordHash: await hashPassword(password),
         mfaEnabled: false,
         createdUTC: ctx.nowUTC(),
@@ -227,21 +274,27 @@ export function createCredentialAdmin(ctx: AdminContext) {
       if (!(await redis.hsetnx(keys.users(env), username, JSON.stringify(user)))) {
         throw new AppError('ALREADY_EXISTS', `user ${username} exists already in ${env}`);
       }
-      return { username, createdUTC: user.createdUTC };
+      return { username, role, createdUTC: user.createdUTC };
     },
-    /** Provisioning: creates the user or resets the password when it differs. */
-    async putUser(env: string, username: string, password: string): Promise<boolean> {
+    /** Provisioning: creates the user, or resets the password or role where they differ. */
+    async putUser(
+      env: string,
+      username: string,
+      password: string,
+      role: UserRole = 'operator',
+    ): Promise<boolean> {
       checkName('username', username);
       checkPassword(password);
       await ctx.requireEnv(env);
       const user = decodeUser(await redis.hget(keys.users(env), username));
-      if (user && (await verifyPassword(password, user.passwordHash))) return false;
-      const passwordHash = await hashPassword(password);
+      const samePassword = user !== null && (await verifyPassword(password, user.passwordHash));
+      if (user && samePassword && roleOf(user) === role) return false;
+      const passwordHash = samePassword && user ? user.passwordHash : await hashPassword(password);
       await saveUser(
         env,
         user
-          ? { ...user, passwordHash }
-          : { username, passwordHash, mfaEnabled: false, createdUTC: ctx.nowUTC() },
+          ? { ...user, role, passwordHash }
+          : { username, role, passwordHash, mfaEnabled: false, createdUTC: ctx.nowUTC() },
       );
       return true;
     },
@@ -250,8 +303,19 @@ export function createCredentialAdmin(ctx: AdminContext) {
       const h = await redis.hgetall(keys.users(env));
       return Object.values(h)
         .map((json) => JSON.parse(json) as UserRecord)
-        .map(({ username, mfaEnabled, createdUTC }) => ({ username, mfaEnabled, createdUTC }))
+        .map((u) => ({
+          username: u.username,
+          role: roleOf(u),
+          mfaEnabled: u.mfaEnabled,
+          createdUTC: u.createdUTC,
+        }))
         .sort((a, b) => a.username.localeCompare(b.username));
+    },
+    /** Changes a user's role; their login tokens follow at once (tenancy-store.ts). */
+    async setRole(env: string, username: string, role: UserRole) {
+      const user = await getUser(env, username);
+      await saveUser(env, { ...user, role });
+      return { username, role };
     },
     async deleteUser(env: string, username: string) {
       await getUser(env, username);

@@ -16,7 +16,7 @@ import type { Redis } from '../redis/connect.ts';
 import type { TenancyKeys } from './tenancy-keys.ts';
 import { MAX_PASSWORD_LENGTH } from './admin-credentials.ts';
 import { isValidName } from './names.ts';
-import { decodeUser, encodeToken } from './records.ts';
+import { decodeUser, encodeToken, roleOf } from './records.ts';
 import {
   DUMMY_PASSWORD_HASH,
   generateToken,
@@ -25,7 +25,7 @@ import {
   verifyPassword,
   totpStep,
 } from './secrets.ts';
-import type { TokenRecord } from './types.ts';
+import { ROLE_SCOPES, type TokenRecord } from './types.ts';
 
 export type LoginResult =
   | { ok: true }
@@ -178,7 +178,9 @@ export function createLogin(deps: LoginDeps) {
     return { ok: true };
   }
 
+  /** A login token carrying the scopes of the user's role (resolving narrows them to the role's then). */
   async function createLoginToken(env: string, username: string, ttlSeconds: number) {
+    const user = decodeUser(await redis.hget(keys.users(env), username));
     const token = generateToken();
     const hash = sha256Hex(token);
     const now = clock();
@@ -189,6 +191,7 @@ export function createLogin(deps: LoginDeps) {
       subject: username,
       expiresMs: now + ttlSeconds * 1000,
       createdUTC: new Date(now).toISOString(),
+      scopes: user ? ROLE_SCOPES[roleOf(user)] : [],
     };
     const key = keys.token(hash);
     await redis.multi().hset(key, encodeToken(record)).pexpireat(key, record.expiresMs).exec();

@@ -87,7 +87,9 @@ async function loadAndValidate(
   try {
     text = await readFile(join(dir, PROVISIONING_FILE), 'utf8');
   } catch (err) {
-    throw invalid(`${join(dir, PROVISIONING_FILE)} cannot be read (${err instanceof Error ? err.message : String(err)})`);
+    throw invalid(
+      `${join(dir, PROVISIONING_FILE)} cannot be read (${err instanceof Error ? err.message : String(err)})`,
+    );
   }
   let plan: ProvisioningPlan;
   try {
@@ -260,10 +262,13 @@ async function write(loaded: Loaded, { admin }: ProvisioningDeps): Promise<strin
     for (const k of env.apiKeys)
       note(await admin.putApiKey(env.name, k.name, k.key), `${env.name}: API key ${k.name}`);
     for (const t of env.tokens) {
-      note(await admin.putToken(env.name, t.name, t.token, t.expiresMs), `${env.name}: token ${t.name}`);
+      note(
+        await admin.putToken(env.name, t.name, t.token, t.expiresMs, t.scopes),
+        `${env.name}: token ${t.name}`,
+      );
     }
     for (const u of env.users)
-      note(await admin.putUser(env.name, u.username, u.password), `${env.name}: user ${u.username}`);
+      note(await admin.putUser(env.name, u.username, u.password, u.role), `${env.name}: user ${u.username}`);
     changes.push(...((await loaded.alerting.get(env.name)?.()) ?? []));
   }
   return changes;

@@ -8,6 +8,7 @@ import { LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
 import type { Locale } from '../domain/types.ts';
 import { nameProblem } from './names.ts';
+import { SCOPES, USER_ROLES, type Scope, type UserRole } from './types.ts';
 
 export const PROVISIONING_FILE = 'environments.yaml';
 
@@ -28,8 +29,8 @@ export interface PlannedEnvironment {
   definitions: string[];
   preparser?: { file: string; enabled: boolean };
   apiKeys: { name: string; key: string }[];
-  tokens: { name: string; token: string; expiresMs: number }[];
-  users: { username: string; password: string }[];
+  tokens: { name: string; token: string; expiresMs: number; scopes: Scope[] }[];
+  users: { username: string; password: string; role: UserRole }[];
   devices: PlannedDevice[];
   /** Notification channels and routes, as the file has them: alerting checks and writes them. */
   alerting: { channels: unknown[]; routes: unknown[] };
@@ -78,11 +79,31 @@ const environment = z
     tokens: z
       .array(
         z
-          .object({ name: name('key name'), token: z.string(), expires: z.string().default('never') })
+          .object({
+            name: name('key name'),
+            token: z.string(),
+            expires: z.string().default('never'),
+            // A token that writes reads too; absent: read.
+            scopes: z
+              .array(z.enum(SCOPES))
+              .refine((s) => s.includes('read'), 'must include read (read, or read and write)')
+              .default(['read'])
+              .transform((s) => SCOPES.filter((x) => s.includes(x))),
+          })
           .strict(),
       )
       .default([]),
-    users: z.array(z.object({ username: name('username'), password: z.string() }).strict()).default([]),
+    users: z
+      .array(
+        z
+          .object({
+            username: name('username'),
+            password: z.string(),
+            role: z.enum(USER_ROLES).default('operator'),
+          })
+          .strict(),
+      )
+      .default([]),
     devices: z.array(device).default([]),
     channels: z.array(z.unknown()).default([]),
     routes: z.array(z.unknown()).default([]),
@@ -159,10 +180,12 @@ export function parseProvisioningFile(
         name: t.name,
         token: expand(t.token, `tokens ${t.name}`),
         expiresMs: parseExpiry(t.expires, `${where}: tokens ${t.name}`),
+        scopes: t.scopes,
       })),
       users: e.users.map((u) => ({
         username: u.username,
         password: expand(u.password, `users ${u.username}`),
+        role: u.role,
       })),
       devices: e.devices.map(planDevice),
       alerting: { channels: e.channels, routes: e.routes },

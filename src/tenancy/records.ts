@@ -3,14 +3,17 @@
  * ./types.ts). One codec per record, so the reading store and the admin commands agree.
  */
 import type { DefinitionSpec, Locale, ThresholdSet } from '../domain/types.ts';
-import type {
-  ApiKeyRecord,
-  DefinitionRecord,
-  DeviceRecord,
-  Environment,
-  PreparserRecord,
-  TokenRecord,
-  UserRecord,
+import {
+  SCOPES,
+  type ApiKeyRecord,
+  type DefinitionRecord,
+  type DeviceRecord,
+  type Environment,
+  type PreparserRecord,
+  type Scope,
+  type TokenRecord,
+  type UserRecord,
+  type UserRole,
 } from './types.ts';
 
 type Hash = Record<string, string>;
@@ -33,24 +36,37 @@ export const encodeToken = (t: TokenRecord): Hash => ({
   subject: t.subject,
   expiresMs: String(t.expiresMs),
   createdUTC: t.createdUTC,
+  scopes: t.scopes.join(','),
 });
 
+/**
+ * The token's record. A token stored without scopes (before they existed) gets `read` as a CLI
+ * token and `read,write` as a login token, which resolving then narrows to its user's role.
+ */
 export function decodeToken(h: Hash | null | undefined): TokenRecord | null {
   if (isEmpty(h) || !h.env || !h.id) return null;
+  const kind = h.kind === 'login' ? 'login' : 'cli';
   return {
     env: h.env,
     id: h.id,
-    kind: h.kind === 'login' ? 'login' : 'cli',
+    kind,
     subject: h.subject ?? '',
     expiresMs: Number(h.expiresMs ?? 0) || 0,
     createdUTC: h.createdUTC ?? '',
+    scopes: h.scopes === undefined ? (kind === 'login' ? SCOPES : ['read']) : parseStoredScopes(h.scopes),
   };
 }
+
+/** Stored scopes; names this version does not know grant nothing. */
+const parseStoredScopes = (text: string): Scope[] => SCOPES.filter((s) => text.split(',').includes(s));
 
 export function decodeUser(json: string | null | undefined): UserRecord | null {
   if (!json) return null;
   return JSON.parse(json) as UserRecord;
 }
+
+/** The user's role; users stored before roles existed are operators. */
+export const roleOf = (user: UserRecord): UserRole => user.role ?? 'operator';
 
 /** Fields of `Keys.definition(scope, name)`. */
 export const encodeDefinition = (

@@ -15,7 +15,9 @@ import {
   decodeSuppressed,
   decodeThresholds,
   decodeToken,
+  decodeUser,
   pipelineValues,
+  roleOf,
 } from './records.ts';
 import { sha256Hex } from './secrets.ts';
 import { createLogin, type LoginAttempt, type LoginLimits, type LoginResult } from './login.ts';
@@ -28,6 +30,7 @@ import type {
   ThresholdOverrides,
   TokenRecord,
 } from './types.ts';
+import { ROLE_SCOPES } from './types.ts';
 
 export interface TenancyDeps {
   redis: Redis;
@@ -57,7 +60,11 @@ export interface TenancyStore {
   /** Threshold overrides and suppressions of several devices in one pipelined read, in the order asked. */
   getDeviceSettings(env: string, devices: string[]): Promise<DeviceSettings[]>;
   resolveApiKey(key: string): Promise<ApiKeyRecord | null>;
-  /** The token's record, or null when unknown, revoked, expired or its user was deleted. */
+  /**
+   * The token's record, or null when unknown, revoked, expired or its user was deleted. A login
+   * token's scopes are narrowed to what its user's role allows now, so a user made viewer loses
+   * write at once (within the callers' cache time).
+   */
   resolveToken(token: string, nowMs: number): Promise<TokenRecord | null>;
   /** Issues a login token (kind `login`) that expires after `ttlSeconds`. */
   createLoginToken(
@@ -175,9 +182,11 @@ export function createTenancyStore(deps: TenancyDeps): TenancyStore {
       const record = decodeToken(await redis.hgetall(keys.token(sha256Hex(token))));
       if (!record) return null;
       if (record.expiresMs !== 0 && nowMs >= record.expiresMs) return null;
-      if (record.kind === 'login' && !(await redis.hexists(keys.users(record.env), record.subject)))
-        return null;
-      return record;
+      if (record.kind === 'cli') return record;
+      const user = decodeUser(await redis.hget(keys.users(record.env), record.subject));
+      if (!user) return null;
+      const allowed = ROLE_SCOPES[roleOf(user)];
+      return { ...record, scopes: record.scopes.filter((s) => allowed.includes(s)) };
     },
     createLoginToken: login.createLoginToken,
     verifyLogin: login.verifyLogin,

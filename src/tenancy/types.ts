@@ -19,6 +19,23 @@ export interface ApiKeyRecord {
   createdUTC: string;
 }
 
+/**
+ * What a bearer token may do on the read API: `read` every read endpoint, `write` what changes
+ * something (acknowledging an alarm). A token that writes reads too.
+ */
+export const SCOPES = ['read', 'write'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+/** A user's role: what their login tokens may do. */
+export const USER_ROLES = ['operator', 'viewer'] as const;
+export type UserRole = (typeof USER_ROLES)[number];
+
+/** The scopes of each role's login tokens. */
+export const ROLE_SCOPES: Readonly<Record<UserRole, readonly Scope[]>> = {
+  operator: ['read', 'write'],
+  viewer: ['read'],
+};
+
 /** `Keys.token(sha256hex(token))` is a Redis hash with these fields (expiresMs "0" = never). */
 export interface TokenRecord {
   env: string;
@@ -29,10 +46,17 @@ export interface TokenRecord {
   /** Epoch ms; 0 = no expiry. */
   expiresMs: number;
   createdUTC: string;
+  /**
+   * Stored comma-separated. Tokens stored before scopes existed have none: a CLI token is then
+   * `read` (all it could do), a login token what its user's role allows (tenancy-store.ts).
+   */
+  scopes: readonly Scope[];
 }
 
 export interface UserRecord {
   username: string;
+  /** Absent on users created before roles existed: operator, the default. */
+  role?: UserRole;
   /** `scrypt$N$r$p$saltB64$hashB64` */
   passwordHash: string;
   mfaEnabled: boolean;

@@ -25,6 +25,7 @@ import type { DeviceApplied, StateGuard, StateStore } from '../state/state-store
 import type { Catalog } from '../tenancy/catalog.ts';
 import { convertReadings, type ConvertedDevice } from './convert.ts';
 import { createFailures, type Failures } from './failures.ts';
+import type { LateWrites } from './late-writes.ts';
 import { OutcomeLog, type FailedPayload } from './outcomes.ts';
 import { parseReadings } from './parse.ts';
 import { preparse } from './preparse.ts';
@@ -41,6 +42,13 @@ export interface IngestProcessorDeps {
   defaultAvailabilityMinutes: number;
   /** Recent payloads kept per device (VIGIL_DEVICE_RECENT_PAYLOADS); none when absent or 0. */
   recentPayloads?: { keys: RecentPayloadKeys; count: number };
+  /**
+   * Raw retention (VIGIL_RAW_RETENTION) in ms; readings older than it are refused
+   * (TIMESTAMP_BEYOND_RETENTION). Undefined: kept forever.
+   */
+  rawRetentionMs?: number | undefined;
+  /** Records values written into closed hours with the acknowledgement (none: not recorded). */
+  lateWrites?: LateWrites;
   clock?: () => number;
 }
 
@@ -50,9 +58,10 @@ export interface ProcessResult {
   staleValues: number;
   /**
    * Settles once history is written (state already is when the result comes), so the worker can
-   * start its next step meanwhile; the entries are acknowledged after.
+   * start its next step meanwhile; the entries are acknowledged after. It gives the commands that
+   * record what the step wrote late (late-writes.ts), run with the acknowledgement.
    */
-  written?: Promise<void>;
+  written?: Promise<RedisCommand[]>;
   /** The commands that write the step's ingestion-log entries, run with its acknowledgement. */
   logCommands?: RedisCommand[];
   /**
@@ -64,6 +73,12 @@ export interface ProcessResult {
 
 /** A step whose state takes this long is logged (warn), with the time of each phase. */
 const SLOW_STEP_MS = 500;
+/**
+ * Readings are refused this long before raw retention would have InfluxDB drop them: the write
+ * comes a little after the check, and InfluxDB's clock may be ahead. A step whose write InfluxDB
+ * refuses all the same is processed again, and the check then refuses the reading.
+ */
+const RETENTION_MARGIN_MS = 60_000;
 
 /** What a step's processing is told of the step: the leases it runs under. */
 export interface StepContext {
@@ -114,6 +129,8 @@ export function createIngestProcessor(deps: IngestProcessorDeps): ProcessItems {
       sandbox: deps.sandbox,
       outcomes,
       nowMs,
+      oldestMs:
+        deps.rawRetentionMs === undefined ? undefined : nowMs - deps.rawRetentionMs + RETENTION_MARGIN_MS,
       failed: failures.payload,
     });
     marks.push(performance.now());
@@ -160,7 +177,10 @@ export function createIngestProcessor(deps: IngestProcessorDeps): ProcessItems {
     // again (history points are idempotent, so this only saves the work).
     if (step.isCurrent && !step.isCurrent())
       throw new LeaseLostError('the step was stale before its history write: skipped');
-    const written = deps.history.write({ values: [], valueLines, events: [], contacts });
+    const late = deps.lateWrites?.(devices, nowMs);
+    const written = deps.history
+      .write({ values: [], valueLines, events: [], contacts })
+      .then(() => late?.(clock()) ?? []);
     // Observed by the worker; this keeps an early failure from counting as unhandled meanwhile.
     written.catch(() => undefined);
     const entries = outcomes.entries();

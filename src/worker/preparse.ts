@@ -73,12 +73,28 @@ export async function preparse(
     sandbox: Sandbox;
     outcomes: OutcomeLog;
     nowMs: number;
+    /**
+     * Readings measured before this (epoch ms) are refused (TIMESTAMP_BEYOND_RETENTION): raw
+     * history would not keep them. Undefined: none is too old.
+     */
+    oldestMs?: number | undefined;
     /** A payload whose pre-parsing threw (the others go on). */
     failed: Failures['payload'];
   },
 ): Promise<Reading[]> {
-  const { catalog, sandbox, outcomes, nowMs } = deps;
+  const { catalog, sandbox, outcomes, nowMs, oldestMs } = deps;
   const readings: Reading[] = [];
+  /** Adds the reading, unless it is older than raw history keeps. */
+  const add = (r: Reading): void => {
+    if (oldestMs === undefined || r.timeMs >= oldestMs) readings.push(r);
+    else
+      outcomes.problem(
+        r.item,
+        'TIMESTAMP_BEYOND_RETENTION',
+        `time ${r.timeMs} (${new Date(r.timeMs).toISOString()}) is older than raw history keeps (VIGIL_RAW_RETENTION)`,
+        r.deviceName,
+      );
+  };
   const viaPreparser = new Map<string, IngestItem[]>();
   // Each environment's pre-parser once, before the loop, which never awaits (see resolveDevices).
   const envs = [...new Set(items.map((i) => i.env))];
@@ -101,7 +117,7 @@ export async function preparse(
     try {
       const found = defaultRule(item);
       if (typeof found !== 'string') outcomes.problem(item, 'MISSING_DEVICE_NAME', found.problem);
-      else readings.push(reading(item, found, item.body, item.receivedMs, false, 0, false));
+      else add(reading(item, found, item.body, item.receivedMs, false, 0, false));
     } catch (err) {
       deps.failed(item, null, err);
     }
@@ -124,8 +140,7 @@ export async function preparse(
         const direct = item.gateway === 'preparseronly' || item.gateway === 'rawpreparseronly';
         normalisePreparserResult(result.value, item.receivedMs, nowMs).forEach((r, index) => {
           if (!r.ok) outcomes.problem(item, r.code, `pre-parser: ${r.message}`, r.deviceName);
-          else
-            readings.push(reading(item, r.deviceName, r.payloadStr, r.timeMs, r.deviceTime, index, direct));
+          else add(reading(item, r.deviceName, r.payloadStr, r.timeMs, r.deviceTime, index, direct));
         });
       } catch (err) {
         deps.failed(item, null, err);

@@ -350,8 +350,9 @@ export async function runStepLoop(deps: StepLoopDeps): Promise<void> {
     const refs = entries.map(({ partition, id, payloadsByEnv }) => ({ partition, id, payloadsByEnv }));
     const commands = finishCommands(keys, entries, result.logCommands, result.failed);
     return async () => {
-      await result.written;
-      await finishStep(deps.control, keys, fence, refs, commands);
+      // With what the step wrote late, made once its history is written (late-writes.ts).
+      const late = (await result.written) ?? [];
+      await finishStep(deps.control, keys, fence, refs, late.length > 0 ? [...commands, ...late] : commands);
       end();
       metrics.steps.inc({ result: 'completed' });
       metrics.payloads.inc(result.payloads);

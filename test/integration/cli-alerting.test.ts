@@ -4,7 +4,7 @@
  * masked, internal addresses refused, bad input refused with one line, provisioning idempotent.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_SECRETS_KEY } from '../support/alerting.ts';
@@ -311,5 +311,36 @@ describe('channels and routes in provisioning', () => {
 
     const bad = await cli.run(['provision', 'apply', dir], { HOOK_URL: 'http://10.0.0.1/x' });
     expectRefusal(bad, /prov: channel hook: 10\.0\.0\.1 reaches 10\.0\.0\.1 \(private\)/);
+  });
+});
+
+describe('vigil audit', () => {
+  it('lists who changed which channel and route, newest first, as many as --limit asks', async () => {
+    expect((await cli.run(['env', 'create', 'audited'])).code).toBe(0);
+    const channel = ['--env', 'audited', '--name', 'mail'];
+    expect(
+      (await cli.run(['channel', 'create', ...channel, '--type', 'email', '--to', 'a@example.test'])).code,
+    ).toBe(0);
+    const route = ['--env', 'audited', '--name', 'all'];
+    expect((await cli.run(['route', 'create', ...route, '--channel', 'mail'])).code).toBe(0);
+    expect((await cli.run(['route', 'delete', ...route])).code).toBe(0);
+    expect((await cli.run(['channel', 'delete', ...channel])).code).toBe(0);
+    expect((await cli.run(['route', 'delete', ...route])).code).toBe(1); // refused: no audit entry
+
+    const entries = await cli.json<{ atUTC: string; actor: string; action: string; target: string }[]>([
+      ...['audit', '--env', 'audited'],
+    ]);
+    expect(entries.map((e) => [e.action, e.target])).toEqual([
+      ['channel.delete', 'mail'],
+      ['route.delete', 'all'],
+      ['route.create', 'all'],
+      ['channel.create', 'mail'],
+    ]);
+    expect(new Set(entries.map((e) => e.actor))).toEqual(new Set([`cli:${userInfo().username}`]));
+    expect(entries.every((e) => !Number.isNaN(Date.parse(e.atUTC)))).toBe(true);
+    const limited = await cli.run(['audit', '--env', 'audited', '--limit', '1']);
+    expect(limited.stdout.trim().split('\n')).toHaveLength(2); // the header and one entry
+    expect(limited.stdout).toMatch(/channel\.delete\s+mail/);
+    expectRefusal(await cli.run(['audit', '--env', 'nowhere']), /nowhere/);
   });
 });

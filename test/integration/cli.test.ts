@@ -135,6 +135,34 @@ describe('vigil apikey and token', () => {
     const remaining = await cli.json<{ name: string }[]>(['token', 'list', '--env', 'alpha']);
     expect(remaining.map((t) => t.name)).toEqual(['grafana']);
   });
+
+  it('gives a token scope read unless --scope read,write, and refuses write alone', async () => {
+    const [reader, writer, writeOnly] = await Promise.all([
+      cli.json<{ token: string; scopes: string[] }>([
+        'token',
+        'create',
+        '--env',
+        'alpha',
+        '--name',
+        'reader',
+      ]),
+      cli.json<{ token: string; scopes: string[] }>([
+        ...['token', 'create', '--env', 'alpha', '--name', 'writer', '--scope', 'read,write'],
+      ]),
+      cli.run(['token', 'create', '--env', 'alpha', '--scope', 'write']),
+    ]);
+    expect([reader.scopes, writer.scopes]).toEqual([['read'], ['read', 'write']]);
+    expectRefusal(writeOnly, 2, /must also read/);
+    const stored = (t: string) => cli.redis.hget(keys.token(sha256Hex(t)), 'scopes');
+    expect([await stored(reader.token), await stored(writer.token)]).toEqual(['read', 'read,write']);
+    const listed = await cli.json<{ name: string; scopes: string[] }[]>(['token', 'list', '--env', 'alpha']);
+    expect(listed.filter((t) => t.name !== 'grafana').map((t) => [t.name, t.scopes.join(',')])).toEqual(
+      expect.arrayContaining([
+        ['reader', 'read'],
+        ['writer', 'read,write'],
+      ]),
+    );
+  });
 });
 
 describe('vigil user', () => {
@@ -187,6 +215,49 @@ describe('vigil user', () => {
       ['alice', true],
       ['carl', false],
     ]);
+  });
+
+  it('makes users operators unless --role viewer, and changes a role', async () => {
+    const create = (username: string, ...extra: string[]) =>
+      cli.run([
+        'user',
+        'create',
+        '--env',
+        'alpha',
+        '--username',
+        username,
+        '--password',
+        'correct horse',
+        ...extra,
+      ]);
+    const [viewer, bad] = await Promise.all([
+      create('vera', '--role', 'viewer'),
+      create('otto', '--role', 'admin'),
+    ]);
+    expect(viewer.code, viewer.stderr).toBe(0);
+    expectRefusal(bad, 2, /invalid role "admin"/);
+    const roles = async () =>
+      (await cli.json<{ username: string; role: string }[]>(['user', 'list', '--env', 'alpha'])).map((u) => [
+        u.username,
+        u.role,
+      ]);
+    expect(await roles()).toEqual([
+      ['alice', 'operator'],
+      ['carl', 'operator'],
+      ['vera', 'viewer'],
+    ]);
+    const changed = await cli.run([
+      'user',
+      'role',
+      '--env',
+      'alpha',
+      '--username',
+      'vera',
+      '--role',
+      'operator',
+    ]);
+    expect(changed.code, changed.stderr).toBe(0);
+    expect((await roles()).find(([u]) => u === 'vera')).toEqual(['vera', 'operator']);
   });
 });
 

@@ -73,6 +73,28 @@ describe('last24Hours reader', () => {
     expect(await counts(NOW + CLOSED_HOURS_MAX_AGE_MS)).toEqual([2, 2]);
   });
 
+  it('asks again for the closed hours of an item whose history version changed, only for it', async () => {
+    const { influx, write } = await history();
+    await write(
+      { timeMs: CURRENT - H + 10, value: 20 },
+      { timeMs: CURRENT - H + 10, value: 1, device: 'd2' },
+    );
+    const client = counting(influx);
+    const read = createLast24HoursReader({ influx: client });
+    const counts = async (item: ReaderItem) =>
+      (await read('demo', [item], NOW)).get(`${item.device}|Temperature`)?.map((b) => b.count);
+    expect(await counts({ ...d1, current: null, version: 3 })).toEqual([1]);
+    expect(await counts({ ...d2, current: null, version: 0 })).toEqual([1]);
+    await write({ timeMs: CURRENT - 2 * H, value: 19 }, { timeMs: CURRENT - 2 * H, value: 2, device: 'd2' });
+    const queries = client.queries;
+    expect(await counts({ ...d1, current: null, version: 3 })).toEqual([1]);
+    expect(await counts({ ...d2, current: null, version: 0 })).toEqual([1]);
+    expect(client.queries).toBe(queries);
+    expect(await counts({ ...d1, current: null, version: 4 })).toEqual([1, 1]);
+    expect(client.queries).toBe(queries + 1);
+    expect(await counts({ ...d2, current: null, version: 0 })).toEqual([1]);
+  });
+
   it('recomputes the closed hours when the hour rolls over', async () => {
     const { influx, write } = await history();
     await write({ timeMs: CURRENT - 10, value: 20 });

@@ -1,14 +1,16 @@
 /**
- * Upgrades of a whole Vigil. State written before the layout version was stored (layout 1, the
- * only layout any deployment has had) is upgraded at start and read as it was: no status changes,
- * no new event. A Redis holding a layout newer than this version knows is refused, by the service
- * and by the `vigil` command, and left as it is.
+ * Upgrades of a whole Vigil. State written before the layout version was stored (layout 1: no
+ * alarm index) is upgraded at start to layout 2 and read as it was: no status changes, no new event,
+ * no notification, and the alarm index built from the stored statuses. A Redis holding a layout
+ * newer than this version knows is refused, by the service and by the `vigil` command, and left as
+ * it is.
  *
  * When a migration to a new point layout comes, the first phase here must keep writing layout 1
  * (a frozen copy of its encoder), so that this test keeps upgrading from what deployments hold.
  */
 import { execFile } from 'node:child_process';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { createAlarmIndex } from '../../src/state/alarm-index.ts';
 import { createKeys } from '../../src/keys.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { startVigil } from '../../src/main.ts';
@@ -59,7 +61,7 @@ async function loseContact(p: Pipeline, device: string): Promise<void> {
 
 describe('upgrading', () => {
   it(
-    'keeps every status and creates no event when an install without a stored layout starts',
+    'keeps every status, creates no event and builds the alarm index when an install without a stored layout starts',
     { timeout: 60_000 },
     async () => {
       // The state of an install from before the layout version was stored, written by the same
@@ -79,7 +81,9 @@ describe('upgrading', () => {
       await eventually(idle(p), { timeoutMs: 15_000, message: 'the first payloads processed' });
       await loseContact(p, 'silent');
       await p.vigil.close();
-      await p.redis.del(p.keys.stateLayout());
+      // Layout 1 had no alarm index.
+      await p.redis.del(p.keys.stateLayout(), p.keys.alarmIndex('acme'), p.keys.alarmRecords('acme'));
+      const outboxLength = await p.redis.xlen(p.keys.eventOutbox());
       const before = { warm: await statuses(p, 'warm'), silent: await statuses(p, 'silent') };
       expect(before).toEqual({
         warm: {
@@ -96,7 +100,15 @@ describe('upgrading', () => {
 
       const upgraded = await startVigil(p.config, quiet);
       try {
-        expect(await p.redis.get(p.keys.stateLayout())).toBe('1');
+        expect(await p.redis.get(p.keys.stateLayout())).toBe('2');
+        const alarms = await createAlarmIndex(p.redis, p.keys).list('acme', 100);
+        expect(alarms.map((a) => [a.device, a.sensor, a.category, a.status, a.acknowledgement])).toEqual([
+          ['warm', 'Temperature', 'Sensors', 'CRITICAL', null],
+          ['warm', 'Battery', 'Sensors', 'ERROR', null],
+          ['silent', null, 'Availability', 'ERROR', null],
+          ['warm', 'Humidity', 'Sensors', 'WARNING', null],
+        ]);
+        expect(await p.redis.xlen(p.keys.eventOutbox())).toBe(outboxLength);
         const again = async (body: Record<string, unknown>) => {
           const res = await fetch(`http://127.0.0.1:${upgraded.ports.gateway}/gateway/submit/${key}`, {
             method: 'POST',
@@ -121,12 +133,12 @@ describe('upgrading', () => {
     const redis = connectRedis(config.redisUrl, 'command');
     onTestFinished(() => closeRedis(redis));
     const keys = createKeys(config.keyPrefix);
-    await redis.set(keys.stateLayout(), '2');
+    await redis.set(keys.stateLayout(), '3');
     const refused = startVigil(config, quiet);
     await expect(refused).rejects.toMatchObject({ code: 'STATE_LAYOUT_UNKNOWN' });
-    await expect(refused).rejects.toThrow(/layout 2, newer than this version of Vigil knows \(up to 1\)/);
+    await expect(refused).rejects.toThrow(/layout 3, newer than this version of Vigil knows \(up to 2\)/);
     expect(await redis.keys(`${config.keyPrefix}:*`)).toEqual([keys.stateLayout()]);
-    expect(await redis.get(keys.stateLayout())).toBe('2');
+    expect(await redis.get(keys.stateLayout())).toBe('3');
 
     // As a process: one line on stderr naming both layouts, exit code 1.
     const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VIGIL_')));
@@ -151,7 +163,7 @@ describe('upgrading', () => {
     });
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(
-      /^vigil: Redis holds Vigil data in layout 2, newer than .*\(up to 1\)[^\n]*\n$/,
+      /^vigil: Redis holds Vigil data in layout 3, newer than .*\(up to 2\)[^\n]*\n$/,
     );
   });
 
@@ -159,10 +171,10 @@ describe('upgrading', () => {
     const cli = createCliHarness();
     try {
       const layoutKey = createKeys(cli.prefix).stateLayout();
-      await cli.redis.set(layoutKey, '2');
+      await cli.redis.set(layoutKey, '3');
       const r = await cli.run(['env', 'create', 'acme']);
       expect(r.code).toBe(1);
-      expect(r.stderr).toMatch(/^vigil: Redis holds Vigil data in layout 2, newer than .*\(up to 1\)/);
+      expect(r.stderr).toMatch(/^vigil: Redis holds Vigil data in layout 3, newer than .*\(up to 2\)/);
       expect(await cli.redis.keys(`${cli.prefix}:*`)).toEqual([layoutKey]);
     } finally {
       await cli.close();

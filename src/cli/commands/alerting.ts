@@ -20,6 +20,7 @@ export function addAlertingCommands(program: Command, rt: Runtime): void {
   addChannelCommands(program, rt);
   addRouteCommands(program, rt);
   addNotifyCommands(program, rt);
+  addAuditCommand(program, rt);
 }
 
 interface ChannelOpts extends EnvOpts {
@@ -266,6 +267,28 @@ function addNotifyCommands(program: Command, rt: Runtime) {
             a.answer,
             String(a.ms),
           ]),
+        ),
+      );
+    });
+}
+
+/** An audit entry's details in one line: `status=WARNING note="on it"`. */
+const detailsText = (details: Record<string, unknown>) =>
+  Object.entries(details)
+    .map(([k, v]) => `${k}=${typeof v === 'string' && !/[\s"]/.test(v) ? v : JSON.stringify(v)}`)
+    .join(' ');
+
+function addAuditCommand(program: Command, rt: Runtime) {
+  withEnv(leaf(program, 'audit', 'who acknowledged alarms and changed channels or routes, newest first'))
+    .option('--limit <n>', 'most entries shown', parse.positiveInt, 50)
+    .action(async (opts: EnvOpts & { limit: number }) => {
+      const list = await (await rt.alerting()).listAudit(opts.env, opts.limit);
+      rt.print(
+        opts.json,
+        list,
+        table(
+          ['TIME', 'WHO', 'ACTION', 'TARGET', 'DETAILS'],
+          list.map((e) => [e.atUTC, e.actor, e.action, e.target, detailsText(e.details)]),
         ),
       );
     });

@@ -1,7 +1,10 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import QRCode from 'qrcode';
+import { checkRole, checkScopes } from '../../tenancy/admin-credentials.ts';
+import { isAppError } from '../../errors/app-error.ts';
 import { leaf, parseExpiry, table, withEnv, type Runtime } from '../runtime.ts';
 import { blockLines } from '../terminal-text.ts';
+import type { Scope, UserRole } from '../../tenancy/types.ts';
 
 interface PasswordOpts {
   password?: string;
@@ -23,6 +26,20 @@ interface EnvOpts {
   env: string;
   json?: boolean;
 }
+
+/** A commander parser from an admin check: its refusal becomes a usage error (exit 2). */
+const usage =
+  <T>(check: (value: string) => T) =>
+  (value: string): T => {
+    try {
+      return check(value);
+    } catch (err) {
+      if (isAppError(err)) throw new InvalidArgumentError(err.message);
+      throw err;
+    }
+  };
+const scopeList = usage((value) => checkScopes(value.split(',').map((s) => s.trim())));
+const role = usage(checkRole);
 
 export function addCredentialCommands(program: Command, rt: Runtime): void {
   addApiKeyCommands(program, rt);
@@ -76,13 +93,14 @@ function addTokenCommands(program: Command, rt: Runtime) {
   withEnv(leaf(token, 'create', 'create a bearer token (shown once)'))
     .option('--name <name>', 'a name to find the token by later')
     .option('--expires <when>', 'expiry: a duration (30d, 12h, 90m), an ISO time, or never', 'never')
-    .action(async (opts: EnvOpts & { name?: string; expires: string }) => {
+    .option('--scope <scopes>', 'read, or read,write to also acknowledge alarms', scopeList, ['read'])
+    .action(async (opts: EnvOpts & { name?: string; expires: string; scope: Scope[] }) => {
       const { admin } = await rt.services();
       const expiresMs = parseExpiry(opts.expires, Date.now());
-      const created = await admin.createToken(opts.env, opts.name, expiresMs);
+      const created = await admin.createToken(opts.env, opts.name, expiresMs, opts.scope);
       rt.print(opts.json, { env: opts.env, ...created }, [
         created.token,
-        `token ${created.id} (${created.name}) for ${opts.env}, expires ${created.expiresUTC ?? 'never'}; it is shown only this once.`,
+        `token ${created.id} (${created.name}) for ${opts.env}, scope ${created.scopes.join(',')}, expires ${created.expiresUTC ?? 'never'}; it is shown only this once.`,
       ]);
     });
 
@@ -94,8 +112,8 @@ function addTokenCommands(program: Command, rt: Runtime) {
         opts.json,
         list,
         table(
-          ['ID', 'NAME', 'CREATED', 'EXPIRES'],
-          list.map((t) => [t.id, t.name, t.createdUTC, t.expiresUTC ?? 'never']),
+          ['ID', 'NAME', 'SCOPE', 'CREATED', 'EXPIRES'],
+          list.map((t) => [t.id, t.name, t.scopes.join(','), t.createdUTC, t.expiresUTC ?? 'never']),
         ),
       );
     },
@@ -121,11 +139,16 @@ function addUserCommands(program: Command, rt: Runtime) {
       '--password-stdin',
       'read the password from the first line of stdin (keeps it out of shell history)',
     )
-    .action(async (opts: UserOpts & PasswordOpts) => {
+    .option('--role <role>', 'operator (reads, acknowledges alarms) or viewer (reads only)', role, 'operator')
+    .action(async (opts: UserOpts & PasswordOpts & { role: UserRole }) => {
       const password = await passwordFrom(opts);
       const { admin } = await rt.services();
-      const created = await admin.createUser(opts.env, opts.username, password);
-      rt.print(opts.json, { env: opts.env, ...created }, `created user ${opts.username} in ${opts.env}`);
+      const created = await admin.createUser(opts.env, opts.username, password, opts.role);
+      rt.print(
+        opts.json,
+        { env: opts.env, ...created },
+        `created ${created.role} ${opts.username} in ${opts.env}`,
+      );
     });
 
   withEnv(leaf(user, 'list', 'list users')).action(async (opts: EnvOpts) => {
@@ -135,11 +158,20 @@ function addUserCommands(program: Command, rt: Runtime) {
       opts.json,
       list,
       table(
-        ['USERNAME', 'MFA', 'CREATED'],
-        list.map((u) => [u.username, u.mfaEnabled ? 'on' : 'off', u.createdUTC]),
+        ['USERNAME', 'ROLE', 'MFA', 'CREATED'],
+        list.map((u) => [u.username, u.role, u.mfaEnabled ? 'on' : 'off', u.createdUTC]),
       ),
     );
   });
+
+  withEnv(leaf(user, 'role', "change a user's role (their login tokens follow at once)"))
+    .requiredOption('--username <username>', 'the user')
+    .requiredOption('--role <role>', 'operator or viewer', role)
+    .action(async (opts: UserOpts & { role: UserRole }) => {
+      const { admin } = await rt.services();
+      const changed = await admin.setRole(opts.env, opts.username, opts.role);
+      rt.print(opts.json, { env: opts.env, ...changed }, `${opts.username} is now ${changed.role}`);
+    });
 
   withEnv(leaf(user, 'delete', 'delete a user (their login tokens stop working)'))
     .requiredOption('--username <username>', 'the user')

@@ -1,7 +1,8 @@
 --[[
 Applies the readings of several devices of one worker step, each device atomically: current state
 per data point, status and Sensors events, device contact, availability deadline and the
-"Contact restored" event.
+"Contact restored" event, and the environment's alarm index (alarm-index.lua, put in front of this
+file), which changes only with a status.
 
 Statuses are decided by the worker in JavaScript for every possible previous rule (the domain's
 possibleOutcomes), so this script only picks the outcome that matches the stored previous rule:
@@ -9,8 +10,9 @@ no threshold logic is duplicated here, and concurrent workers can never interlea
 read-modify-write of the same data point.
 
 KEYS[1] availability deadlines   KEYS[2] event outbox stream
-then per device i (from 0): KEYS[3+3i] device state hash, KEYS[4+3i] environment events zset,
-                            KEYS[5+3i] device events zset
+then per device i (from 0): KEYS[3+5i] device state hash, KEYS[4+5i] environment events zset,
+                            KEYS[5+5i] device events zset, KEYS[6+5i] environment alarm index,
+                            KEYS[7+5i] environment alarm records
 ARGV[1] JSON: {
   n = nowMs, cap = eventsCap, omax = outboxMax,
   m = { {st = {status per rule}, ds = {description per rule}, ri = fingerprint, sup = 0|1,
@@ -51,11 +53,12 @@ availability timeout ms).
 ]]
 local a = cjson.decode(ARGV[1])
 local deadlines, outbox = KEYS[1], KEYS[2]
+local KEYS_PER_DEVICE = 5
 -- The guard (state-store.ts StateGuard): the worker's partition leases, as when its step read the
 -- payloads (KEYS after the devices' keys, values in `g`). A worker that lost a lease meanwhile is
 -- refused before anything is written.
 if a.g then
-  local base = 2 + 3 * #a.d
+  local base = 2 + KEYS_PER_DEVICE * #a.d
   for j, value in ipairs(a.g) do
     if redis.call('GET', KEYS[base + j]) ~= value then
       return redis.error_reply('VIGIL_GUARD_LOST a partition lease changed hands')
@@ -126,6 +129,7 @@ local function emit(dev, envEvents, devEvents, id, sensorName, sensorType, value
   redis.call('XADD', outbox, '*', 'e', json)
   capped[envEvents] = true
   capped[devEvents] = true
+  return json
 end
 
 -- The current value's clock hour: hour (epoch ms / 3,600,000), count, total, min and max
@@ -153,7 +157,8 @@ local function lateInHour(p, ms)
 end
 
 local function applyDevice(i, dev)
-  local stateKey, envEvents, devEvents = KEYS[3 + 3 * i], KEYS[4 + 3 * i], KEYS[5 + 3 * i]
+  local at = 3 + KEYS_PER_DEVICE * i
+  local stateKey, envEvents, devEvents = KEYS[at], KEYS[at + 1], KEYS[at + 2]
   local env, device, contactMs, contactIso, timeoutMs, names, metaOf, vals =
     dev[1], dev[2], dev[4], dev[5], dev[6], dev[7], dev[8], dev[9]
 
@@ -174,6 +179,8 @@ local function applyDevice(i, dev)
   local applied = {}
   -- Events are emitted after the state is written (see the top of this file).
   local events = {}
+  -- Data points whose status changed while suppressed: no event, but their alarm follows the status.
+  local silenced = nil
   local k = 0
   for j = 1, #vals, VALUE_STRIDE do
     k = k + 1
@@ -203,7 +210,10 @@ local function applyDevice(i, dev)
           message = sensor .. ' - ' .. meta.ds[rule + 1] .. ' - ' .. status .. ' - ' .. currentValue
         end
         events[#events + 1] = { env .. '/' .. device .. '/' .. sensor .. '/' .. string.format('%d', ms) .. '.' .. off,
-          sensor, meta.ty, valueJson, status, 'Sensors', message }
+          sensor, meta.ty, valueJson, status, 'Sensors', message, ms }
+      elseif status ~= p.s then
+        silenced = silenced or {}
+        silenced[#silenced + 1] = { names[s], status, ms }
       end
       p.u, p.t, p.r, p.ri, p.s, p.v = ms, off, rule, meta.ri, status, valueJson
       if number == true then
@@ -260,7 +270,15 @@ local function applyDevice(i, dev)
   if n > 0 then redis.call('HSET', stateKey, unpack(flat)) end
   if newDeadline ~= nil then redis.call('ZADD', deadlines, newDeadline, env .. '\n' .. device) end
   for _, e in ipairs(events) do
-    emit(dev, envEvents, devEvents, e[1], e[2], e[3], e[4], e[5], e[6], e[7])
+    local json = emit(dev, envEvents, devEvents, e[1], e[2], e[3], e[4], e[5], e[6], e[7])
+    local sensor = e[2]
+    if e[6] == 'Availability' then sensor = '' end
+    setAlarm(KEYS[at + 3], KEYS[at + 4], device, sensor, e[6], e[5], e[8], json)
+  end
+  if silenced then
+    for _, c in ipairs(silenced) do
+      setAlarm(KEYS[at + 3], KEYS[at + 4], device, c[1], 'Sensors', c[2], c[3], nil)
+    end
   end
   return applied
 end

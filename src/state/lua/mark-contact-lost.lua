@@ -6,9 +6,10 @@ scheduler finds nothing to do.
 The state step moves deadlines lazily (apply-readings.lua): a device with contact since its entry
 was written has a real deadline (`@lc` + `@to`) later than the entry's. Then the entry moves there
 and nothing is marked; a device whose timeout is now 0 (not monitored) loses its entry.
+Marking a device lost opens its Availability alarm (alarm-index.lua, put in front of this file).
 
 KEYS[1] availability deadlines  KEYS[2] device state hash  KEYS[3] env events  KEYS[4] device events
-KEYS[5] event outbox stream
+KEYS[5] event outbox stream  KEYS[6] environment alarm index  KEYS[7] environment alarm records
 ARGV[1] member (env \n device)  ARGV[2] deadline score seen  ARGV[3] event JSON  ARGV[4] nowMs
 ARGV[5] events cap  ARGV[6] outbox max length
 An empty event JSON only moves the entry (the scheduler saw contact since); it never marks lost.
@@ -39,6 +40,8 @@ redis.call('HSET', KEYS[2], '@lost', '1')
 redis.call('ZADD', KEYS[3], ARGV[4], ARGV[3])
 redis.call('ZADD', KEYS[4], ARGV[4], ARGV[3])
 redis.call('XADD', KEYS[5], '*', 'e', ARGV[3])
+local device = string.sub(ARGV[1], string.find(ARGV[1], '\n', 1, true) + 1)
+setAlarm(KEYS[6], KEYS[7], device, '', 'Availability', cjson.decode(ARGV[3]).eventStatus, tonumber(ARGV[4]), ARGV[3])
 local cap = tonumber(ARGV[5])
 if cap > 0 and redis.call('ZCARD', KEYS[3]) > cap then
   redis.call('ZREMRANGEBYRANK', KEYS[3], 0, -(cap + 1))

@@ -30,6 +30,7 @@ const state = {
     ],
   ]),
   suppressed: new Map<string, number>(),
+  historyVersion: 0,
 };
 
 describe('data point shapes', () => {

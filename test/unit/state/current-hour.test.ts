@@ -22,7 +22,12 @@ function state(updatedMs: number, hour: KeptHour | null): DeviceStateHash {
     statusSinceMs: updatedMs,
     hour,
   };
-  return { values: new Map([['T', '1']]), points: new Map([['T', record]]), suppressed: new Map() };
+  return {
+    values: new Map([['T', '1']]),
+    points: new Map([['T', record]]),
+    suppressed: new Map(),
+    historyVersion: 0,
+  };
 }
 const kept = (hour: number, count: number, total: number, min: number, max: number, late = false) => ({
   hour,
@@ -32,7 +37,12 @@ const kept = (hour: number, count: number, total: number, min: number, max: numb
   max,
   late,
 });
-const none: DeviceStateHash = { values: new Map(), points: new Map(), suppressed: new Map() };
+const none: DeviceStateHash = {
+  values: new Map(),
+  points: new Map(),
+  suppressed: new Map(),
+  historyVersion: 0,
+};
 
 describe('currentHourOf', () => {
   it('gives the kept hour as a last24Hours bucket when it is the hour of now', () => {

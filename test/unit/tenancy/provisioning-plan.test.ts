@@ -29,7 +29,7 @@ describe('parseProvisioningFile', () => {
     });
     expect(demo?.preparser).toEqual({ file: 'preparsers/split-measurements.js', enabled: false });
     expect(demo?.apiKeys).toEqual([{ name: 'demo', key: KEY }]);
-    expect(demo?.users).toEqual([{ username: 'demo', password: 'demo-password' }]);
+    expect(demo?.users).toEqual([{ username: 'demo', password: 'demo-password', role: 'operator' }]);
     expect(demo?.devices.map((d) => [d.name, d.displayName])).toEqual([
       ['device_1_hallway', 'Hallway'],
       ['device_2_rd_office', 'Open-plan R&D Office'],
@@ -68,6 +68,12 @@ describe('parseProvisioningFile', () => {
       /never or an ISO/,
     ],
     ['environments: [\n', /environments\.yaml:\d+:\d+/],
+    [
+      'environments:\n  - name: a\n    tokens:\n      - { name: t, token: x, scopes: [write] }\n',
+      /must include read/,
+    ],
+    ['environments:\n  - name: a\n    tokens:\n      - { name: t, token: x, scopes: [admin] }\n', /scopes/],
+    ['environments:\n  - name: a\n    users:\n      - { username: u, password: p, role: admin }\n', /role/],
   ])('refuses %j with a one-line reason', (text, reason) => {
     expect(() => parseProvisioningFile(text, {})).toThrow(reason);
   });
@@ -109,5 +115,24 @@ describe('parseProvisioningFile', () => {
       {},
     );
     expect(plan.environments[0]?.tokens.map((t) => t.expiresMs)).toEqual([0, Date.UTC(2030, 0, 1)]);
+  });
+
+  it('gives tokens scope read and users the operator role unless the file says otherwise', () => {
+    const plan = parseProvisioningFile(
+      [
+        'environments:',
+        '  - name: a',
+        '    tokens:',
+        '      - { name: t, token: x }',
+        '      - { name: w, token: y, scopes: [write, read] }',
+        '    users:',
+        '      - { username: o, password: p }',
+        '      - { username: v, password: p, role: viewer }',
+        '',
+      ].join('\n'),
+      {},
+    );
+    expect(plan.environments[0]?.tokens.map((t) => t.scopes)).toEqual([['read'], ['read', 'write']]);
+    expect(plan.environments[0]?.users.map((u) => u.role)).toEqual(['operator', 'viewer']);
   });
 });

@@ -1,26 +1,29 @@
 import { createServer, type Socket } from 'node:net';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { closeRedis, connectRedis } from '../../src/redis/connect.ts';
-import { createSharedPipeline } from '../../src/redis/shared-pipeline.ts';
+import { createPipelinedReads } from '../../src/redis/pipelined-reads.ts';
 import { testConfig } from '../support/context.ts';
 
 function redisForTest() {
   const config = testConfig();
-  const redis = connectRedis(config.redisUrl, 'command', 'shared-pipeline-test');
+  const redis = connectRedis(config.redisUrl, 'reads', 'pipelined-reads-test');
   onTestFinished(() => closeRedis(redis));
   return { redis, key: (name: string) => `${config.keyPrefix}:${name}` };
 }
 
-describe('shared pipeline', () => {
+describe('pipelined reads', () => {
   it('gives each caller of the same turn its own replies, in order', async () => {
     const { redis, key } = redisForTest();
     await redis.hset(key('h'), { a: '1', b: '2' });
     await redis.set(key('s'), 'x');
-    const shared = createSharedPipeline(redis);
+    const read = createPipelinedReads(redis);
     const [first, second, empty] = await Promise.all([
-      shared((p) => p.hmget(key('h'), 'a', 'b', 'c').get(key('s'))),
-      shared((p) => p.hgetall(key('h'))),
-      shared(() => undefined),
+      read((r) => {
+        r.hmget(key('h'), 'a', 'b', 'c');
+        r.get(key('s'));
+      }),
+      read((r) => r.hgetall(key('h'))),
+      read(() => undefined),
     ]);
     expect(first).toEqual([['1', '2', null], 'x']);
     expect(second).toEqual([{ a: '1', b: '2' }]);
@@ -30,10 +33,10 @@ describe('shared pipeline', () => {
   it('fails only the caller whose command failed', async () => {
     const { redis, key } = redisForTest();
     await redis.set(key('s'), 'x');
-    const shared = createSharedPipeline(redis);
+    const read = createPipelinedReads(redis);
     const [bad, good] = await Promise.allSettled([
-      shared((p) => p.hgetall(key('s'))),
-      shared((p) => p.get(key('s'))),
+      read((r) => r.hgetall(key('s'))),
+      read((r) => r.get(key('s'))),
     ]);
     expect(bad.status).toBe('rejected');
     expect(good).toEqual({ status: 'fulfilled', value: ['x'] });
@@ -52,11 +55,11 @@ describe('shared pipeline', () => {
         }),
     );
     const port = (silent.address() as { port: number }).port;
-    const redis = connectRedis(`redis://127.0.0.1:${port}`, 'reads', 'shared-pipeline-timeout');
+    const redis = connectRedis(`redis://127.0.0.1:${port}`, 'reads', 'pipelined-reads-timeout');
     onTestFinished(() => redis.disconnect());
-    const shared = createSharedPipeline(redis, 300);
+    const read = createPipelinedReads(redis, 300);
     const started = Date.now();
-    await expect(shared((p) => p.get('k'))).rejects.toThrow('Command timed out');
+    await expect(read((r) => r.get('k'))).rejects.toThrow('Command timed out');
     expect(Date.now() - started).toBeLessThan(2000);
   });
 });

@@ -1,0 +1,22 @@
+--[[
+Acknowledges one open alarm (alarm-index.lua describes the record) and appends the acknowledgement
+to the environment's audit log, in one step: an acknowledgement is never recorded without the audit
+entry, nor the entry without it. Acknowledging again replaces the acknowledgement (who, when, note).
+
+KEYS[1] alarm records  KEYS[2] audit log (list, newest first)
+ARGV[1] member  ARGV[2] who  ARGV[3] now ms  ARGV[4] note ('' = none)
+ARGV[5] audit entry JSON (its `details` get the status acknowledged)  ARGV[6] audit entries kept
+Returns the record's JSON as acknowledged, or false when no alarm is open.
+]]
+local stored = redis.call('HGET', KEYS[1], ARGV[1])
+if not stored then return false end
+local r = cjson.decode(stored)
+r.a = { by = ARGV[2], ms = tonumber(ARGV[3]), st = r.st }
+if ARGV[4] ~= '' then r.a.note = ARGV[4] end
+local json = cjson.encode(r)
+redis.call('HSET', KEYS[1], ARGV[1], json)
+local entry = cjson.decode(ARGV[5])
+entry.details.status = r.st
+redis.call('LPUSH', KEYS[2], cjson.encode(entry))
+redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[6]) - 1)
+return json

@@ -7,6 +7,7 @@
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
 import compression from 'compression';
+import { createAlarms, type Alarms } from '../alerting/alarms.ts';
 import type { Config } from '../config/schema.ts';
 import { AppError } from '../errors/app-error.ts';
 import { toClientError } from '../http/error-handling.ts';
@@ -48,6 +49,8 @@ export interface ConsoleContext {
   sessions: SessionStore;
   cookies: CookiePolicy;
   live: LiveHub;
+  /** Open alarms and their acknowledgement (alerting's). */
+  alarms: Alarms;
   workbench: Workbench;
   assets: Assets;
   /** last24Hours buckets (closed hours cached) for the device charts. */
@@ -98,6 +101,7 @@ export function createConsole(deps: ConsoleDeps): WebConsole {
     sessions,
     cookies,
     live,
+    alarms: createAlarms({ redis, keys, tenancy: deps.tenancy, auditKept: config.auditLogSize }),
     workbench,
     assets,
     last24Hours: createLast24HoursReader({ influx: deps.influx }),

@@ -1,9 +1,10 @@
 /**
- * The console's pages of an environment — fleet, device, events, ingestion log — and their live
- * streams. Every read is of the session's environment; a name
+ * The console's pages of an environment — fleet, device, alarms (with Acknowledge), events,
+ * ingestion log — and their live streams. Every read is of the session's environment; a name
  * from the URL is looked up there only, so another environment's device is simply not found.
  */
 import type { Request, Response, Router } from 'express';
+import type { ServedAlarm } from '../alerting/alarms.ts';
 import { listEvents } from '../events/list-events.ts';
 import { AppError } from '../errors/app-error.ts';
 import { listRecentPayloads, type RecentPayload } from '../worker/recent-payloads.ts';
@@ -11,11 +12,14 @@ import type { ConsoleContext } from './console-app.ts';
 import { MAX_STREAMS_PER_SESSION } from './console-app.ts';
 import { readCharts, readDevice } from './device-data.ts';
 import type { LiveView } from './live.ts';
+import { assertSameOrigin, assertToken } from './security.ts';
 import type { ConsoleSession } from './sessions.ts';
+import { alarmsBody, alarmsRegions } from './views/alarms-view.ts';
 import { deviceBody, deviceRegions, type DeviceModel } from './views/device-view.ts';
 import { eventsBody, eventsRegions, parseEventFilter, type EventFilter } from './views/events-view.ts';
 import { fleetBody, fleetRegions, parseFleetFilter, type FleetFilter } from './views/fleet-view.ts';
 import { paths, query } from './views/format.ts';
+import { notice } from './views/layout.ts';
 import {
   ingestionBody,
   ingestionRegions,
@@ -76,13 +80,13 @@ export function pageRoutes(router: Router, ctx: ConsoleContext): void {
     const env = session.env;
     const view = await live.shared(env, `device\n${name}`, () => readDevice(deps, env, name, now()));
     if (!view) return null;
-    const charts = await live.shared(
-      env,
-      `charts\n${name}`,
-      () => readCharts({ ...deps, last24Hours: ctx.last24Hours }, env, view, now()),
-      { minAgeMs: CHARTS_MIN_AGE_MS },
-    );
-    return { view, charts, session, nowMs: now() };
+    const [charts, alarms] = await Promise.all([
+      live.shared(env, `charts\n${name}`, () => readCharts({ ...deps, last24Hours: ctx.last24Hours }, env, view, now()), {
+        minAgeMs: CHARTS_MIN_AGE_MS,
+      }),
+      alarmsOf(env).then((list) => list.filter((a) => a.deviceName === name)),
+    ]);
+    return { view, charts, alarms, session, nowMs: now() };
   }
   router.get(
     '/devices/:name',
@@ -95,7 +99,7 @@ export function pageRoutes(router: Router, ctx: ConsoleContext): void {
         title: m.view.device.displayName,
         session,
         active: 'fleet',
-        body: deviceBody(m),
+        body: deviceBody(m, flashOf(req)),
         live: liveUrl('device', { device: name }, regions),
         charts: m.view.points.some((p) => p.numeric),
       });
@@ -129,6 +133,49 @@ export function pageRoutes(router: Router, ctx: ConsoleContext): void {
       });
     }),
   );
+
+  // Alarms.
+  const alarmsOf = (env: string): Promise<ServedAlarm[]> => live.shared(env, 'alarms', () => ctx.alarms.list(env));
+  router.get(
+    '/alarms',
+    get(async (req, res, session) => {
+      const alarms = await alarmsOf(session.env);
+      ctx.render(res, 200, {
+        title: 'Alarms',
+        session,
+        active: 'alarms',
+        body: alarmsBody(alarms, session, now(), flashOf(req)),
+        live: liveUrl('alarms', {}, alarmsRegions(alarms, session, now())),
+      });
+    }),
+  );
+  router.post('/alarms/acknowledge', async (req, res) => {
+    assertSameOrigin(req, deps.config.publicUrl);
+    const session = await ctx.requireSession(req, res);
+    if (!session) return;
+    assertToken(req, session.csrf);
+    if (session.role !== 'operator')
+      throw new AppError('FORBIDDEN', 'Your role may look at alarms but not acknowledge them.');
+    const body = req.body as Record<string, unknown>;
+    const text = (name: string): string => {
+      const v = body[name];
+      return typeof v === 'string' ? v : '';
+    };
+    const sensorName = text('sensorName');
+    const note = text('note').trim();
+    await ctx.alarms.acknowledge({
+      env: session.env,
+      deviceName: text('deviceName'),
+      sensorName: sensorName === '' ? undefined : sensorName,
+      note: note === '' ? undefined : note.slice(0, 1000),
+      actor: session.username,
+      nowMs: now(),
+    });
+    live.changed(session.env);
+    const returnTo = text('returnTo');
+    const back = returnTo.startsWith('/console/') && !returnTo.startsWith('/console//') ? returnTo : paths.alarms;
+    res.redirect(303, `${back}${back.includes('?') ? '&' : '?'}done=acknowledged`);
+  });
 
   // Ingestion log.
   async function shownEntries(env: string, f: IngestFilter): Promise<ShownEntry[]> {
@@ -218,6 +265,8 @@ export function pageRoutes(router: Router, ctx: ConsoleContext): void {
         const filter = parseEventFilter(q);
         return { regions: async () => eventsRegions(await eventsOf(env, filter), now()) };
       }
+      case 'alarms':
+        return { regions: async () => alarmsRegions(await alarmsOf(env), session, now()) };
       case 'ingestion': {
         const filter = parseIngestFilter(q);
         return { regions: async () => ingestionRegions(await shownEntries(env, filter), now()) };
@@ -226,4 +275,9 @@ export function pageRoutes(router: Router, ctx: ConsoleContext): void {
         return undefined;
     }
   }
+}
+
+function flashOf(req: Request) {
+  const done = new URL(req.originalUrl, 'http://console').searchParams.get('done');
+  return done === 'acknowledged' ? notice('ok', 'Alarm acknowledged.') : undefined;
 }

@@ -1,7 +1,8 @@
 /**
  * The web console in a real browser (Debian's Chromium driven by playwright-core) against a whole
  * running Vigil on real Redis and InfluxDB: sign-in with MFA, wrong password, lockout, sign-out; the
- * fleet; a payload appearing on an open device page; the chart; the parser workbench (a failing
+ * fleet; a payload appearing on an open device page; the chart; acknowledging an alarm (and a
+ * viewer refused); the parser workbench (a failing
  * line marked, converted values, replay); the ingestion log's parser failure; hostile text shown as
  * text; one environment seeing nothing of another; cross-site requests refused; cookie flags and CSP.
  * Screenshots go to docs/images/ with VIGIL_UPDATE_SCREENSHOTS=1 (elsewhere to a temporary folder).
@@ -136,6 +137,7 @@ beforeAll(async () => {
   mfaSecret = (await a.enableMfa('acme', 'alice')).secret;
   await a.createUser('acme', 'carol', PASSWORD);
   await a.createUser('acme', 'dave', PASSWORD);
+  await a.createUser('acme', 'vera', PASSWORD, 'viewer');
   await a.createEnvironment('beta', 'en');
   await a.applyDefinition({ kind: 'private', env: 'beta' }, PROBE_SPEC, PROBE_PARSER);
   await a.createDevice('beta', { name: 'beta_device', displayName: 'Beta device', definitionName: 'Probe', definitionIsPublic: false });
@@ -299,6 +301,46 @@ describe('console in a browser', () => {
     await context.close();
   });
 
+  it('acknowledges an alarm from the alarms page; a viewer sees no Acknowledge and is refused', async () => {
+    const context = await browser.newContext();
+    const page = await signIn(context, 'acme', 'dave');
+    await page.waitForURL(`${base}/console/fleet`);
+    await page.getByRole('link', { name: 'Alarms' }).click();
+    await page.waitForURL(`${base}/console/alarms`);
+    const row = page.locator('#alarm-rows tr').filter({ hasText: 'Server room' }).filter({ hasText: 'Temperature' });
+    expect(await row.locator('.pill').first().textContent()).toBe('Critical');
+    await row.getByRole('textbox').fill('Fan replaced, <b>watching</b>');
+    await row.getByRole('button', { name: 'Acknowledge' }).click();
+    await page.waitForURL(/\/console\/alarms\?done=acknowledged/);
+    const acked = page.locator('#alarm-rows tr').filter({ hasText: 'Server room' }).filter({ hasText: 'Temperature' });
+    await expect.poll(() => acked.locator('.acked').textContent()).toContain('by dave');
+    expect(await acked.locator('.note').textContent()).toBe('“Fan replaced, <b>watching</b>”');
+    await context.close();
+
+    const viewer = await browser.newContext();
+    const vera = await signIn(viewer, 'acme', 'vera');
+    await vera.waitForURL(`${base}/console/fleet`);
+    await vera.goto(`${base}/console/alarms`);
+    expect(await vera.locator('#alarm-rows tr').count()).toBeGreaterThan(1);
+    expect(await vera.getByRole('button', { name: 'Acknowledge' }).count()).toBe(0);
+    await vera.goto(`${base}/console/devices/meeting_room`);
+    expect(await vera.locator('#device-alarms tr').count()).toBe(2);
+    expect(await vera.getByRole('button', { name: 'Acknowledge' }).count()).toBe(0);
+    const token = await vera.locator('input[name="_csrf"]').first().getAttribute('value');
+    const refused = await fetch(`${base}/console/alarms/acknowledge`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: await sessionCookie(viewer), origin: base },
+      body: new URLSearchParams({ _csrf: token!, deviceName: 'meeting_room', sensorName: 'Humidity' }).toString(),
+    });
+    expect(refused.status).toBe(403);
+    expect(await refused.text()).toContain('may look at alarms but not acknowledge them');
+    await vera.goto(`${base}/console/alarms`);
+    const humidity = vera.locator('#alarm-rows tr').filter({ hasText: 'Meeting room 2' }).filter({ hasText: 'Humidity' });
+    expect(await humidity.locator('td[data-label="Acknowledgement"]').textContent()).toContain('Not acknowledged');
+    await viewer.close();
+  });
+
   it('workbench: runs the parser on a payload, marks the failing line, and replays recent payloads', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
     const page = await signIn(context, 'acme', 'dave');
@@ -390,7 +432,7 @@ describe('console in a browser', () => {
     expect(await page.locator('#fleet-rows tr').count()).toBe(1);
     const text = async () => (await page.locator('main').textContent()) ?? '';
     expect(await text()).toContain('Beta device');
-    for (const path of ['/console/fleet', '/console/events', '/console/ingestion', '/console/definitions']) {
+    for (const path of ['/console/fleet', '/console/events', '/console/alarms', '/console/ingestion', '/console/definitions']) {
       await page.goto(`${base}${path}`);
       const shown = await text();
       for (const name of ['hall_sensor', 'Hall sensor', 'server_room', 'ComfortSensors', 'probe_1']) {

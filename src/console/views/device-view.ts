@@ -3,7 +3,9 @@
  * and recent payloads.
  */
 import type { DeviceView, PointChart } from '../device-data.ts';
+import type { ServedAlarm } from '../../alerting/alarms.ts';
 import { html, jsonInHtml, type Html } from '../html.ts';
+import { alarmRows } from './alarms-view.ts';
 import type { ConsoleSession } from '../sessions.ts';
 import { eventRow } from './events-view.ts';
 import { paths, query, silentPill, STATUS_LABEL, statusPill, timeAgo } from './format.ts';
@@ -13,11 +15,12 @@ import { rowsHtml, type Region, type Row } from './regions.ts';
 export interface DeviceModel {
   view: DeviceView;
   charts: PointChart[];
+  alarms: ServedAlarm[];
   session: ConsoleSession;
   nowMs: number;
 }
 
-export function deviceBody(m: DeviceModel): Html {
+export function deviceBody(m: DeviceModel, flash?: Html): Html {
   const { view } = m;
   const d = view.device;
   const numeric = view.points.filter((p) => p.numeric);
@@ -33,6 +36,15 @@ export function deviceBody(m: DeviceModel): Html {
   };
   return html`<nav class="crumbs" aria-label="Breadcrumb"><a href="${paths.fleet}">Fleet</a> <span aria-hidden="true">/</span> <span>${d.displayName}</span></nav>
 <div id="device-head">${blockOf('device-head')}</div>
+${flash ?? ''}
+<section class="card" aria-labelledby="alarms-h">
+<h2 id="alarms-h">Open alarms</h2>
+<div class="table-wrap"><table class="table alarms">
+<thead><tr><th scope="col">Status</th><th scope="col">Alarm</th><th scope="col">Since</th><th scope="col">Acknowledgement</th></tr></thead>
+<tbody id="device-alarms" data-rows>${rowsHtml(rowsOf('device-alarms'))}</tbody>
+</table></div>
+<p class="empty" data-empty-for="device-alarms"${m.alarms.length > 0 ? html` hidden` : ''}>No open alarms.</p>
+</section>
 <section class="card" aria-labelledby="points-h">
 <h2 id="points-h">Data points</h2>
 <div class="table-wrap"><table class="table points">
@@ -74,6 +86,7 @@ export function deviceRegions(m: DeviceModel): Region[] {
   const { view, nowMs } = m;
   return [
     { id: 'device-head', html: head(view, nowMs) },
+    { id: 'device-alarms', rows: alarmRows(m.alarms, m.session, nowMs, false, paths.device(view.device.deviceName)) },
     { id: 'device-points', rows: view.points.map((p) => ({ key: p.sensorName, html: pointRow(p, nowMs) })) },
     { id: 'device-events', rows: view.events.map((e, i) => ({ key: `${e.receivedUTC}\n${i}`, html: eventRow(e, nowMs, false) })) },
     {

@@ -60,6 +60,8 @@ export const paths = {
   fleet: '/console/fleet',
   device: (name: string) => `/console/devices/${encodeURIComponent(name)}`,
   events: '/console/events',
+  alarms: '/console/alarms',
+  acknowledge: '/console/alarms/acknowledge',
   ingestion: '/console/ingestion',
   definitions: '/console/definitions',
   definition: (isPublic: boolean, name: string) =>

@@ -6,10 +6,11 @@ import { html, type Html } from '../html.ts';
 import type { ConsoleSession } from '../sessions.ts';
 import { paths } from './format.ts';
 
-export type NavKey = 'fleet' | 'events' | 'ingestion' | 'definitions';
+export type NavKey = 'fleet' | 'alarms' | 'events' | 'ingestion' | 'definitions';
 
 const NAV: { key: NavKey; label: string; href: string }[] = [
   { key: 'fleet', label: 'Fleet', href: paths.fleet },
+  { key: 'alarms', label: 'Alarms', href: paths.alarms },
   { key: 'events', label: 'Events', href: paths.events },
   { key: 'ingestion', label: 'Ingestion log', href: paths.ingestion },
   { key: 'definitions', label: 'Definitions', href: paths.definitions },

@@ -398,9 +398,6 @@ describe('console in a browser', () => {
     expect(await entry.locator('.loc code').textContent()).toMatch(/^Probe\.js:3:\d+$/);
     await entry.locator('summary').click();
     expect(await entry.locator('pre.payload').textContent()).toContain(HOSTILE);
-    await page.screenshot({ path: join(tmpdir(), 'vigil-console-ingestion.png'), fullPage: true });
-    await page.goto(`${base}/console/events`);
-    await page.screenshot({ path: join(tmpdir(), 'vigil-console-events.png'), fullPage: true });
     await context.close();
   });
 

@@ -26,6 +26,23 @@ export default tseslint.config(
     },
   },
   {
+    // The web console's scripts run in the browser.
+    files: ['src/console/assets/**/*.js'],
+    languageOptions: {
+      globals: {
+        window: 'readonly',
+        document: 'readonly',
+        getComputedStyle: 'readonly',
+        requestAnimationFrame: 'readonly',
+        cancelAnimationFrame: 'readonly',
+        setInterval: 'readonly',
+        CustomEvent: 'readonly',
+        EventSource: 'readonly',
+        CSS: 'readonly',
+      },
+    },
+  },
+  {
     // User parser files define parsePayload for the sandbox, which calls it by name.
     files: ['config/provisioning/**/*.js'],
     rules: { '@typescript-eslint/no-unused-vars': 'off', 'no-unused-vars': 'off' },

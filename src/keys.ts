@@ -5,6 +5,7 @@
  */
 import { alertingKeys, type AlertingKeys } from './alerting/alerting-keys.ts';
 import { exportKeys, type ExportKeys } from './api/export-keys.ts';
+import { consoleKeys, type ConsoleKeys } from './console/console-keys.ts';
 import { eventKeys, type EventKeys } from './events/event-keys.ts';
 import { historyKeys, type HistoryKeys } from './history/history-keys.ts';
 import { ingestKeys, type IngestKeys } from './ingest/ingest-keys.ts';
@@ -14,6 +15,7 @@ import { stateKeys, type StateKeys } from './state/state-keys.ts';
 import type { Redis } from './redis/connect.ts';
 import type { AdminDeps } from './tenancy/admin-support.ts';
 import { tenancyKeys, type DependentData, type TenancyKeys } from './tenancy/tenancy-keys.ts';
+import { recentPayloadKeys, type RecentPayloadKeys } from './worker/recent-payloads.ts';
 
 export type Keys = TenancyKeys &
   StateKeys &
@@ -22,7 +24,9 @@ export type Keys = TenancyKeys &
   QueueKeys &
   ExportKeys &
   AlertingKeys &
-  HistoryKeys;
+  HistoryKeys &
+  ConsoleKeys &
+  RecentPayloadKeys;
 
 export function createKeys(prefix: string): Keys {
   return {
@@ -34,6 +38,8 @@ export function createKeys(prefix: string): Keys {
     ...exportKeys(prefix),
     ...alertingKeys(prefix),
     ...historyKeys(prefix),
+    ...consoleKeys(prefix),
+    ...recentPayloadKeys(prefix),
   };
 }
 
@@ -41,7 +47,7 @@ export function createKeys(prefix: string): Keys {
 export function dependentData(keys: Keys): DependentData {
   return {
     deleteDevice(multi, env, device) {
-      multi.del(keys.deviceState(env, device), keys.deviceEvents(env, device));
+      multi.del(keys.deviceState(env, device), keys.deviceEvents(env, device), keys.recentPayloads(env, device));
       multi.zrem(keys.availabilityDeadlines(), `${env}\n${device}`);
       dropDeviceAlarms(multi, keys, env, device);
     },
@@ -50,7 +56,11 @@ export function dependentData(keys: Keys): DependentData {
       multi.del(keys.channels(env), keys.routes(env), keys.notifyLog(env));
       multi.del(keys.alarmIndex(env), keys.alarmRecords(env), keys.audit(env));
     },
-    environmentPatterns: (env) => [keys.exports(env, '*'), ...keys.notifyPatterns(env)],
+    environmentPatterns: (env) => [
+      keys.exports(env, '*'),
+      ...keys.notifyPatterns(env),
+      ...keys.consolePatterns(env),
+    ],
   };
 }
 

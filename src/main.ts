@@ -142,6 +142,7 @@ export async function startVigil(config: Config, log: Logger, options: StartOpti
         ingestLog,
         log,
         defaultAvailabilityMinutes: config.defaultAvailabilityMinutes,
+        recentPayloads: { keys, count: config.deviceRecentPayloads },
         rawRetentionMs: retentionMs(config.rawRetention),
         lateWrites: createLateWrites({ keys, resampleEveryMs: resampleEveryMs(config) }),
       });
@@ -213,7 +214,13 @@ export async function startVigil(config: Config, log: Logger, options: StartOpti
       const reads = connectRedis(config.redisUrl, 'reads', 'vigil-api-reads');
       started.push({ name: 'api reads connection', close: () => closeRedis(reads) });
       const ops = createOpsRouter(opsDeps, { withMetrics: config.metricsToken !== undefined });
-      const api = createApiApp({ config, keys, redis, reads, influx, tenancy, ingestLog, log, metrics }, [ops]);
+      const { createConsole } = await import('./console/console-app.ts');
+      const webConsole = createConsole({ config, keys, redis, influx, tenancy, ingestLog, log });
+      started.push({ name: 'console', close: () => webConsole.close() });
+      const api = createApiApp({ config, keys, redis, reads, influx, tenancy, ingestLog, log, metrics }, [
+        ops,
+        webConsole.router,
+      ]);
       const server = createHttpServer(api, timeouts);
       ports.api = await listen(server, config.apiPort, config.host, 'VIGIL_API_PORT');
       started.push(serverStoppable('api', server));

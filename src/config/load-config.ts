@@ -39,7 +39,13 @@ export function loadConfig(
 }
 
 /** VIGIL_ variables read by scripts and tests rather than by the service. */
-const IGNORED_VARS = new Set(['VIGIL_TEST_LONG', 'VIGIL_NO_LOCAL_SERVICES', 'VIGIL_DEMO_SIMULATOR']);
+const IGNORED_VARS = new Set([
+  'VIGIL_TEST_LONG',
+  'VIGIL_NO_LOCAL_SERVICES',
+  'VIGIL_DEMO_SIMULATOR',
+  'VIGIL_CHROMIUM_PATH',
+  'VIGIL_UPDATE_SCREENSHOTS',
+]);
 
 /** Rows of the README configuration table, in schema order. */
 export function describeConfig(): { env: string; default: string; description: string }[] {

@@ -406,6 +406,42 @@ export const SETTINGS = {
     'false',
     trustProxy,
   ),
+  publicUrl: setting(
+    'VIGIL_PUBLIC_URL',
+    'The address people open the console at, when it is not the API port itself (e.g. https://vigil.example.com behind a proxy that terminates TLS). With https, the session cookie is marked Secure; empty = the address the browser used.',
+    '',
+    optionalString.pipe(z.url({ protocol: /^https?$/ }).optional()),
+  ),
+  consoleSessionIdleMinutes: setting(
+    'VIGIL_CONSOLE_SESSION_IDLE_MINUTES',
+    'A console session ends after this many minutes without a request.',
+    '60',
+    positiveInt,
+  ),
+  consoleSessionMaxHours: setting(
+    'VIGIL_CONSOLE_SESSION_MAX_HOURS',
+    'A console session ends this many hours after sign-in, whatever its use.',
+    '12',
+    positiveInt,
+  ),
+  consoleSignInPerMinute: setting(
+    'VIGIL_CONSOLE_SIGN_IN_PER_MINUTE',
+    'Console sign-in attempts accepted per client address (an IPv6 address counts as its /64) and minute, successful or not; each costs a password hash.',
+    '10',
+    positiveInt,
+  ),
+  consoleLiveMs: setting(
+    'VIGIL_CONSOLE_LIVE_MS',
+    'How often the console looks for changes in an environment that someone is watching, in ms (one look per environment, shared by every open page).',
+    '1000',
+    z.coerce.number().int().min(50),
+  ),
+  deviceRecentPayloads: setting(
+    'VIGIL_DEVICE_RECENT_PAYLOADS',
+    "Recent payloads kept per device for the console (with their outcome; the parser workbench replays them). At most 64 KiB per device: each payload is shortened, and marked so, to 64 KiB divided by this number. 0 = none kept.",
+    '20',
+    z.coerce.number().int().min(0).max(256),
+  ),
   credentialCacheMs: setting(
     'VIGIL_CREDENTIAL_CACHE_MS',
     'How long API keys and tokens are cached in memory (revocation takes at most this long).',

@@ -135,6 +135,29 @@ export const ERROR_CODES = {
     description:
       'Redis holds data in a layout this version of Vigil does not know: a newer version wrote it, or a migration has not run. Reads of it are refused, processing of it is retried, and a process refuses to start on a newer layout version.',
   },
+  // Console
+  CSRF_REJECTED: {
+    status: 403,
+    retryable: false,
+    description:
+      'A state-changing console request came without its session’s anti-forgery token, or from another site.',
+  },
+  SIGN_IN_THROTTLED: {
+    status: 429,
+    retryable: true,
+    description:
+      'Too many console sign-in attempts from this client address (VIGIL_CONSOLE_SIGN_IN_PER_MINUTE); see Retry-After.',
+  },
+  WORKBENCH_BUSY: {
+    status: 503,
+    retryable: true,
+    description: 'The parser workbench has as many runs waiting as it takes; try again shortly.',
+  },
+  TOO_MANY_STREAMS: {
+    status: 429,
+    retryable: true,
+    description: 'This console session has as many live pages open as it may; close one.',
+  },
   // Administration (CLI)
   INVALID_INPUT: {
     status: 400,

@@ -44,6 +44,8 @@ export interface ConvertedValue extends StateValue {
    * apply the value (older than the stored one); otherwise the state step's status replaces it.
    */
   status: Status;
+  /** The reading the value comes from (the recent payloads keep each one's statuses). */
+  reading: ParsedReading;
 }
 
 /** A device's readings for the state step, with its values' history parts. */
@@ -235,7 +237,7 @@ function convertReading(
       }
       value = converted.value;
     }
-    values.push(convertedValue(ctx, dp, key, value, r.timeMs, offsetFromSeed(seed, position)));
+    values.push(convertedValue(ctx, dp, key, value, r, offsetFromSeed(seed, position)));
     accepted += 1;
   }
   if (unknown) report.unknownKeys(r, unknown);
@@ -247,9 +249,10 @@ function convertedValue(
   dp: DataPointSpec,
   sensor: string,
   value: DataValue,
-  timeMs: number,
+  reading: ParsedReading,
   offsetNs: number,
 ): ConvertedValue {
+  const { timeMs } = reading;
   let parts = ctx.parts.get(sensor);
   if (!parts) {
     const set = ctx.overrides?.get(sensor) ?? defaultSet(dp);
@@ -278,6 +281,7 @@ function convertedValue(
       linePrefix,
       fieldText: `value=${text}`,
       status,
+      reading,
     };
   }
   return {
@@ -291,6 +295,7 @@ function convertedValue(
     linePrefix,
     fieldText: valueFieldText(value),
     status,
+    reading,
   };
 }
 

@@ -29,6 +29,7 @@ import type { LateWrites } from './late-writes.ts';
 import { OutcomeLog, type FailedPayload } from './outcomes.ts';
 import { parseReadings } from './parse.ts';
 import { preparse } from './preparse.ts';
+import { recentPayloadCommands, type RecentPayloadKeys } from './recent-payloads.ts';
 import { resolveDevices } from './resolve.ts';
 
 export interface IngestProcessorDeps {
@@ -39,6 +40,8 @@ export interface IngestProcessorDeps {
   ingestLog: IngestLog;
   log: Logger;
   defaultAvailabilityMinutes: number;
+  /** Recent payloads kept per device (VIGIL_DEVICE_RECENT_PAYLOADS); none when absent or 0. */
+  recentPayloads?: { keys: RecentPayloadKeys; count: number };
   /**
    * Raw retention (VIGIL_RAW_RETENTION) in ms; readings older than it are refused
    * (TIMESTAMP_BEYOND_RETENTION). Undefined: kept forever.
@@ -180,7 +183,11 @@ export function createIngestProcessor(deps: IngestProcessorDeps): ProcessItems {
       .then(() => late?.(clock()) ?? []);
     // Observed by the worker; this keeps an early failure from counting as unhandled meanwhile.
     written.catch(() => undefined);
-    const logCommands = deps.ingestLog.commands(outcomes.entries());
+    const entries = outcomes.entries();
+    const logCommands = deps.ingestLog.commands(entries);
+    const recent = deps.recentPayloads;
+    if (recent && recent.count > 0)
+      logCommands.push(...recentPayloadCommands(recent.keys, recent.count, resolved, devices, entries));
     let staleValues = 0;
     for (const statuses of applied) for (const s of statuses) if (s === null) staleValues += 1;
     const failed = outcomes.failures();

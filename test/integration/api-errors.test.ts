@@ -206,9 +206,12 @@ describe('errors', () => {
     expect(ok.json.data).toHaveLength(1);
   });
 
-  it('answers 404 NOT_FOUND to an unknown path, 400 to a path that is not percent-encoding, 405 to another method', async () => {
+  it('answers 404 NOT_FOUND to an unknown path (the root sends to the console), 400 to a path that is not percent-encoding, 405 to another method', async () => {
     expectError(await call(h.baseUrl, '/sensors/nothing', { token: tokenA }), 404, 'NOT_FOUND');
-    expectError(await call(h.baseUrl, '/', {}), 404, 'NOT_FOUND');
+    expectError(await call(h.baseUrl, '/nothing', {}), 404, 'NOT_FOUND');
+    // The root is the web console's.
+    const root = await fetch(`${h.baseUrl}/`, { redirect: 'manual' });
+    expect([root.status, root.headers.get('location')]).toEqual([302, '/console/']);
     expectError(await call(h.baseUrl, '/login/%E0%A4%A', { body: {} }), 400, 'BAD_REQUEST');
     const put = await call(h.baseUrl, '/devices/list', { token: tokenA, method: 'PUT', body: {} });
     expectError(put, 405, 'METHOD_NOT_ALLOWED');

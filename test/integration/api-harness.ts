@@ -8,6 +8,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { onTestFinished } from 'vitest';
 import { createApiApp, type ApiDeps } from '../../src/api/api-app.ts';
+import { createConsole } from '../../src/console/console-app.ts';
 import type { Config } from '../../src/config/schema.ts';
 import { DATA_TYPE_INFO } from '../../src/domain/data-types.ts';
 import type { DataPointSpec, DataValue, DefinitionSpec, EventRecord } from '../../src/domain/types.ts';
@@ -112,7 +113,10 @@ export async function startApiHarness(
   const base: ApiDeps = { config, keys, redis, influx, tenancy, ingestLog, log };
 
   async function startApp(more: Partial<ApiDeps> = {}): Promise<string> {
-    const server: Server = createServer(createApiApp({ ...base, ...more }));
+    // The api role serves the web console beside the JSON API, as in production.
+    const webConsole = createConsole({ ...base, keys });
+    defer(() => webConsole.close());
+    const server: Server = createServer(createApiApp({ ...base, ...more }, [webConsole.router]));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     defer(
       () =>

@@ -1,0 +1,175 @@
+/**
+ * The web console, served by the api role under /console/ (and `GET /` redirects there): sign-in
+ * with a server-side session, the fleet, a device, events, the ingestion log, definitions
+ * with the parser workbench. Pages are rendered on the server (escaped by construction, html.ts) and
+ * kept current by a server-sent-event stream per page (live.ts); a few small ES modules do the rest.
+ * The JSON read API is untouched: the console's router answers only its own paths.
+ */
+import express, { type NextFunction, type Request, type Response } from 'express';
+import compression from 'compression';
+import { createAlarms, type Alarms } from '../alerting/alarms.ts';
+import type { Config } from '../config/schema.ts';
+import { AppError } from '../errors/app-error.ts';
+import { toClientError } from '../http/error-handling.ts';
+import { createLast24HoursReader, type Last24HoursReader } from '../history/last-24-hours-reader.ts';
+import type { InfluxClient } from '../history/influx-client.ts';
+import type { IngestLog } from '../ingest/ingest-log.ts';
+import type { Logger } from '../log/logger.ts';
+import type { Redis } from '../redis/connect.ts';
+import type { TenancyStore } from '../tenancy/tenancy-store.ts';
+import type { Keys } from '../keys.ts';
+import { loadAssets, type Assets } from './assets.ts';
+import { readFleet, type FleetSnapshot } from './fleet-data.ts';
+import { createLiveHub, type LiveHub } from './live.ts';
+import { pageRoutes } from './page-routes.ts';
+import { consoleSecurityHeaders, createCookiePolicy, type CookiePolicy } from './security.ts';
+import { createSessionStore, type ConsoleSession, type SessionStore } from './sessions.ts';
+import { signInRoutes } from './sign-in-routes.ts';
+import { definitionRoutes } from './definition-routes.ts';
+import { errorBody } from './views/sign-in-view.ts';
+import { page, type PageOptions } from './views/layout.ts';
+import { createWorkbench, type Workbench } from './workbench.ts';
+import { paths } from './views/format.ts';
+
+export interface ConsoleDeps {
+  config: Config;
+  keys: Keys;
+  redis: Redis;
+  influx: InfluxClient;
+  tenancy: TenancyStore;
+  ingestLog: IngestLog;
+  log: Logger;
+  clock?: () => number;
+}
+
+/** What the console's routes share. */
+export interface ConsoleContext {
+  deps: ConsoleDeps;
+  clock: () => number;
+  sessions: SessionStore;
+  cookies: CookiePolicy;
+  live: LiveHub;
+  /** Open alarms and their acknowledgement (alerting's). */
+  alarms: Alarms;
+  workbench: Workbench;
+  assets: Assets;
+  /** last24Hours buckets (closed hours cached) for the device charts. */
+  last24Hours: Last24HoursReader;
+  /** The environment's fleet, shared by pages and streams. */
+  fleet(env: string): Promise<FleetSnapshot>;
+  /** Sends a page. */
+  render(res: Response, status: number, o: Omit<PageOptions, 'assets'>): void;
+  /** The request's session, or null. */
+  sessionOf(req: Request, opts?: { renew?: boolean }): Promise<ConsoleSession | null>;
+  /** The request's session; otherwise a GET is sent to sign-in and a POST refused (UNAUTHORIZED). */
+  requireSession(req: Request, res: Response): Promise<ConsoleSession | null>;
+  /** The request's query parameters (the API app leaves the query unparsed). */
+  queryOf(req: Request): URLSearchParams;
+}
+
+export interface WebConsole {
+  router: express.Router;
+  close(): Promise<void>;
+}
+
+/** Largest form accepted (a payload in the workbench). */
+const FORM_LIMIT = '1mb';
+/** Live streams one session may hold open. */
+export const MAX_STREAMS_PER_SESSION = 6;
+
+export function createConsole(deps: ConsoleDeps): WebConsole {
+  const clock = deps.clock ?? Date.now;
+  const { config, redis, keys } = deps;
+  const live = createLiveHub({ redis, keys, log: deps.log, intervalMs: config.consoleLiveMs, clock });
+  const fleet = (env: string) => live.shared(env, 'fleet', () => readFleet(redis, keys, env, clock()));
+  const sessions = createSessionStore({
+    redis,
+    keys,
+    idleMs: config.consoleSessionIdleMinutes * 60_000,
+    maxMs: config.consoleSessionMaxHours * 3_600_000,
+  });
+  const cookies = createCookiePolicy(config.publicUrl);
+  const assets = loadAssets();
+  const workbench = createWorkbench({
+    timeoutMs: config.sandboxTimeoutMs,
+    memoryLimitMb: config.sandboxMemoryMb,
+    log: deps.log,
+  });
+  const ctx: ConsoleContext = {
+    deps,
+    clock,
+    sessions,
+    cookies,
+    live,
+    alarms: createAlarms({ redis, keys, tenancy: deps.tenancy, auditKept: config.auditLogSize }),
+    workbench,
+    assets,
+    last24Hours: createLast24HoursReader({ influx: deps.influx }),
+    fleet,
+    render(res, status, o) {
+      res.status(status).type('html').send(page({ ...o, assets: assets.urls }));
+    },
+    sessionOf: (req, opts) => sessions.resolve(cookies.read(req, cookies.sessionName(req)), clock(), opts),
+    async requireSession(req, res) {
+      const session = await ctx.sessionOf(req);
+      if (session) return session;
+      if (req.method !== 'GET') throw new AppError('UNAUTHORIZED', 'Your session has ended: sign in again.');
+      const next = req.originalUrl.startsWith('/console/') ? req.originalUrl : paths.fleet;
+      res.redirect(303, `${paths.signIn}?next=${encodeURIComponent(next)}`);
+      return null;
+    },
+    queryOf: (req) => new URL(req.originalUrl, 'http://console').searchParams,
+  };
+
+  const router = express.Router({ caseSensitive: true, strict: false });
+  router.get('/', (_req, res) => res.redirect(302, paths.root));
+  const consoleRouter = express.Router({ caseSensitive: true });
+  consoleRouter.use(consoleSecurityHeaders);
+  consoleRouter.use((_req, res, next) => {
+    res.setHeader('Cache-Control', 'no-store');
+    next();
+  });
+  consoleRouter.get('/assets/:name', (req, res, next) => {
+    if (!assets.serve(req, res, req.params.name)) next();
+  });
+  consoleRouter.use(
+    compression({ filter: (req, res) => !String(res.getHeader('Content-Type') ?? '').startsWith('text/event-stream') && compression.filter(req, res) }),
+  );
+  consoleRouter.use(express.urlencoded({ extended: false, limit: FORM_LIMIT, parameterLimit: 50 }));
+  consoleRouter.get('/', async (req, res) => {
+    const session = await ctx.sessionOf(req);
+    res.redirect(302, session ? paths.fleet : paths.signIn);
+  });
+  signInRoutes(consoleRouter, ctx);
+  pageRoutes(consoleRouter, ctx);
+  definitionRoutes(consoleRouter, ctx);
+  consoleRouter.use((req, res) => {
+    void ctx.sessionOf(req, { renew: false }).then((s) =>
+      ctx.render(res, 404, { title: 'Not found', session: s ?? undefined, body: errorBody('Not found', 'There is nothing at this address.', s !== null) }),
+    );
+  });
+  consoleRouter.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const e = toClientError(err, deps.log, { route: 'console' });
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    if (e.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(e.retryAfterSeconds));
+    const title = e.status === 403 ? 'Not allowed' : e.status === 404 ? 'Not found' : e.status === 401 ? 'Signed out' : 'Something went wrong';
+    void ctx.sessionOf(req, { renew: false }).then(
+      (s) => ctx.render(res, e.status, { title, session: s ?? undefined, body: errorBody(title, e.message, s !== null) }),
+      () => ctx.render(res, e.status, { title, body: errorBody(title, e.message, false) }),
+    );
+  });
+  router.use('/console', consoleRouter);
+
+  let closing: Promise<void> | undefined;
+  return {
+    router,
+    close: () =>
+      (closing ??= Promise.resolve().then(() => {
+        live.close();
+        workbench.close();
+      })),
+  };
+}

@@ -1,0 +1,119 @@
+/**
+ * Definitions and the parser workbench. A definition is looked up in the session's environment
+ * (its private ones) or among the public ones, never another environment's.
+ */
+import type { Request, Response, Router } from 'express';
+import { AppError } from '../errors/app-error.ts';
+import type { DefinitionRecord } from '../tenancy/types.ts';
+import { listRecentPayloads } from '../worker/recent-payloads.ts';
+import type { ConsoleContext } from './console-app.ts';
+import { assertSameOrigin, assertToken } from './security.ts';
+import type { ConsoleSession } from './sessions.ts';
+import { definitionBody, definitionsBody, type WorkbenchModel } from './views/definitions-view.ts';
+
+/** Longest payload the workbench runs, in characters. */
+const MAX_PAYLOAD_CHARS = 256 * 1024;
+
+export function definitionRoutes(router: Router, ctx: ConsoleContext): void {
+  const { deps } = ctx;
+
+  router.get('/definitions', async (req, res) => {
+    const session = await ctx.requireSession(req, res);
+    if (!session) return;
+    const [definitions, devices] = await Promise.all([
+      deps.tenancy.listDefinitions(session.env),
+      deps.tenancy.listDevices(session.env),
+    ]);
+    const counts = new Map<string, number>();
+    for (const d of devices) {
+      const k = `${d.definitionIsPublic ? 'public' : 'private'}\n${d.definitionName}`;
+      counts.set(k, (counts.get(k) ?? 0) + 1);
+    }
+    ctx.render(res, 200, {
+      title: 'Definitions',
+      session,
+      active: 'definitions',
+      body: definitionsBody(definitions, counts),
+    });
+  });
+
+  async function definitionOf(session: ConsoleSession, req: Request): Promise<DefinitionRecord> {
+    const scope = String(req.params.scope);
+    const name = String(req.params.name);
+    const definition =
+      scope === 'public' || scope === 'private'
+        ? await deps.tenancy.getDefinition(session.env, name, scope === 'public')
+        : null;
+    if (!definition) throw new AppError('DEFINITION_NOT_FOUND', `This environment has no definition ${name}.`);
+    return definition;
+  }
+
+  async function model(session: ConsoleSession, definition: DefinitionRecord, device: string | undefined) {
+    const all = await deps.tenancy.listDevices(session.env);
+    const devices = all.filter(
+      (d) => d.definitionName === definition.spec.name && d.definitionIsPublic === definition.isPublic,
+    );
+    const chosen = device !== undefined && devices.some((d) => d.deviceName === device) ? device : undefined;
+    return { devices, device: chosen };
+  }
+
+  function show(res: Response, status: number, m: Omit<WorkbenchModel, 'nowMs'>): void {
+    ctx.render(res, status, {
+      title: m.definition.spec.name,
+      session: m.session,
+      active: 'definitions',
+      body: definitionBody({ ...m, nowMs: ctx.clock() }),
+    });
+  }
+
+  router.get('/definitions/:scope/:name', async (req, res) => {
+    const session = await ctx.requireSession(req, res);
+    if (!session) return;
+    const definition = await definitionOf(session, req);
+    const q = ctx.queryOf(req);
+    const { devices, device } = await model(session, definition, q.get('device') ?? undefined);
+    const chosen = device ?? devices[0]?.deviceName;
+    let payload = '';
+    if (chosen !== undefined) {
+      const recent = await listRecentPayloads(deps.redis, deps.keys, session.env, chosen);
+      const wanted = q.get('payload');
+      payload = (recent.find((p) => p.ingestId === wanted) ?? recent[0])?.payload ?? '';
+    }
+    show(res, 200, { definition, devices, session, device: chosen, payload });
+  });
+
+  router.post('/definitions/:scope/:name', async (req, res) => {
+    assertSameOrigin(req, deps.config.publicUrl);
+    const session = await ctx.requireSession(req, res);
+    if (!session) return;
+    assertToken(req, session.csrf);
+    const definition = await definitionOf(session, req);
+    const body = req.body as Record<string, unknown>;
+    const text = (name: string): string => {
+      const v = body[name];
+      return typeof v === 'string' ? v : '';
+    };
+    const { devices, device } = await model(session, definition, text('device') || undefined);
+    const payload = text('payload');
+    const base = { definition, devices, session, device, payload };
+    const [environment, settings] = await Promise.all([
+      deps.tenancy.getEnvironment(session.env),
+      device ? deps.tenancy.getDeviceSettings(session.env, [device]).then((s) => s[0]) : undefined,
+    ]);
+    const trial = { env: session.env, definition, locale: environment?.locale ?? 'en', settings };
+    if (text('action') === 'replay') {
+      if (!device) {
+        show(res, 400, { ...base, error: 'Choose a device whose recent payloads to replay.' });
+        return;
+      }
+      const recent = await listRecentPayloads(deps.redis, deps.keys, session.env, device);
+      show(res, 200, { ...base, replay: await ctx.workbench.replay(trial, recent) });
+      return;
+    }
+    if (payload.length > MAX_PAYLOAD_CHARS) {
+      show(res, 413, { ...base, payload: '', error: `The payload is longer than ${MAX_PAYLOAD_CHARS} characters.` });
+      return;
+    }
+    show(res, 200, { ...base, run: await ctx.workbench.run(trial, payload) });
+  });
+}

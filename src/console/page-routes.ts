@@ -1,0 +1,283 @@
+/**
+ * The console's pages of an environment — fleet, device, alarms (with Acknowledge), events,
+ * ingestion log — and their live streams. Every read is of the session's environment; a name
+ * from the URL is looked up there only, so another environment's device is simply not found.
+ */
+import type { Request, Response, Router } from 'express';
+import type { ServedAlarm } from '../alerting/alarms.ts';
+import { listEvents } from '../events/list-events.ts';
+import { AppError } from '../errors/app-error.ts';
+import { listRecentPayloads, type RecentPayload } from '../worker/recent-payloads.ts';
+import type { ConsoleContext } from './console-app.ts';
+import { MAX_STREAMS_PER_SESSION } from './console-app.ts';
+import { readCharts, readDevice } from './device-data.ts';
+import type { LiveView } from './live.ts';
+import { assertSameOrigin, assertToken } from './security.ts';
+import type { ConsoleSession } from './sessions.ts';
+import { alarmsBody, alarmsRegions } from './views/alarms-view.ts';
+import { deviceBody, deviceRegions, type DeviceModel } from './views/device-view.ts';
+import { eventsBody, eventsRegions, parseEventFilter, type EventFilter } from './views/events-view.ts';
+import { fleetBody, fleetRegions, parseFleetFilter, type FleetFilter } from './views/fleet-view.ts';
+import { paths, query } from './views/format.ts';
+import { notice } from './views/layout.ts';
+import {
+  ingestionBody,
+  ingestionRegions,
+  matchesIngest,
+  parseIngestFilter,
+  type IngestFilter,
+  type ShownEntry,
+} from './views/ingestion-view.ts';
+import type { Region } from './views/regions.ts';
+
+const EVENTS_SHOWN = 200;
+const LOG_SHOWN = 200;
+/** Chart data of a device is read again at most this often (InfluxDB queries). */
+const CHARTS_MIN_AGE_MS = 5000;
+
+export function pageRoutes(router: Router, ctx: ConsoleContext): void {
+  const { deps, live } = ctx;
+  const now = () => ctx.clock();
+
+  /** A GET page: the session (or a redirect to sign-in), then `render`. */
+  const get =
+    (render: (req: Request, res: Response, session: ConsoleSession) => Promise<void>) =>
+    async (req: Request, res: Response) => {
+      const session = await ctx.requireSession(req, res);
+      if (session) await render(req, res, session);
+    };
+
+  /** The page's live URL with the baseline of what it was rendered with. */
+  const liveUrl = (view: string, params: Record<string, string | undefined>, regions: Region[]) =>
+    paths.live + query({ view, ...params, base: live.baseline(regions) });
+
+  // Fleet.
+  const fleetRegionsOf = async (env: string, filter: FleetFilter) => fleetRegions(await ctx.fleet(env), filter, now());
+  router.get(
+    '/fleet',
+    get(async (req, res, session) => {
+      const filter = parseFleetFilter(ctx.queryOf(req));
+      const fleet = await ctx.fleet(session.env);
+      const regions = fleetRegions(fleet, filter, now());
+      ctx.render(res, 200, {
+        title: 'Fleet',
+        session,
+        active: 'fleet',
+        body: fleetBody(fleet, filter, now()),
+        live: liveUrl('fleet', { status: filter.status }, regions),
+      });
+    }),
+  );
+  router.get(
+    '/fleet.json',
+    get(async (_req, res, session) => {
+      res.json({ status: 'success', data: await ctx.fleet(session.env) });
+    }),
+  );
+
+  // Device.
+  async function deviceModel(session: ConsoleSession, name: string): Promise<DeviceModel | null> {
+    const env = session.env;
+    const view = await live.shared(env, `device\n${name}`, () => readDevice(deps, env, name, now()));
+    if (!view) return null;
+    const [charts, alarms] = await Promise.all([
+      live.shared(env, `charts\n${name}`, () => readCharts({ ...deps, last24Hours: ctx.last24Hours }, env, view, now()), {
+        minAgeMs: CHARTS_MIN_AGE_MS,
+      }),
+      alarmsOf(env).then((list) => list.filter((a) => a.deviceName === name)),
+    ]);
+    return { view, charts, alarms, session, nowMs: now() };
+  }
+  router.get(
+    '/devices/:name',
+    get(async (req, res, session) => {
+      const name = String(req.params.name);
+      const m = await deviceModel(session, name);
+      if (!m) throw new AppError('DEVICE_NOT_FOUND', `This environment has no device ${name}.`);
+      const regions = deviceRegions(m);
+      ctx.render(res, 200, {
+        title: m.view.device.displayName,
+        session,
+        active: 'fleet',
+        body: deviceBody(m, flashOf(req)),
+        live: liveUrl('device', { device: name }, regions),
+        charts: m.view.points.some((p) => p.numeric),
+      });
+    }),
+  );
+
+  // Events.
+  const eventsOf = (env: string, f: EventFilter) =>
+    live.shared(env, `events\n${f.status ?? ''}\n${f.category ?? ''}\n${f.device ?? ''}`, () =>
+      listEvents(deps.redis, deps.keys, {
+        env,
+        limit: EVENTS_SHOWN,
+        eventStatus: f.status,
+        eventCategory: f.category,
+        ...(f.device === undefined ? {} : { device: f.device }),
+      }),
+    );
+  router.get(
+    '/events',
+    get(async (req, res, session) => {
+      const filter = parseEventFilter(ctx.queryOf(req));
+      const [events, fleet] = await Promise.all([eventsOf(session.env, filter), ctx.fleet(session.env)]);
+      const regions = eventsRegions(events, now());
+      const names = fleet.devices.map((d) => d.deviceName).sort();
+      ctx.render(res, 200, {
+        title: 'Events',
+        session,
+        active: 'events',
+        body: eventsBody(events, filter, names, now()),
+        live: liveUrl('events', { status: filter.status, category: filter.category, device: filter.device }, regions),
+      });
+    }),
+  );
+
+  // Alarms.
+  const alarmsOf = (env: string): Promise<ServedAlarm[]> => live.shared(env, 'alarms', () => ctx.alarms.list(env));
+  router.get(
+    '/alarms',
+    get(async (req, res, session) => {
+      const alarms = await alarmsOf(session.env);
+      ctx.render(res, 200, {
+        title: 'Alarms',
+        session,
+        active: 'alarms',
+        body: alarmsBody(alarms, session, now(), flashOf(req)),
+        live: liveUrl('alarms', {}, alarmsRegions(alarms, session, now())),
+      });
+    }),
+  );
+  router.post('/alarms/acknowledge', async (req, res) => {
+    assertSameOrigin(req, deps.config.publicUrl);
+    const session = await ctx.requireSession(req, res);
+    if (!session) return;
+    assertToken(req, session.csrf);
+    if (session.role !== 'operator')
+      throw new AppError('FORBIDDEN', 'Your role may look at alarms but not acknowledge them.');
+    const body = req.body as Record<string, unknown>;
+    const text = (name: string): string => {
+      const v = body[name];
+      return typeof v === 'string' ? v : '';
+    };
+    const sensorName = text('sensorName');
+    const note = text('note').trim();
+    await ctx.alarms.acknowledge({
+      env: session.env,
+      deviceName: text('deviceName'),
+      sensorName: sensorName === '' ? undefined : sensorName,
+      note: note === '' ? undefined : note.slice(0, 1000),
+      actor: session.username,
+      nowMs: now(),
+    });
+    live.changed(session.env);
+    const returnTo = text('returnTo');
+    const back = returnTo.startsWith('/console/') && !returnTo.startsWith('/console//') ? returnTo : paths.alarms;
+    res.redirect(303, `${back}${back.includes('?') ? '&' : '?'}done=acknowledged`);
+  });
+
+  // Ingestion log.
+  async function shownEntries(env: string, f: IngestFilter): Promise<ShownEntry[]> {
+    const all = await live.shared(env, 'ingest-log', () => deps.ingestLog.list(env, deps.config.ingestLogSize));
+    const entries = all.filter((e) => matchesIngest(e, f)).slice(0, LOG_SHOWN);
+    // The payloads of the entries with problems, from their devices' recent payloads.
+    const devices = [...new Set(entries.filter((e) => e.outcome !== 'accepted' && e.deviceName).map((e) => e.deviceName!))].slice(0, 50);
+    const fleet = await ctx.fleet(env);
+    const known = new Map(fleet.devices.map((d) => [d.deviceName, d]));
+    const payloads = new Map<string, RecentPayload>();
+    await Promise.all(
+      devices
+        .filter((d) => known.has(d))
+        .map(async (d) => {
+          for (const p of await live.shared(env, `payloads\n${d}`, () => listRecentPayloads(deps.redis, deps.keys, env, d)))
+            payloads.set(`${p.ingestId}\n${d}`, p);
+        }),
+    );
+    return entries.map((entry) => {
+      const device = entry.deviceName ? known.get(entry.deviceName) : undefined;
+      return {
+        entry,
+        payload: entry.deviceName ? payloads.get(`${entry.ingestId}\n${entry.deviceName}`) : undefined,
+        definition: device ? { name: device.definitionName, isPublic: device.definitionIsPublic } : undefined,
+      };
+    });
+  }
+  router.get(
+    '/ingestion',
+    get(async (req, res, session) => {
+      const filter = parseIngestFilter(ctx.queryOf(req));
+      const entries = await shownEntries(session.env, filter);
+      const all = await live.shared(session.env, 'ingest-log', () => deps.ingestLog.list(session.env, deps.config.ingestLogSize));
+      const codes = [...new Set(all.flatMap((e) => (e.code ? [e.code] : [])))].sort();
+      const regions = ingestionRegions(entries, now());
+      ctx.render(res, 200, {
+        title: 'Ingestion log',
+        session,
+        active: 'ingestion',
+        body: ingestionBody(entries, filter, codes, now()),
+        live: liveUrl('ingestion', { outcome: filter.outcome, code: filter.code, device: filter.device }, regions),
+      });
+    }),
+  );
+
+  // Live streams.
+  router.get('/live', async (req, res) => {
+    const session = await ctx.sessionOf(req, { renew: false });
+    if (!session) {
+      // EventSource does not reconnect after 204: the page reloads and meets the sign-in.
+      res.status(204).end();
+      return;
+    }
+    if (live.streamsOf(session.secretHash) >= MAX_STREAMS_PER_SESSION)
+      throw new AppError('TOO_MANY_STREAMS', 'Too many live pages are open in this session: close some.');
+    const q = ctx.queryOf(req);
+    const view = liveView(session, q);
+    if (!view) throw new AppError('NOT_FOUND', 'No such live view.');
+    const cookie = ctx.cookies.read(req, ctx.cookies.sessionName(req));
+    live.stream({
+      env: session.env,
+      sessionKey: session.secretHash,
+      res,
+      view,
+      baseline: q.get('base') ?? undefined,
+      sessionValid: async () => (await ctx.sessions.resolve(cookie, now(), { renew: false })) !== null,
+    });
+  });
+
+  function liveView(session: ConsoleSession, q: URLSearchParams): LiveView | undefined {
+    const env = session.env;
+    switch (q.get('view') ?? '') {
+      case 'fleet': {
+        const filter = parseFleetFilter(q);
+        return { regions: () => fleetRegionsOf(env, filter) };
+      }
+      case 'device': {
+        const name = q.get('device') ?? '';
+        return {
+          regions: async () => {
+            const m = await deviceModel(session, name);
+            return m ? deviceRegions(m) : [];
+          },
+        };
+      }
+      case 'events': {
+        const filter = parseEventFilter(q);
+        return { regions: async () => eventsRegions(await eventsOf(env, filter), now()) };
+      }
+      case 'alarms':
+        return { regions: async () => alarmsRegions(await alarmsOf(env), session, now()) };
+      case 'ingestion': {
+        const filter = parseIngestFilter(q);
+        return { regions: async () => ingestionRegions(await shownEntries(env, filter), now()) };
+      }
+      default:
+        return undefined;
+    }
+  }
+}
+
+function flashOf(req: Request) {
+  const done = new URL(req.originalUrl, 'http://console').searchParams.get('done');
+  return done === 'acknowledged' ? notice('ok', 'Alarm acknowledged.') : undefined;
+}

@@ -1,0 +1,151 @@
+/**
+ * A device's page: its status and last contact, data points, charts of the last 24 hours, events
+ * and recent payloads.
+ */
+import type { DeviceView, PointChart } from '../device-data.ts';
+import type { ServedAlarm } from '../../alerting/alarms.ts';
+import { html, jsonInHtml, type Html } from '../html.ts';
+import { alarmRows } from './alarms-view.ts';
+import type { ConsoleSession } from '../sessions.ts';
+import { eventRow } from './events-view.ts';
+import { paths, query, silentPill, STATUS_LABEL, statusPill, timeAgo } from './format.ts';
+import { notice } from './layout.ts';
+import { rowsHtml, type Region, type Row } from './regions.ts';
+
+export interface DeviceModel {
+  view: DeviceView;
+  charts: PointChart[];
+  alarms: ServedAlarm[];
+  session: ConsoleSession;
+  nowMs: number;
+}
+
+export function deviceBody(m: DeviceModel, flash?: Html): Html {
+  const { view } = m;
+  const d = view.device;
+  const numeric = view.points.filter((p) => p.numeric);
+  const regions = deviceRegions(m);
+  const region = (id: string) => regions.find((r) => r.id === id);
+  const blockOf = (id: string) => {
+    const r = region(id);
+    return r && 'html' in r ? r.html : html``;
+  };
+  const rowsOf = (id: string): Row[] => {
+    const r = region(id);
+    return r && 'rows' in r ? r.rows : [];
+  };
+  return html`<nav class="crumbs" aria-label="Breadcrumb"><a href="${paths.fleet}">Fleet</a> <span aria-hidden="true">/</span> <span>${d.displayName}</span></nav>
+<div id="device-head">${blockOf('device-head')}</div>
+${flash ?? ''}
+<section class="card" aria-labelledby="alarms-h">
+<h2 id="alarms-h">Open alarms</h2>
+<div class="table-wrap"><table class="table alarms">
+<thead><tr><th scope="col">Status</th><th scope="col">Alarm</th><th scope="col">Since</th><th scope="col">Acknowledgement</th></tr></thead>
+<tbody id="device-alarms" data-rows>${rowsHtml(rowsOf('device-alarms'))}</tbody>
+</table></div>
+<p class="empty" data-empty-for="device-alarms"${m.alarms.length > 0 ? html` hidden` : ''}>No open alarms.</p>
+</section>
+<section class="card" aria-labelledby="points-h">
+<h2 id="points-h">Data points</h2>
+<div class="table-wrap"><table class="table points">
+<thead><tr><th scope="col">Data point</th><th scope="col">Current value</th><th scope="col">Status</th><th scope="col">Updated</th></tr></thead>
+<tbody id="device-points" data-rows>${rowsHtml(rowsOf('device-points'))}</tbody>
+</table></div>
+</section>
+${
+  numeric.length > 0
+    ? html`<section class="card" aria-labelledby="charts-h">
+<h2 id="charts-h">Last 24 hours</h2>
+<p class="sub">Hourly minimum to maximum (band) and average (line), with every value of the last 3 hours (dots).</p>
+<div class="charts">${numeric.map(
+        (p, i) =>
+          html`<figure class="chart"><figcaption>${p.displayName}</figcaption><div class="chart-canvas" id="chart-${i}" data-sensor="${p.sensorName}" role="img" aria-label="Chart of ${p.displayName} over the last 24 hours"></div></figure>`,
+      )}</div>
+<script type="application/json" id="chart-data">${jsonInHtml(m.charts)}</script>
+</section>`
+    : ''
+}
+<div class="two-col">
+<section class="card" aria-labelledby="events-h">
+<h2 id="events-h">Events</h2>
+<div class="table-wrap"><table class="table events compact">
+<thead><tr><th scope="col">When</th><th scope="col">Status</th><th scope="col">Message</th></tr></thead>
+<tbody id="device-events" data-rows>${rowsHtml(rowsOf('device-events'))}</tbody>
+</table></div>
+<p><a href="${paths.events + query({ device: d.deviceName })}">All events of this device</a></p>
+</section>
+<section class="card" aria-labelledby="payloads-h">
+<h2 id="payloads-h">Recent payloads</h2>
+<ul class="payloads" id="device-payloads" data-rows>${rowsHtml(rowsOf('device-payloads'))}</ul>
+<p class="empty" data-empty-for="device-payloads"${view.payloads.length > 0 ? html` hidden` : ''}>No payload kept yet.</p>
+</section>
+</div>`;
+}
+
+export function deviceRegions(m: DeviceModel): Region[] {
+  const { view, nowMs } = m;
+  return [
+    { id: 'device-head', html: head(view, nowMs) },
+    { id: 'device-alarms', rows: alarmRows(m.alarms, m.session, nowMs, false, paths.device(view.device.deviceName)) },
+    { id: 'device-points', rows: view.points.map((p) => ({ key: p.sensorName, html: pointRow(p, nowMs) })) },
+    { id: 'device-events', rows: view.events.map((e, i) => ({ key: `${e.receivedUTC}\n${i}`, html: eventRow(e, nowMs, false) })) },
+    {
+      id: 'device-payloads',
+      rows: view.payloads.map((p) => ({ key: p.ingestId, html: payloadItem(view, p, nowMs) })),
+    },
+    { id: 'chart-data', data: m.charts },
+  ];
+}
+
+function head(view: DeviceView, nowMs: number): Html {
+  const d = view.device;
+  return html`<div class="page-head device-head">
+<div>
+<h1>${d.displayName}</h1>
+<p class="sub"><span class="mono">${d.deviceName}</span> · <a href="${paths.definition(d.definitionIsPublic, d.definitionName) + query({ device: d.deviceName })}">${d.definitionName}</a>${d.definitionIsPublic ? ' (public)' : ''}</p>
+</div>
+<dl class="facts">
+<div><dt>Status</dt><dd><span class="stack">${statusPill(view.status)}${view.silent ? silentPill() : ''}</span></dd></div>
+<div><dt>Last contact</dt><dd>${timeAgo(view.lastContactMs, nowMs)}</dd></div>
+</dl>
+</div>
+${view.spec ? '' : notice('error', 'The definition of this device does not exist any more.')}`;
+}
+
+function pointRow(p: DeviceView['points'][number], nowMs: number): Html {
+  const hasValue = p.updatedMs !== null;
+  return html`<tr data-key="${p.sensorName}">
+<td data-label="Data point"><span class="strong">${p.displayName}</span><div class="mono muted small">${p.sensorName}</div></td>
+<td data-label="Current value" class="value">${p.value ?? html`<span class="muted">No value yet</span>`}</td>
+<td data-label="Status">${
+    hasValue
+      ? html`<span class="stack">${statusPill(p.status)}${p.suppressed ? html`<span class="tag" title="No events while suppressed">suppressed</span>` : ''}</span>${
+          p.sinceMs !== null ? html`<div class="small muted">since ${timeAgo(p.sinceMs, nowMs)}</div>` : ''
+        }${
+          p.pending
+            ? html`<div class="small pending">${STATUS_LABEL[p.pending.status]} pending since ${timeAgo(p.pending.sinceMs, nowMs)}</div>`
+            : ''
+        }`
+      : html`<span class="muted">—</span>`
+  }</td>
+<td data-label="Updated">${timeAgo(p.updatedMs, nowMs, '—')}</td>
+</tr>`;
+}
+
+function payloadItem(view: DeviceView, p: DeviceView['payloads'][number], nowMs: number): Html {
+  const d = view.device;
+  const workbench =
+    paths.definition(d.definitionIsPublic, d.definitionName) + query({ device: d.deviceName, payload: p.ingestId });
+  return html`<li data-key="${p.ingestId}">
+<div class="payload-head">${outcomePill(p.outcome)}${p.code ? html` <span class="mono small">${p.code}</span>` : ''} <span class="muted small">${timeAgo(p.receivedMs, nowMs)}</span> <a class="small" href="${workbench}">Open in workbench</a></div>
+${p.message ? html`<p class="small msg">${p.message}</p>` : ''}
+<pre class="payload">${p.payload}</pre>
+${p.payloadBytes !== undefined ? html`<p class="small muted">Shortened: the payload had ${p.payloadBytes} bytes.</p>` : ''}
+</li>`;
+}
+
+export function outcomePill(outcome: 'accepted' | 'partial' | 'rejected'): Html {
+  const cls = outcome === 'accepted' ? 'st-ok' : outcome === 'partial' ? 'st-warning' : 'st-error';
+  const label = outcome === 'accepted' ? 'Accepted' : outcome === 'partial' ? 'Partly accepted' : 'Rejected';
+  return html`<span class="pill ${cls}">${label}</span>`;
+}

@@ -1,0 +1,147 @@
+/**
+ * The parser workbench's runs: a definition's parser on a payload (Run) or on a device's recent
+ * payloads (Replay), in a sandbox of the console's own with the workers' limits. A sandbox call is
+ * synchronous, so runs wait in one queue and go one payload at a time, letting other requests in
+ * between: a replay of 20 payloads holds the event loop for one parser call at a time (at most the
+ * sandbox's time limit), never for all of them. A full queue answers WORKBENCH_BUSY.
+ */
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import type { Status } from '../domain/types.ts';
+import { AppError } from '../errors/app-error.ts';
+import type { Logger } from '../log/logger.ts';
+import { createSandbox, type Sandbox } from '../sandbox/sandbox.ts';
+import type { DeviceSettings } from '../tenancy/tenancy-store.ts';
+import type { DefinitionRecord } from '../tenancy/types.ts';
+import { tryDefinition, type DefinitionTestReport } from '../worker/definition-trial.ts';
+import type { RecentPayload } from '../worker/recent-payloads.ts';
+import type { Locale } from '../domain/types.ts';
+
+export interface Workbench {
+  /** Runs the definition's parser on `payload` and converts its result. */
+  run(t: Trial, payload: string, payloadRaw?: string): Promise<DefinitionTestReport>;
+  /** Runs it on each recent payload and compares with what the payload got then. */
+  replay(t: Trial, payloads: readonly RecentPayload[]): Promise<ReplayRow[]>;
+  close(): void;
+}
+
+/** What a run needs besides the payload. */
+export interface Trial {
+  env: string;
+  definition: DefinitionRecord;
+  locale: Locale;
+  settings?: DeviceSettings | undefined;
+}
+
+export interface StatusChange {
+  sensorName: string;
+  then: Status | null;
+  now: Status | null;
+}
+
+export interface ReplayRow {
+  payload: RecentPayload;
+  /** Null when the payload was shortened when kept: it is not the payload, so it is not run. */
+  now: DefinitionTestReport | null;
+  /**
+   * `fails`: accepted then, rejected now; `recovers`: the other way; `changes`: a data point's
+   * status differs; `same`; `skipped`: shortened.
+   */
+  verdict: 'fails' | 'recovers' | 'changes' | 'same' | 'skipped';
+  changes: StatusChange[];
+}
+
+/** Runs waiting at most (a replay counts one per payload). */
+const MAX_QUEUED = 64;
+
+export function createWorkbench(deps: { timeoutMs: number; memoryLimitMb: number; log: Logger }): Workbench {
+  let sandbox: Sandbox | undefined;
+  let queued = 0;
+  let tail: Promise<unknown> = Promise.resolve();
+  let closed = false;
+
+  const sandboxOf = (): Sandbox =>
+    (sandbox ??= createSandbox({
+      timeoutMs: deps.timeoutMs,
+      memoryLimitMb: deps.memoryLimitMb,
+      log: deps.log.child({ component: 'workbench' }),
+    }));
+
+  /** Queues one parser call; each starts on a turn of its own. */
+  function enqueue<T>(work: () => T): Promise<T> {
+    if (closed) return Promise.reject(new AppError('UNAVAILABLE', 'The console is stopping.'));
+    queued += 1;
+    const result = tail.then(async () => {
+      await nextTurn();
+      try {
+        return work();
+      } finally {
+        queued -= 1;
+      }
+    });
+    tail = result.catch(() => undefined);
+    return result;
+  }
+
+  function reserve(n: number): void {
+    if (queued + n > MAX_QUEUED)
+      throw new AppError('WORKBENCH_BUSY', 'The parser workbench is busy with other runs; try again in a moment.', {
+        retryAfterSeconds: 1,
+      });
+  }
+
+  const trialOf = (t: Trial, payload: string, payloadRaw?: string) => {
+    const d = t.definition;
+    return {
+      spec: d.spec,
+      parserSource: d.parserSource,
+      parserFilename: `${d.spec.name}.js`,
+      payload,
+      ...(payloadRaw === undefined ? {} : { payloadRaw }),
+      locale: t.locale,
+      ...(t.settings ? { settings: t.settings } : {}),
+      codeId: `console:def:${d.isPublic ? 'public' : t.env}:${d.spec.name}`,
+      revision: d.revision,
+    };
+  };
+
+  return {
+    run(t, payload, payloadRaw) {
+      reserve(1);
+      return enqueue(() => tryDefinition(sandboxOf(), trialOf(t, payload, payloadRaw)));
+    },
+    async replay(t, payloads) {
+      const runnable = payloads.filter(isWhole);
+      reserve(runnable.length);
+      const reports = await Promise.all(
+        runnable.map((p) => enqueue(() => tryDefinition(sandboxOf(), trialOf(t, p.payload, p.raw)))),
+      );
+      const byPayload = new Map(runnable.map((p, i) => [p, reports[i]!]));
+      return payloads.map((p) => compare(p, byPayload.get(p) ?? null));
+    },
+    close() {
+      closed = true;
+      sandbox?.close();
+    },
+  };
+}
+
+/** A kept payload that was not shortened (neither it nor the body it came from). */
+const isWhole = (p: RecentPayload) => p.payloadBytes === undefined && p.rawBytes === undefined && !p.hex;
+
+function compare(payload: RecentPayload, now: DefinitionTestReport | null): ReplayRow {
+  if (!now) return { payload, now, verdict: 'skipped', changes: [] };
+  const failedThen = payload.outcome === 'rejected';
+  const failsNow = !now.ok;
+  if (failsNow && !failedThen) return { payload, now, verdict: 'fails', changes: [] };
+  if (!failsNow && failedThen) return { payload, now, verdict: 'recovers', changes: [] };
+  if (!now.ok) return { payload, now, verdict: 'same', changes: [] };
+  const nowStatus = new Map(now.dataPoints.map((p) => [p.sensorName, p.currentStatus]));
+  const names = new Set([...Object.keys(payload.statuses), ...nowStatus.keys()]);
+  const changes: StatusChange[] = [];
+  for (const name of names) {
+    const then = Object.hasOwn(payload.statuses, name) ? (payload.statuses[name] ?? null) : null;
+    const current = nowStatus.get(name) ?? null;
+    if (then !== current) changes.push({ sensorName: name, then, now: current });
+  }
+  return { payload, now, verdict: changes.length > 0 ? 'changes' : 'same', changes };
+}

@@ -1,0 +1,177 @@
+/**
+ * A definition tried on one payload: its parser run in the real sandbox, its result converted by
+ * the worker's own conversion (convertDevice) — converted value, currentValue as formatted, status
+ * from the thresholds (without a previous status, so without hysteresis) — or the parser's error
+ * with its line. `vigil definition test` and the console's parser workbench show it; as it is the
+ * worker's code, a trial fails where the worker would (PROCESSING_FAILED) and shows what it stores.
+ */
+import { DATA_TYPE_INFO } from '../domain/data-types.ts';
+import type { IngestItem } from '../domain/ingest-item.ts';
+import type { DataValue, DefinitionSpec, Locale, Status } from '../domain/types.ts';
+import type { Sandbox } from '../sandbox/sandbox.ts';
+import type { DeviceSettings } from '../tenancy/tenancy-store.ts';
+import type { DefinitionRecord, DeviceRecord } from '../tenancy/types.ts';
+import { convertDevice, type ConversionReport, type ConvertedDevice } from './convert.ts';
+import type { ParsedReading } from './parse.ts';
+
+export interface DataPointResult {
+  sensorName: string;
+  sensorType: string;
+  /** What parsePayload returned for it (absent = not returned). */
+  parsed?: unknown;
+  rawValue: DataValue | null;
+  currentValue: string | null;
+  currentStatus: Status | null;
+  /** The rule's description (or the generated "Above 25 °C"). */
+  reason: string | null;
+  /** Why the value was dropped (VALUE_CONVERSION_FAILED). */
+  conversionError?: string;
+}
+
+/** What the parser's result converts to, or why it does not. */
+type Conversion =
+  | { ok: true; dataPoints: DataPointResult[]; unknownKeys: string[] }
+  | { ok: false; code: string; message: string };
+
+export type DefinitionTestReport = Conversion & { logs: string[] };
+
+export interface DefinitionTrialInput {
+  spec: DefinitionSpec;
+  parserSource: string;
+  parserFilename: string;
+  /** What the parser receives as payloadStr. */
+  payload: string;
+  /** What it receives as payloadRaw (the submission's body); `payload` when absent. */
+  payloadRaw?: string;
+  locale: Locale;
+  /** A device's threshold overrides and suppressions, to get the statuses that device would. */
+  settings?: DeviceSettings;
+  /**
+   * Sandbox cache identity of the parser (ParserCode.id and revision): the definition's own where
+   * its stored revision runs, so the compiled parser is reused.
+   */
+  codeId?: string;
+  revision?: number;
+}
+
+/**
+ * Runs the definition's parser on one payload in `sandbox` and converts its result as the worker
+ * would: synchronous, one sandbox call (at most the sandbox's time limit).
+ */
+export function tryDefinition(sandbox: Sandbox, input: DefinitionTrialInput): DefinitionTestReport {
+  const [outcome] = sandbox.run(
+    {
+      id: input.codeId ?? `test:${input.spec.name}`,
+      revision: input.revision ?? 1,
+      source: input.parserSource,
+      filename: input.parserFilename,
+    },
+    [{ payloadStr: input.payload, payloadRaw: input.payloadRaw ?? input.payload }],
+    { expectObject: true },
+  );
+  if (!outcome) return { ok: false, code: 'PARSER_ERROR', message: 'the sandbox returned nothing', logs: [] };
+  const logs = outcome.logs ?? [];
+  if (!outcome.ok) return { ok: false, code: outcome.code, message: outcome.message, logs };
+  return { ...convertResult(input, outcome.value as Record<string, unknown>), logs };
+}
+
+/** Where the test's values are converted: a device of its own, in no environment. */
+const TEST_ENV = 'definition-test';
+const TEST_DEVICE = 'definition-test';
+
+/** What the worker's conversion makes of a parser's result, for a device without overrides. */
+function convertResult(
+  input: DefinitionTrialInput,
+  result: Record<string, unknown>,
+): Conversion {
+  const nowMs = Date.now();
+  const item: IngestItem = {
+    id: TEST_ENV,
+    env: TEST_ENV,
+    gateway: 'submit',
+    via: 'http',
+    receivedMs: nowMs,
+    body: input.payloadRaw ?? input.payload,
+    bodyIsHex: false,
+    client: 'vigil definition test',
+  };
+  const device: DeviceRecord = {
+    env: TEST_ENV,
+    deviceName: TEST_DEVICE,
+    displayName: TEST_DEVICE,
+    definitionName: input.spec.name,
+    definitionIsPublic: false,
+    createdUTC: '',
+  };
+  const definition: DefinitionRecord = {
+    isPublic: false,
+    env: TEST_ENV,
+    spec: input.spec,
+    parserSource: input.parserSource,
+    revision: 1,
+    updatedUTC: '',
+  };
+  const reading: ParsedReading = {
+    item,
+    deviceName: TEST_DEVICE,
+    payloadStr: input.payload,
+    timeMs: nowMs,
+    deviceTime: false,
+    index: 0,
+    direct: false,
+    device,
+    definition,
+    values: result,
+  };
+  const dropped = new Map<string, string>();
+  let unknownKeys: string[] = [];
+  const report: ConversionReport = {
+    accepted: () => undefined,
+    dropped: (_r, key, reason) => dropped.set(key, reason),
+    unknownKeys: (_r, keys) => (unknownKeys = keys),
+  };
+  let converted: ConvertedDevice;
+  try {
+    const where = {
+      env: TEST_ENV,
+      locale: input.locale,
+      settings: input.settings,
+      defaultAvailabilityMinutes: 0,
+      nowMs,
+    };
+    converted = convertDevice(device, [reading], where, report);
+  } catch (err) {
+    const message = err instanceof Error ? `${err.name}: ${err.message}` : 'conversion threw';
+    return { ok: false, code: 'PROCESSING_FAILED', message: `the worker's conversion fails: ${message}` };
+  }
+  const points = input.spec.dataPoints.map((p) => pointResult(p, result, converted, dropped.get(p.name)));
+  return { ok: true, dataPoints: points, unknownKeys };
+}
+
+function pointResult(
+  point: DefinitionSpec['dataPoints'][number],
+  result: Record<string, unknown>,
+  converted: ConvertedDevice,
+  conversionError: string | undefined,
+): DataPointResult {
+  const base = { sensorName: point.name, sensorType: DATA_TYPE_INFO[point.dataType].sensorType };
+  const empty = { rawValue: null, currentValue: null, currentStatus: null, reason: null };
+  if (!Object.hasOwn(result, point.name)) return { ...base, ...empty };
+  const parsed = result[point.name];
+  if (conversionError !== undefined) return { ...base, parsed, ...empty, conversionError };
+  const value = converted.values.find((v) => v.sensor === point.name);
+  if (!value) return { ...base, parsed, ...empty };
+  // The status without a previous one (outcome of previous rule -1), and its rule's description.
+  const rule = value.outcomes[0] ?? -1;
+  const meta = converted.sensors.get(point.name);
+  return {
+    ...base,
+    parsed,
+    // What the read API shows: the stored JSON, read back.
+    rawValue: JSON.parse(value.valueJson) as DataValue,
+    currentValue: value.currentValue,
+    currentStatus: value.status,
+    reason: rule >= 0 ? (meta?.descriptions[rule] ?? null) : null,
+  };
+}
+

@@ -1,0 +1,131 @@
+/**
+ * The web console over plain HTTP (its browser tests are in console-browser.test.ts): where it is
+ * served, its sign-in throttle per client address, its session cookie and lifetime, and the JSON API
+ * beside it unchanged.
+ */
+import { describe, expect, it } from 'vitest';
+import { startApiHarness } from './api-harness.ts';
+
+const PASSWORD = 'correct horse battery';
+
+/** A cookie jar of one browser-less client. */
+function client(baseUrl: string, headers: Record<string, string> = {}) {
+  const jar = new Map<string, string>();
+  const cookie = () => [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
+  const keep = (res: Response) => {
+    for (const line of res.headers.getSetCookie()) {
+      const [pair = ''] = line.split(';');
+      const eq = pair.indexOf('=');
+      const value = pair.slice(eq + 1);
+      if (value === '') jar.delete(pair.slice(0, eq));
+      else jar.set(pair.slice(0, eq), value);
+    }
+    return res;
+  };
+  return {
+    jar,
+    get: async (path: string) =>
+      keep(await fetch(`${baseUrl}${path}`, { headers: { ...headers, cookie: cookie() }, redirect: 'manual' })),
+    post: async (path: string, fields: Record<string, string>) =>
+      keep(
+        await fetch(`${baseUrl}${path}`, {
+          method: 'POST',
+          body: new URLSearchParams(fields).toString(),
+          headers: { ...headers, cookie: cookie(), 'content-type': 'application/x-www-form-urlencoded' },
+          redirect: 'manual',
+        }),
+      ),
+  };
+}
+
+/** The sign-in form's anti-forgery token. */
+async function formToken(c: ReturnType<typeof client>): Promise<string> {
+  const html = await (await c.get('/console/sign-in')).text();
+  const token = /name="_csrf" value="([^"]+)"/.exec(html)?.[1];
+  if (!token) throw new Error('no token in the sign-in form');
+  return token;
+}
+
+describe('console over HTTP', () => {
+  it('sends / to the console and pages to sign-in, and leaves the JSON API bearer-only', async () => {
+    const h = await startApiHarness();
+    await h.seedEnvironment('acme');
+    const root = await fetch(`${h.baseUrl}/`, { redirect: 'manual' });
+    expect([root.status, root.headers.get('location')]).toEqual([302, '/console/']);
+    const home = await fetch(`${h.baseUrl}/console/`, { redirect: 'manual' });
+    expect([home.status, home.headers.get('location')]).toEqual([302, '/console/sign-in']);
+    const fleet = await fetch(`${h.baseUrl}/console/fleet`, { redirect: 'manual' });
+    expect([fleet.status, fleet.headers.get('location')]).toEqual([303, '/console/sign-in?next=%2Fconsole%2Ffleet']);
+    const form = await fetch(`${h.baseUrl}/console/sign-in`);
+    const text = await form.text();
+    for (const label of ['Environment', 'Username', 'Password', 'Authentication code']) {
+      expect(text).toMatch(new RegExp(`<label for="[^"]+">${label}</label>`));
+    }
+    expect(text).toContain('>Sign in</button>');
+    expect(text).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
+    const api = await fetch(`${h.baseUrl}/devices/list`);
+    expect(api.status).toBe(401);
+    expect(((await api.json()) as { error: { code: string } }).error.code).toBe('UNAUTHORIZED');
+  });
+
+  it('throttles sign-in attempts per client address with 429 and Retry-After', async () => {
+    const h = await startApiHarness({ consoleSignInPerMinute: 3 });
+    await h.seedEnvironment('acme');
+    await h.admin.createUser('acme', 'alice', PASSWORD);
+    const c = client(h.baseUrl);
+    const token = await formToken(c);
+    const attempt = () => c.post('/console/sign-in', { _csrf: token, env: 'acme', username: 'alice', password: 'wrong' });
+    for (let i = 0; i < 3; i++) expect((await attempt()).status).toBe(401);
+    const throttled = await attempt();
+    expect(throttled.status).toBe(429);
+    expect(Number(throttled.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(await throttled.text()).toContain('Too many sign-in attempts from your address');
+    // Even the right password waits: each attempt would cost a password hash.
+    const right = await c.post('/console/sign-in', { _csrf: token, env: 'acme', username: 'alice', password: PASSWORD });
+    expect(right.status).toBe(429);
+  });
+
+  it('refuses a sign-in without the form’s token', async () => {
+    const h = await startApiHarness();
+    await h.seedEnvironment('acme');
+    await h.admin.createUser('acme', 'alice', PASSWORD);
+    const c = client(h.baseUrl);
+    await formToken(c);
+    const res = await c.post('/console/sign-in', { env: 'acme', username: 'alice', password: PASSWORD });
+    expect(res.status).toBe(403);
+    expect([...c.jar.keys()]).not.toContain('vigil_session');
+  });
+
+  it('behind https: a Secure __Host- session cookie, 60 minutes idle and 12 hours at most', async () => {
+    const h = await startApiHarness({ publicUrl: 'https://vigil.example.com' });
+    await h.seedEnvironment('acme');
+    await h.admin.createUser('acme', 'alice', PASSWORD);
+    const c = client(h.baseUrl, { origin: 'https://vigil.example.com' });
+    const token = await formToken(c);
+    const before = Date.now();
+    const res = await c.post('/console/sign-in', { _csrf: token, env: 'acme', username: 'alice', password: PASSWORD });
+    expect([res.status, res.headers.get('location')]).toEqual([303, '/console/fleet']);
+    const set = res.headers.getSetCookie().find((l) => l.startsWith('__Host-vigil_session='));
+    expect(set).toBeDefined();
+    expect(set).toMatch(/; Path=\//);
+    expect(set).toMatch(/; HttpOnly/);
+    expect(set).toMatch(/; Secure/);
+    expect(set).toMatch(/; SameSite=Strict/);
+    expect(set).not.toMatch(/Max-Age|Expires/);
+
+    const [sessionKey] = await h.redis.keys(`${h.config.keyPrefix}:env:acme:console-session:*`);
+    expect(sessionKey).toBeDefined();
+    const ttl = await h.redis.pttl(sessionKey!);
+    expect(ttl).toBeGreaterThan(59 * 60_000);
+    expect(ttl).toBeLessThanOrEqual(60 * 60_000);
+    const stored = await h.redis.hgetall(sessionKey!);
+    expect(Number(stored.endMs) - Number(stored.createdMs)).toBe(12 * 3_600_000);
+    expect(Number(stored.createdMs)).toBeGreaterThanOrEqual(before);
+    expect((await c.get('/console/fleet')).status).toBe(200);
+
+    // Past its end, whatever its use, the session is gone.
+    await h.redis.hset(sessionKey!, 'endMs', String(Date.now() - 1));
+    const ended = await c.get('/console/fleet');
+    expect([ended.status, ended.headers.get('location')]).toEqual([303, '/console/sign-in?next=%2Fconsole%2Ffleet']);
+  });
+});

@@ -74,8 +74,6 @@ export interface WebConsole {
 
 /** Largest form accepted (a payload in the workbench). */
 const FORM_LIMIT = '1mb';
-/** Live streams one session may hold open. */
-export const MAX_STREAMS_PER_SESSION = 6;
 
 export function createConsole(deps: ConsoleDeps): WebConsole {
   const clock = deps.clock ?? Date.now;

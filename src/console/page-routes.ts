@@ -9,7 +9,6 @@ import { listEvents } from '../events/list-events.ts';
 import { AppError } from '../errors/app-error.ts';
 import { listRecentPayloads, type RecentPayload } from '../worker/recent-payloads.ts';
 import type { ConsoleContext } from './console-app.ts';
-import { MAX_STREAMS_PER_SESSION } from './console-app.ts';
 import { readCharts, readDevice } from './device-data.ts';
 import type { LiveView } from './live.ts';
 import { assertSameOrigin, assertToken } from './security.ts';
@@ -28,6 +27,9 @@ import {
   type IngestFilter,
   type ShownEntry,
 } from './views/ingestion-view.ts';
+
+/** Live streams one session may hold open. */
+const MAX_STREAMS_PER_SESSION = 6;
 import type { Region } from './views/regions.ts';
 
 const EVENTS_SHOWN = 200;

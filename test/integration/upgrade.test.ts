@@ -16,15 +16,11 @@ import { createLogger } from '../../src/log/logger.ts';
 import { startVigil } from '../../src/main.ts';
 import { countEntries } from '../../src/queue/ingest-queue.ts';
 import { closeRedis, connectRedis } from '../../src/redis/connect.ts';
-import { startAvailabilityScheduler } from '../../src/scheduler/availability-scheduler.ts';
-import { createStateStore } from '../../src/state/state-store.ts';
-import { createCatalog } from '../../src/tenancy/catalog.ts';
-import { loginLimitsOf } from '../../src/tenancy/login.ts';
-import { createTenancyStore } from '../../src/tenancy/tenancy-store.ts';
 import { testConfig } from '../support/context.ts';
 import { storedState } from '../support/state.ts';
 import { provisionComfort, startPipeline, type Pipeline } from '../support/pipeline.ts';
 import { eventually } from '../support/eventually.ts';
+import { loseContact } from '../support/contact.ts';
 import { createCliHarness } from './cli-run.ts';
 
 const quiet = createLogger('silent');
@@ -38,25 +34,6 @@ async function statuses(p: Pipeline, device: string) {
   const out: Record<string, string | undefined> = { lost: s.device['@lost'] };
   for (const [sensor, point] of Object.entries(s.points)) out[sensor] = point.status;
   return out;
-}
-
-/** Marks `device` lost the way the scheduler does, on a clock past its deadline. */
-async function loseContact(p: Pipeline, device: string): Promise<void> {
-  const deadline = Number(await p.redis.zscore(p.keys.availabilityDeadlines(), `acme\n${device}`));
-  const scheduler = startAvailabilityScheduler({
-    redis: p.redis,
-    keys: p.keys,
-    state: createStateStore({ redis: p.redis, keys: p.keys, eventsCap: 1000 }),
-    catalog: createCatalog({
-      tenancy: createTenancyStore({ redis: p.redis, keys: p.keys, login: loginLimitsOf(p.config) }),
-    }),
-    log: quiet,
-    intervalMs: 1000,
-    clock: () => deadline + 1,
-    autoStart: false,
-  });
-  expect(await scheduler.tick()).toBe(1);
-  await scheduler.close();
 }
 
 describe('upgrading', () => {
@@ -79,7 +56,7 @@ describe('upgrading', () => {
       await post({ deviceName: 'warm', Temperature: 31, Humidity: 75, Battery: 2700, CO2: 500 });
       await post({ deviceName: 'silent', Temperature: 18 });
       await eventually(idle(p), { timeoutMs: 15_000, message: 'the first payloads processed' });
-      await loseContact(p, 'silent');
+      await loseContact(p, 'acme', 'silent');
       await p.vigil.close();
       // Layout 1 had no alarm index.
       await p.redis.del(p.keys.stateLayout(), p.keys.alarmIndex('acme'), p.keys.alarmRecords('acme'));

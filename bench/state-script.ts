@@ -70,6 +70,7 @@ try {
               valueJson: text,
               currentValue: `${text} °C`,
               outcomes: [-1, -1],
+              receivedMs: 0,
               number: v,
             };
           }),

@@ -49,6 +49,7 @@ export function dependentData(keys: Keys): DependentData {
     deleteDevice(multi, env, device) {
       multi.del(keys.deviceState(env, device), keys.deviceEvents(env, device), keys.recentPayloads(env, device));
       multi.zrem(keys.availabilityDeadlines(), `${env}\n${device}`);
+      multi.zrem(keys.deviceTimers(), `${env}\n${device}`);
       dropDeviceAlarms(multi, keys, env, device);
     },
     deleteEnvironment(multi, env) {

@@ -51,6 +51,11 @@ interface Stoppable {
 export interface StartOptions {
   /** Wraps the worker's processing of each step (e.g. to crash on a marked payload). */
   wrapProcess?: (process: ProcessItems) => ProcessItems;
+  /**
+   * The clock of the worker's steps and of the scheduler's timers and availability checks (epoch
+   * ms): tests of conditions that wait move it instead of waiting.
+   */
+  clock?: () => number;
 }
 
 /** Starts the roles of `config.roles` in this process. */
@@ -145,6 +150,7 @@ export async function startVigil(config: Config, log: Logger, options: StartOpti
         recentPayloads: { keys, count: config.deviceRecentPayloads },
         rawRetentionMs: retentionMs(config.rawRetention),
         lateWrites: createLateWrites({ keys, resampleEveryMs: resampleEveryMs(config) }),
+        ...(options.clock ? { clock: options.clock } : {}),
       });
       const worker = await startWorker({
         config,
@@ -165,8 +171,19 @@ export async function startVigil(config: Config, log: Logger, options: StartOpti
         catalog,
         log,
         intervalMs: config.availabilityCheckMs,
+        ...(options.clock ? { clock: options.clock } : {}),
       });
       started.push({ name: 'scheduler', close: () => scheduler.close() });
+      const { startDeviceTimers } = await import('./scheduler/device-timers.ts');
+      const timers = startDeviceTimers({
+        redis,
+        keys,
+        partitions: config.queuePartitions,
+        log,
+        intervalMs: config.timerCheckMs,
+        ...(options.clock ? { clock: options.clock } : {}),
+      });
+      started.push({ name: 'device timers', close: () => timers.close() });
       // Late values' hours are the scheduler's upkeep too: every installation runs one.
       const { startRollupRepair } = await import('./history/start-rollup-repair.ts');
       const repair = startRollupRepair({ config, keys, influx, log, metrics });

@@ -370,6 +370,12 @@ export const SETTINGS = {
     '5000',
     positiveInt,
   ),
+  timerCheckMs: setting(
+    'VIGIL_TIMER_CHECK_MS',
+    'How often the scheduler looks for device timers that came due (rules that wait with `for`, stale rules), in ms; a tick is queued into the device\'s partition when one is.',
+    '500',
+    positiveInt,
+  ),
   loginTokenTtlSeconds: setting(
     'VIGIL_LOGIN_TOKEN_TTL_SECONDS',
     'Lifetime of tokens issued by POST /login, in seconds.',

@@ -46,6 +46,7 @@ const dataPointSchema = z.strictObject({
     .min(0, 'must be a number ≥ 0')
     .nullish(),
   thresholds: z.array(z.unknown(), { error: 'must be a list of rules' }).nullish(),
+  stale: z.unknown().optional(),
 });
 
 const definitionSchema = z.strictObject({
@@ -132,18 +133,23 @@ function dataPointSpecs(dataPoints: z.infer<typeof dataPointSchema>[], fail: Fai
       );
     }
     seen.set(dp.name, index);
-    const checked = checkThresholdSet({ rules: dp.thresholds ?? [], hysteresis: dp.hysteresis }, dp.dataType);
+    const checked = checkThresholdSet(
+      { rules: dp.thresholds ?? [], hysteresis: dp.hysteresis, stale: dp.stale },
+      dp.dataType,
+    );
     if (!checked.ok) {
       const path = checked.problem.path.map((p) => (p === 'rules' ? 'thresholds' : p));
       return fail(['dataPoints', index, ...path], checked.problem.message);
     }
-    return {
+    const spec: DataPointSpec = {
       name: dp.name,
       displayName: dp.displayName ?? dp.name,
       dataType: dp.dataType,
       hysteresis: checked.value.hysteresis,
       thresholds: checked.value.rules,
     };
+    if (checked.value.stale) spec.stale = checked.value.stale;
+    return spec;
   });
 }
 

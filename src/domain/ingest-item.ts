@@ -24,6 +24,28 @@ export const GATEWAY_PATHS: Record<GatewayKind, string> = {
   rawpreparseronly: 'rawpreparseronly',
 };
 
+/**
+ * The `gateway` of a queue item that is no submission: a device's timer came due (a rule that waits,
+ * a stale rule). The scheduler queues it into the device's partition, so that the partition's owner
+ * applies it in order with the device's payloads, under its lease.
+ */
+export const TIMER_GATEWAY = 'timer';
+
+/** The queue item of a tick of `device`'s timer, due at `dueMs`. */
+export function tickItem(env: string, device: string, dueMs: number): IngestItem {
+  return {
+    id: `timer-${dueMs}`,
+    env,
+    gateway: TIMER_GATEWAY,
+    via: 'http',
+    receivedMs: dueMs,
+    body: '',
+    bodyIsHex: false,
+    deviceName: device,
+    client: 'scheduler',
+  };
+}
+
 /** True for the gateway kinds whose body must be JSON. */
 export const isJsonGateway = (kind: GatewayKind): boolean => !kind.startsWith('raw');
 
@@ -32,7 +54,8 @@ export interface IngestItem {
   /** Ingest id returned to the device (`202 {data:{id}}`), unique. */
   id: string;
   env: string;
-  gateway: GatewayKind;
+  /** How it came (TIMER_GATEWAY: a timer tick of device `deviceName`, not a submission). */
+  gateway: GatewayKind | typeof TIMER_GATEWAY;
   /** How it arrived. */
   via: 'http' | 'mqtt';
   /** Epoch ms when the gateway received it. */

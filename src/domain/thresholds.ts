@@ -5,17 +5,10 @@
  */
 import { sha256Hex } from '../lib/sha256.ts';
 import { AppError } from '../errors/app-error.ts';
-import { DATA_TYPE_INFO, convertValue, formatNumber, isNumericDataType } from './data-types.ts';
+import { checkStaleRule, parseConditionDuration } from './alarm-conditions.ts';
+import { convertValue, isNumericDataType } from './data-types.ts';
 import { STATUSES } from './types.ts';
-import type {
-  DataType,
-  DataValue,
-  Locale,
-  RuleStatus,
-  Status,
-  ThresholdRule,
-  ThresholdSet,
-} from './types.ts';
+import type { DataType, DataValue, RuleStatus, Status, ThresholdRule, ThresholdSet } from './types.ts';
 
 /** The result of evaluating a value: its status and the rule that set it (-1 = SUCCESS). */
 export interface StatusOutcome {
@@ -25,7 +18,7 @@ export interface StatusOutcome {
 
 const RULE_STATUSES: readonly RuleStatus[] = ['INFO', 'WARNING', 'ERROR', 'CRITICAL'];
 const LIMIT_KINDS = ['above', 'below', 'equals'] as const;
-const RULE_KEYS = new Set(['status', ...LIMIT_KINDS, 'description']);
+const RULE_KEYS = new Set(['status', ...LIMIT_KINDS, 'description', 'for']);
 const DESCRIPTION_MAX = 200;
 
 /** A problem in a threshold set: where (path below the set, e.g. ['rules', 1, 'above']) and what. */
@@ -34,12 +27,20 @@ export interface ThresholdProblem {
   message: string;
 }
 
+/** What a threshold set is made of, as written: rules, hysteresis, stale. */
+export interface ThresholdInput {
+  rules: unknown;
+  hysteresis?: unknown;
+  stale?: unknown;
+}
+
 /**
- * Validates rules (and hysteresis) for a data point of `dataType`; `equals` values are stored
- * converted to the type ("on" → true for a boolean). Throws INVALID_INPUT naming the rule.
+ * Validates rules (with their `for`), hysteresis and the stale rule for a data point of
+ * `dataType`; `equals` values are stored converted to the type ("on" → true for a boolean).
+ * Throws INVALID_INPUT naming the rule.
  */
 export function parseThresholdSet(
-  input: { rules: unknown; hysteresis?: unknown },
+  input: ThresholdInput,
   dataType: DataType,
 ): ThresholdSet {
   const result = checkThresholdSet(input, dataType);
@@ -50,10 +51,10 @@ export function parseThresholdSet(
 
 /** parseThresholdSet without the throw, for callers that put the problem in their own words. */
 export function checkThresholdSet(
-  input: { rules: unknown; hysteresis?: unknown },
+  input: ThresholdInput,
   dataType: DataType,
 ): { ok: true; value: ThresholdSet } | { ok: false; problem: ThresholdProblem } {
-  const { rules, hysteresis } = input;
+  const { rules, hysteresis, stale } = input;
   let h = 0;
   if (hysteresis !== undefined && hysteresis !== null) {
     if (typeof hysteresis !== 'number' || !Number.isFinite(hysteresis) || hysteresis < 0) {
@@ -68,7 +69,13 @@ export function checkThresholdSet(
     if ('path' in rule) return problem(['rules', index, ...rule.path], rule.message);
     parsed.push(rule);
   }
-  return { ok: true, value: { rules: parsed, hysteresis: h } };
+  const set: ThresholdSet = { rules: parsed, hysteresis: h };
+  if (stale !== undefined && stale !== null) {
+    const checked = checkStaleRule(stale);
+    if ('path' in checked) return problem(['stale', ...checked.path], checked.message);
+    set.stale = checked.rule;
+  }
+  return { ok: true, value: set };
 }
 
 function checkRule(candidate: unknown, dataType: DataType): ThresholdRule | ThresholdProblem {
@@ -101,6 +108,11 @@ function checkRule(candidate: unknown, dataType: DataType): ThresholdRule | Thre
       return { path: ['description'], message: `must be text of 1-${DESCRIPTION_MAX} characters` };
     }
     rule.description = text.trim();
+  }
+  if (raw.for !== undefined && raw.for !== null) {
+    const duration = parseConditionDuration(raw.for);
+    if ('wrong' in duration) return { path: ['for'], message: duration.wrong };
+    rule.forMs = duration.ms;
   }
   return rule;
 }
@@ -198,6 +210,43 @@ export function possibleRules(value: DataValue, set: ThresholdSet): readonly num
   return out ?? uniformRules(fresh, rules.length + 1);
 }
 
+/**
+ * For a set whose rules wait (`for`), what the state step needs instead of possibleRules: the rules
+ * `value` meets, in preference order (most severe first, then list order), for every possible
+ * previous rule — position 0 for previous -1, position i + 1 for previous rule i (whose limit holds
+ * with the hysteresis margin). The state step enters the first of them whose duration is met and
+ * keeps when each began to hold. One list alone when the previous rule changes nothing.
+ */
+export function possibleMatches(value: DataValue, set: ThresholdSet): readonly (readonly number[])[] {
+  const { rules, hysteresis } = set;
+  const fresh = matchingRules(value, rules, -1, 0);
+  let out: (readonly number[])[] | undefined;
+  for (let index = 0; index < rules.length; index += 1) {
+    const sticky = hysteresis > 0 && rules[index]!.equals === undefined;
+    const matched = sticky ? matchingRules(value, rules, index, hysteresis) : fresh;
+    if (out === undefined && !sameList(matched, fresh)) out = Array<readonly number[]>(index + 1).fill(fresh);
+    out?.push(matched);
+  }
+  return out ?? [fresh];
+}
+
+/** The indexes of the rules `value` meets, most severe first, then in list order. */
+function matchingRules(
+  value: DataValue,
+  rules: readonly ThresholdRule[],
+  held: number,
+  hysteresis: number,
+): readonly number[] {
+  const matched: number[] = [];
+  for (let index = 0; index < rules.length; index += 1) {
+    if (ruleMatches(rules[index]!, value, index === held ? hysteresis : 0)) matched.push(index);
+  }
+  return matched.sort((a, b) => SEVERITY[rules[b]!.status] - SEVERITY[rules[a]!.status] || a - b);
+}
+
+const sameList = (a: readonly number[], b: readonly number[]): boolean =>
+  a.length === b.length && a.every((x, i) => x === b[i]);
+
 const uniformLists: (readonly number[])[][] = [];
 /** `[rule, rule, …]` of `length`, one frozen list per pair. */
 function uniformRules(rule: number, length: number): readonly number[] {
@@ -240,20 +289,6 @@ export function possibleOutcomes(value: DataValue, set: ThresholdSet): StatusOut
 }
 
 /**
- * The rule's text in event messages: its `description`, else 'Above 25 °C', 'Below 15 °C',
- * 'Equals open'. Limits are shown as written (25, not 25.0) with the locale's decimal separator.
- */
-export function ruleDescription(rule: ThresholdRule, dataType: DataType, locale: Locale): string {
-  if (rule.description !== undefined && rule.description !== '') return rule.description;
-  const units = DATA_TYPE_INFO[dataType].units;
-  if (rule.above !== undefined) return `Above ${formatNumber(rule.above, locale, null)}${units}`;
-  if (rule.below !== undefined) return `Below ${formatNumber(rule.below, locale, null)}${units}`;
-  if (typeof rule.equals === 'number') return `Equals ${formatNumber(rule.equals, locale, null)}${units}`;
-  if (rule.equals !== undefined) return `Equals ${String(rule.equals)}`;
-  return rule.status;
-}
-
-/**
  * A short stable id of a threshold set (12 hex of SHA-256 over a canonical form): the stored
  * previous rule index only means something under the same set, so state keeps this beside it.
  */
@@ -266,7 +301,11 @@ export function thresholdFingerprint(set: ThresholdSet): string {
       r.below ?? null,
       r.equals ?? null,
       r.description ?? null,
+      // Absent rather than null when there is none: sets written before `for` and `stale` keep
+      // their fingerprint, and with it the rule their status was entered through.
+      ...(r.forMs ? [r.forMs] : []),
     ]),
+    ...(set.stale ? { s: [set.stale.afterMs, set.stale.status] } : {}),
   });
   return sha256Hex(canonical).slice(0, 12);
 }

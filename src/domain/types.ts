@@ -40,6 +40,17 @@ export interface ThresholdRule {
   equals?: string | number | boolean;
   /** Free text used in event messages instead of the generated "Above 25 °C". */
   description?: string;
+  /**
+   * The condition must hold this long, in measurement time, before the rule's status is entered
+   * (`for: 10m` in a definition); absent: at once.
+   */
+  forMs?: number;
+}
+
+/** A data point that has had no value for `afterMs` (receive time) gets `status`. */
+export interface StaleRule {
+  afterMs: number;
+  status: RuleStatus;
 }
 
 /** Rules of one data point, from the definition or a device override. */
@@ -47,6 +58,8 @@ export interface ThresholdSet {
   rules: ThresholdRule[];
   /** In the data point's unit; 0 = none. */
   hysteresis: number;
+  /** No value for a while (`stale:` in a definition); absent: never stale. */
+  stale?: StaleRule;
 }
 
 export interface DataPointSpec {
@@ -56,6 +69,7 @@ export interface DataPointSpec {
   dataType: DataType;
   hysteresis: number;
   thresholds: ThresholdRule[];
+  stale?: StaleRule;
 }
 
 export type Locale = 'en' | 'nl';

@@ -6,6 +6,7 @@
  */
 import { availabilityLostMessage } from '../domain/event-messages.ts';
 import { isoUtc } from '../domain/time.ts';
+import { startPeriodic } from '../lib/periodic.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Redis } from '../redis/connect.ts';
 import type { StateKeys } from '../state/state-keys.ts';
@@ -119,29 +120,14 @@ export function startAvailabilityScheduler(deps: {
     return created;
   }
 
-  let timer: NodeJS.Timeout | undefined;
-  let stopped = false;
-  let running: Promise<unknown> = Promise.resolve();
-  const schedule = () => {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      running = tick()
-        .catch((err: unknown) =>
-          deps.log.warn(
-            { err: err instanceof Error ? err.message : String(err) },
-            'availability check failed',
-          ),
-        )
-        .finally(schedule);
-    }, deps.intervalMs);
-  };
-  if (deps.autoStart !== false) schedule();
-  return {
-    tick,
-    close: async () => {
-      stopped = true;
-      clearTimeout(timer);
-      await running;
-    },
-  };
+  const periodic =
+    deps.autoStart === false
+      ? undefined
+      : startPeriodic({
+          intervalMs: deps.intervalMs,
+          run: tick,
+          onError: (err: unknown) =>
+            deps.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'availability check failed'),
+        });
+  return { tick, close: async () => periodic?.close() };
 }

@@ -9,7 +9,7 @@ import type { EventKeys } from '../events/event-keys.ts';
 import type { Redis } from '../redis/connect.ts';
 import { withAlarmIndex } from './alarm-index.ts';
 import type { Migration } from './migrations.ts';
-import { decodePoint } from './point-record.ts';
+import { decodePointV1 } from './point-record-v1.ts';
 import { DEVICE_FIELD, type StateKeys } from './state-keys.ts';
 
 /** Opens the alarms given as ARGV (device, sensor, category, status, since ms per alarm). */
@@ -69,7 +69,7 @@ async function alarmsOf(
   const found: FoundAlarm[] = [];
   for (const [field, raw] of Object.entries(hash)) {
     if (!field.endsWith('|p')) continue;
-    const point = decodePoint(raw);
+    const point = decodePointV1(raw);
     // A layout this version does not know is left to the readers, which refuse it.
     if (!point || point.status === 'SUCCESS') continue;
     found.push({

@@ -1,18 +1,26 @@
 /**
  * The packed state of one data point, field `<sensor>|p` of its device's state hash (STATE_FIELD.
- * packed), as the state script writes it (apply-readings.lua, POINT_FORMAT): a layout byte (1), then
- * eleven little-endian doubles — measurement ms, sub-ms offset, rule index, last success ms, status
- * since ms, and the current hour (hour, count, total, min, max, late flag) — then the status and the
- * rules fingerprint as zero-terminated UTF-8. NaN stands for "never" (last success, status since);
- * hour -1 for "no hour kept".
+ * packed), as the state script writes it (apply-readings.lua, POINT_FORMAT): a layout byte (2), then
+ * twelve little-endian doubles — measurement ms, sub-ms offset, rule index, last success ms, status
+ * since ms, the current hour (hour, count, total, min, max, late flag), and the receive time of the
+ * current value — then the status, the rules fingerprint and the held rules as zero-terminated
+ * UTF-8, then the current value as shown (a 4-byte length, then its UTF-8). NaN stands for "never"
+ * (last success, status since, received); hour -1 for "no hour kept".
+ *
+ * Held rules (only for data points whose rules wait, `for`): the rules the current value meets, in
+ * preference order, comma-separated, each followed by `@<ms>` when it waits — the measurement time
+ * from which its condition has held (`2@1764230400000,0`). The shown value is kept only for data
+ * points with `for` or `stale` rules: a status entered at a deadline names it in its event.
  */
 
 /**
  * The layout byte this version reads and writes. A new one comes with a migration of the stored
  * records (src/migrations.ts); the state script and the readers refuse any other.
  */
-export const POINT_LAYOUT = 1;
-const DOUBLES = 11;
+export const POINT_LAYOUT = 2;
+/** Rule index of a data point whose status comes from its stale rule (no value for a while). */
+export const STALE_RULE = -2;
+const DOUBLES = 12;
 const STRINGS_AT = 1 + DOUBLES * 8;
 
 /** A data point's current hour: the numeric values that became current in it. */
@@ -27,12 +35,21 @@ export interface KeptHour {
   late: boolean;
 }
 
+/** A rule the current value meets; `sinceMs` when it waits (`for`): the start of its condition. */
+export interface HeldRule {
+  rule: number;
+  sinceMs: number | null;
+}
+
 export interface PointRecord {
-  /** Measurement time of the current value, epoch ms. */
+  /**
+   * Measurement time of the current value, epoch ms; the time of a deadline once a waiting rule's
+   * status was entered at it (the data point's effective time).
+   */
   updatedMs: number;
-  /** Sub-ms tiebreak of `updatedMs` (ns). */
+  /** Sub-ms tiebreak of `updatedMs` (ns; -1 at a deadline). */
   offsetNs: number;
-  /** Index of the threshold rule the status was entered through (-1 = none). */
+  /** Index of the threshold rule the status was entered through (-1 = none, STALE_RULE = stale). */
   rule: number;
   rulesId: string;
   status: string;
@@ -40,6 +57,12 @@ export interface PointRecord {
   statusSinceMs: number | null;
   /** Null when no hour is kept (text and GPS values). */
   hour: KeptHour | null;
+  /** When the current value was received (epoch ms); null when unknown. */
+  receivedMs: number | null;
+  /** The rules the current value meets, in preference order (only kept when rules wait). */
+  held: HeldRule[];
+  /** The current value as shown (`31.0 °C`); '' when not kept. */
+  shownValue: string;
 }
 
 /**
@@ -47,11 +70,14 @@ export interface PointRecord {
  * record of another layout first (read-state.ts): it is not "no state".
  */
 export function decodePoint(b: Buffer): PointRecord | null {
-  if (b.length < STRINGS_AT + 2 || b[0] !== POINT_LAYOUT) return null;
+  if (b.length < STRINGS_AT + 3 + 4 || b[0] !== POINT_LAYOUT) return null;
   const d = (i: number) => b.readDoubleLE(1 + i * 8);
   const statusEnd = b.indexOf(0, STRINGS_AT);
   const rulesEnd = statusEnd < 0 ? -1 : b.indexOf(0, statusEnd + 1);
-  if (rulesEnd < 0) return null;
+  const heldEnd = rulesEnd < 0 ? -1 : b.indexOf(0, rulesEnd + 1);
+  if (heldEnd < 0 || heldEnd + 5 > b.length) return null;
+  const shownLength = b.readUInt32LE(heldEnd + 1);
+  if (heldEnd + 5 + shownLength !== b.length) return null;
   const hour = d(5);
   return {
     updatedMs: d(0),
@@ -60,16 +86,19 @@ export function decodePoint(b: Buffer): PointRecord | null {
     lastSuccessMs: orNull(d(3)),
     statusSinceMs: orNull(d(4)),
     hour: hour < 0 ? null : { hour, count: d(6), total: d(7), min: d(8), max: d(9), late: d(10) !== 0 },
+    receivedMs: orNull(d(11)),
     status: b.toString('utf8', STRINGS_AT, statusEnd),
     rulesId: b.toString('utf8', statusEnd + 1, rulesEnd),
+    held: decodeHeld(b.toString('utf8', rulesEnd + 1, heldEnd)),
+    shownValue: b.toString('utf8', heldEnd + 5),
   };
 }
 
-/** The packed bytes of `r`, exactly as the state script writes them (for seeding and tests). */
+/** The packed bytes of `r`, exactly as the state script writes them (for seeding, migrations, tests). */
 export function encodePoint(r: PointRecord): Buffer {
-  const status = Buffer.from(`${r.status}\0`, 'utf8');
-  const rulesId = Buffer.from(`${r.rulesId}\0`, 'utf8');
-  const b = Buffer.alloc(STRINGS_AT + status.length + rulesId.length);
+  const strings = Buffer.from(`${r.status}\0${r.rulesId}\0${encodeHeld(r.held)}\0`, 'utf8');
+  const shown = Buffer.from(r.shownValue, 'utf8');
+  const b = Buffer.alloc(STRINGS_AT + strings.length + 4 + shown.length);
   b[0] = POINT_LAYOUT;
   const h = r.hour;
   [
@@ -84,10 +113,23 @@ export function encodePoint(r: PointRecord): Buffer {
     h?.min ?? 0,
     h?.max ?? 0,
     h?.late ? 1 : 0,
+    r.receivedMs ?? NaN,
   ].forEach((x, i) => b.writeDoubleLE(x, 1 + i * 8));
-  status.copy(b, STRINGS_AT);
-  rulesId.copy(b, STRINGS_AT + status.length);
+  strings.copy(b, STRINGS_AT);
+  b.writeUInt32LE(shown.length, STRINGS_AT + strings.length);
+  shown.copy(b, STRINGS_AT + strings.length + 4);
   return b;
 }
+
+function decodeHeld(text: string): HeldRule[] {
+  if (text === '') return [];
+  return text.split(',').map((part) => {
+    const [rule, since] = part.split('@');
+    return { rule: Number(rule), sinceMs: since === undefined ? null : Number(since) };
+  });
+}
+
+const encodeHeld = (held: readonly HeldRule[]): string =>
+  held.map((h) => (h.sinceMs === null ? String(h.rule) : `${h.rule}@${h.sinceMs}`)).join(',');
 
 const orNull = (x: number): number | null => (Number.isNaN(x) ? null : x);

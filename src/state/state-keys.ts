@@ -9,6 +9,11 @@ export interface StateKeys {
   deviceState(env: string, device: string): string;
   /** Sorted set of `env\ndevice` by availability deadline (epoch ms). */
   availabilityDeadlines(): string;
+  /**
+   * Sorted set of `env\ndevice` by the device's next timer (epoch ms): the deadline of a rule that
+   * waits (`for`) or when a data point goes stale; the scheduler queues a tick for it when due.
+   */
+  deviceTimers(): string;
   /** The layout version of all the data Vigil keeps in Redis (migrations.ts); absent means 1. */
   stateLayout(): string;
   /** Token of the process running migrations, with an expiry it renews while they run. */
@@ -28,6 +33,7 @@ export function stateKeys(prefix: string): StateKeys {
     // The device's hash tag, as its tenancy keys have it.
     deviceState: (env, d) => `${p}:state:{${env}/${d}}`,
     availabilityDeadlines: () => `${p}:availability`,
+    deviceTimers: () => `${p}:timers`,
     stateLayout: () => `${p}:state-layout`,
     migrationLock: () => `${p}:migration-lock`,
     stateHashes: () => `${p.replace(/[*?[\]\\]/g, '\\$&')}:state:*`,
@@ -42,8 +48,9 @@ export const STATE_FIELD = {
   value: 'v',
   /**
    * Everything else of the data point, packed (point-record.ts): measurement time and sub-ms
-   * offset, rule index and rules fingerprint, status, last success, status since, and the clock
-   * hour of the current value for last24Hours (count, total, min, max, late flag).
+   * offset, rule index and rules fingerprint, status, last success, status since, the clock hour of
+   * the current value for last24Hours (count, total, min, max, late flag), its receive time, the
+   * rules it meets that wait (`for`) and since when, and the value as shown.
    */
   packed: 'p',
 } as const;
@@ -64,6 +71,10 @@ export const DEVICE_FIELD = {
    * per version.
    */
   historyVersion: '@hv',
+  /** Epoch ms of this device's entry in the timers set (no later than its earliest deadline). */
+  timer: '@tm',
+  /** "1" while a data point's stale rule waits for the device's next contact to apply. */
+  staleWaits: '@sw',
 } as const;
 
 export const stateField = (sensor: string, field: (typeof STATE_FIELD)[keyof typeof STATE_FIELD]): string =>

@@ -12,19 +12,24 @@ import type { EventKeys } from '../events/event-keys.ts';
 import { withAlarmIndex } from './alarm-index.ts';
 import type { StateKeys } from './state-keys.ts';
 
-const applyLua = withAlarmIndex(readFileSync(new URL('./lua/apply-readings.lua', import.meta.url), 'utf8'));
-const lostLua = withAlarmIndex(readFileSync(new URL('./lua/mark-contact-lost.lua', import.meta.url), 'utf8'));
+const lua = (file: string) => readFileSync(new URL(`./lua/${file}`, import.meta.url), 'utf8');
+const applyLua = withAlarmIndex(`${lua('status-steps.lua')}\n${lua('apply-readings.lua')}`);
+const lostLua = withAlarmIndex(lua('mark-contact-lost.lua'));
 
 /** What the Lua script needs to know of one data point (once per device and job). */
 export interface SensorMeta {
   /** Status of each rule, by rule index. */
   statuses: Status[];
-  /** Event description of each rule ("Above 25 °C" or the rule's own). */
+  /** Event text of each rule ("Above 25 °C" or the rule's own, then " for 10 min" when it waits). */
   descriptions: string[];
   /** Fingerprint of the rule list (a stored rule index is only valid for the same list). */
   rulesId: string;
   suppressed: boolean;
   sensorType: string;
+  /** When a rule waits (`for`): each rule's duration in ms, 0 for a rule that applies at once. */
+  forMs?: number[];
+  /** The stale rule, with its event text ("No value for 30 min"). */
+  stale?: { afterMs: number; status: Status; text: string };
 }
 
 /** One converted value to apply. */
@@ -40,6 +45,14 @@ export interface StateValue {
   currentValue: string;
   /** Rule index reached for each previous rule index -1..n-1 (the domain's possibleOutcomes). */
   outcomes: readonly number[];
+  /**
+   * When the data point's rules wait (`for`): the rules the value meets, in preference order, for
+   * each previous rule (the domain's possibleMatches); the state step enters the first whose
+   * duration is met.
+   */
+  matches?: readonly (readonly number[])[];
+  /** When the payload carrying the value was received, epoch ms (stale rules count from it). */
+  receivedMs: number;
   /**
    * The number history aggregates (numericValue): for numeric types the value itself, so
    * `valueJson` is its JSON; 1/0 for booleans; null for text and GPS values.
@@ -59,6 +72,11 @@ export interface DeviceReadings {
   sensors: ReadonlyMap<string, SensorMeta>;
   /** Sorted by (timeMs, offsetNs). */
   values: StateValue[];
+  /**
+   * The device's timer came due: apply what is due by now to every data point with timers, which
+   * `sensors` must then hold, and set the timer to the next one.
+   */
+  tick?: boolean;
 }
 
 /**
@@ -165,7 +183,7 @@ export function createStateStore(deps: {
       exec(): Promise<[Error | null, unknown][] | null>;
     };
     for (const devices of calls) {
-      const keyList = [keys.availabilityDeadlines(), keys.eventOutbox()];
+      const keyList = [keys.availabilityDeadlines(), keys.eventOutbox(), keys.deviceTimers()];
       for (const d of devices) {
         keyList.push(
           keys.deviceState(d.env, d.device),
@@ -262,7 +280,7 @@ export function createStateStore(deps: {
  */
 function toScriptArg(devices: DeviceReadings[], nowMs: number, eventsCap: number, outboxMax: number) {
   const metaIndex = new Map<SensorMeta, number>();
-  const m: { st: Status[]; ds: string[]; ri: string; sup: number; ty: string }[] = [];
+  const m: ScriptMeta[] = [];
   const d = devices.map((dev) => {
     const names: string[] = [];
     const metas: number[] = [];
@@ -272,13 +290,7 @@ function toScriptArg(devices: DeviceReadings[], nowMs: number, eventsCap: number
       if (index === undefined) {
         index = m.length + 1;
         metaIndex.set(meta, index);
-        m.push({
-          st: meta.statuses,
-          ds: meta.descriptions,
-          ri: meta.rulesId,
-          sup: meta.suppressed ? 1 : 0,
-          ty: meta.sensorType,
-        });
+        m.push(scriptMeta(meta));
       }
       names.push(name);
       metas.push(index);
@@ -292,10 +304,11 @@ function toScriptArg(devices: DeviceReadings[], nowMs: number, eventsCap: number
         v.offsetNs,
         v.valueJson,
         v.currentValue,
-        uniform(v.outcomes) ? v.outcomes[0] : v.outcomes,
+        v.matches ?? (uniform(v.outcomes) ? v.outcomes[0] : v.outcomes),
         // true: the number is the value's JSON itself (numeric types), which the script reads back
         // rather than the worker writing the same number twice; else a boolean's 1/0, or none.
         v.number === null ? false : isNumberJson(v.valueJson) ? true : v.number,
+        v.receivedMs,
       );
     }
     return [
@@ -308,12 +321,43 @@ function toScriptArg(devices: DeviceReadings[], nowMs: number, eventsCap: number
       names,
       metas,
       flat,
+      dev.tick ? 1 : 0,
     ];
   });
   return { n: nowMs, cap: eventsCap, omax: outboxMax, m, d };
 }
 
 type ScriptArg = ReturnType<typeof toScriptArg> & { g?: readonly string[] };
+
+/** A data point's rule metadata as the script reads it (apply-readings.lua documents the fields). */
+interface ScriptMeta {
+  st: Status[];
+  ds: string[];
+  ri: string;
+  sup: number;
+  ty: string;
+  fd?: number[];
+  sa?: number;
+  ss?: Status;
+  sd?: string;
+}
+
+function scriptMeta(meta: SensorMeta): ScriptMeta {
+  const m: ScriptMeta = {
+    st: meta.statuses,
+    ds: meta.descriptions,
+    ri: meta.rulesId,
+    sup: meta.suppressed ? 1 : 0,
+    ty: meta.sensorType,
+  };
+  if (meta.forMs) m.fd = meta.forMs;
+  if (meta.stale) {
+    m.sa = meta.stale.afterMs;
+    m.ss = meta.stale.status;
+    m.sd = meta.stale.text;
+  }
+  return m;
+}
 
 /** The code of an error reply: its first word (`ERR`, or the one a script chose). */
 

@@ -3,7 +3,7 @@
  * data points. A device's definition and sensor names are checked before anything is written.
  */
 import { AppError } from '../errors/app-error.ts';
-import { parseThresholdSet } from '../domain/thresholds.ts';
+import { parseThresholdSet, type ThresholdInput } from '../domain/thresholds.ts';
 import type { DataPointSpec } from '../domain/types.ts';
 import { checkName, invalid, type AdminContext } from './admin-support.ts';
 import { describeScope } from './admin-definitions.ts';
@@ -201,14 +201,18 @@ export function createDeviceAdmin(ctx: AdminContext) {
 export type DeviceAdmin = ReturnType<typeof createDeviceAdmin>;
 
 /** A rule list or `{rules, hysteresis}` as the domain's threshold parser wants it. */
-export function toThresholdInput(input: unknown): { rules: unknown; hysteresis?: unknown } {
+export function toThresholdInput(input: unknown): ThresholdInput {
   if (Array.isArray(input)) return { rules: input };
   if (typeof input === 'object' && input !== null) {
-    const { rules, hysteresis, ...extra } = input as Record<string, unknown>;
+    const { rules, hysteresis, stale, ...extra } = input as Record<string, unknown>;
     const unknown = Object.keys(extra);
     if (unknown.length > 0)
-      throw invalid(`invalid thresholds: unknown field ${unknown.join(', ')} (expected rules, hysteresis)`);
-    return { rules, hysteresis };
+      throw invalid(
+        `invalid thresholds: unknown field ${unknown.join(', ')} (expected rules, hysteresis, stale)`,
+      );
+    return { rules, hysteresis, stale };
   }
-  throw invalid('invalid thresholds: expected a rule list or {"rules": [...], "hysteresis": n}');
+  throw invalid(
+    'invalid thresholds: expected a rule list or {"rules": [...], "hysteresis": n, "stale": {"after": "30m", "status": "WARNING"}}',
+  );
 }

@@ -16,7 +16,9 @@ import {
   numericValue,
 } from '../domain/data-types.ts';
 import { fingerprintSeed, offsetFromSeed, payloadFingerprint } from '../domain/history-offset.ts';
-import { possibleRules, ruleDescription, thresholdFingerprint } from '../domain/thresholds.ts';
+import { hasTimers, staleEventText } from '../domain/alarm-conditions.ts';
+import { ruleEventText } from '../domain/rule-text.ts';
+import { possibleMatches, possibleRules, thresholdFingerprint } from '../domain/thresholds.ts';
 import type {
   DataPointSpec,
   DataValue,
@@ -255,17 +257,18 @@ function convertedValue(
   const { timeMs } = reading;
   let parts = ctx.parts.get(sensor);
   if (!parts) {
-    const set = ctx.overrides?.get(sensor) ?? defaultSet(dp);
-    const until = ctx.suppressed?.get(sensor);
-    const meta = ruleMeta(set, dp, ctx.locale, until !== undefined && (until === 0 || until > ctx.nowMs));
+    const { set, meta } = pointRules(dp, ctx);
     parts = { set, meta, linePrefix: valueLinePrefix(ctx.env, ctx.device, sensor, meta.sensorType) };
     ctx.parts.set(sensor, parts);
     ctx.sensors.set(sensor, meta);
   }
   const { set, meta, linePrefix } = parts;
   const outcomes = possibleRules(value, set);
-  const rule = outcomes[0]!;
+  const matches = meta.forMs ? possibleMatches(value, set) : undefined;
+  // The status without context: what applies at once (a waiting rule has not waited yet).
+  const rule = matches ? (matches[0]!.find((r) => !meta.forMs![r]) ?? -1) : outcomes[0]!;
   const status: Status = rule >= 0 ? (meta.statuses[rule] ?? 'SUCCESS') : 'SUCCESS';
+  const receivedMs = reading.item.receivedMs;
   if (typeof value === 'number') {
     // One number-to-text for the state's JSON, the shown value and the history field.
     const text = String(value);
@@ -277,6 +280,8 @@ function convertedValue(
       valueJson: text,
       currentValue: formatNumberText(value, text, ctx.locale, info.decimals) + info.units,
       outcomes,
+      ...(matches ? { matches } : {}),
+      receivedMs,
       number: dp.dataType === 'string' ? null : value,
       linePrefix,
       fieldText: `value=${text}`,
@@ -291,12 +296,46 @@ function convertedValue(
     valueJson: JSON.stringify(value),
     currentValue: formatValue(dp.dataType, value, ctx.locale),
     outcomes,
+    ...(matches ? { matches } : {}),
+    receivedMs,
     number: numericValue(dp.dataType, value),
     linePrefix,
     fieldText: valueFieldText(value),
     status,
     reading,
   };
+}
+
+/** The rules in force for a data point of the device (its override, else the definition's) and their metadata. */
+function pointRules(
+  dp: DataPointSpec,
+  ctx: Pick<DeviceContext, 'overrides' | 'suppressed' | 'locale' | 'nowMs'>,
+): { set: ThresholdSet; meta: SensorMeta } {
+  const set = ctx.overrides?.get(dp.name) ?? defaultSet(dp);
+  const until = ctx.suppressed?.get(dp.name);
+  return { set, meta: ruleMeta(set, dp, ctx.locale, until !== undefined && (until === 0 || until > ctx.nowMs)) };
+}
+
+/**
+ * The rule metadata of every data point of a device whose rules keep timers (a rule that waits, or a
+ * stale rule): what a tick of the device's timer hands the state step.
+ */
+export function timerPoints(
+  spec: DefinitionSpec,
+  where: Pick<DeviceConversion, 'locale' | 'settings' | 'nowMs'>,
+): Map<string, SensorMeta> {
+  const ctx = {
+    overrides: where.settings?.overrides,
+    suppressed: where.settings?.suppressed,
+    locale: where.locale,
+    nowMs: where.nowMs,
+  };
+  const out = new Map<string, SensorMeta>();
+  for (const dp of spec.dataPoints) {
+    const { set, meta } = pointRules(dp, ctx);
+    if (hasTimers(set)) out.set(dp.name, meta);
+  }
+  return out;
 }
 
 function isSorted(values: readonly StateValue[]): boolean {
@@ -329,6 +368,7 @@ function defaultSet(dp: DataPointSpec): ThresholdSet {
   let set = defaultSets.get(dp);
   if (!set) {
     set = { rules: dp.thresholds, hysteresis: dp.hysteresis };
+    if (dp.stale) set.stale = dp.stale;
     defaultSets.set(dp, set);
   }
   return set;
@@ -351,11 +391,13 @@ function ruleMeta(set: ThresholdSet, dp: DataPointSpec, locale: Locale, suppress
   if (!meta) {
     meta = {
       statuses: set.rules.map((rule) => rule.status),
-      descriptions: set.rules.map((rule) => ruleDescription(rule, dp.dataType, locale)),
+      descriptions: set.rules.map((rule) => ruleEventText(rule, dp.dataType, locale)),
       rulesId: thresholdFingerprint(set),
       suppressed,
       sensorType: DATA_TYPE_INFO[dp.dataType].sensorType,
     };
+    if (set.rules.some((rule) => rule.forMs)) meta.forMs = set.rules.map((rule) => rule.forMs ?? 0);
+    if (set.stale) meta.stale = { ...set.stale, text: staleEventText(set.stale) };
     byKey.set(key, meta);
   }
   return meta;

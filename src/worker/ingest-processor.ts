@@ -31,6 +31,7 @@ import { parseReadings } from './parse.ts';
 import { preparse } from './preparse.ts';
 import { recentPayloadCommands, type RecentPayloadKeys } from './recent-payloads.ts';
 import { resolveDevices } from './resolve.ts';
+import { addTicks, splitTicks } from './ticks.ts';
 
 export interface IngestProcessorDeps {
   catalog: Catalog;
@@ -119,8 +120,9 @@ export function createIngestProcessor(deps: IngestProcessorDeps): ProcessItems {
       throw err;
     }
   };
-  return async function processItems(items, step = {}) {
+  return async function processItems(queued, step = {}) {
     const nowMs = clock();
+    const { payloads: items, ticks } = splitTicks(queued);
     const marks = [performance.now()];
     const outcomes = new OutcomeLog();
     const failures = createFailures(outcomes, failureWarning);
@@ -149,6 +151,7 @@ export function createIngestProcessor(deps: IngestProcessorDeps): ProcessItems {
       nowMs,
       failed: failures.device,
     });
+    if (ticks.length > 0) await addTicks(converted, ticks, { catalog: deps.catalog, nowMs });
     marks.push(performance.now());
     const results = await applyState(converted, nowMs, step.guard);
     marks.push(performance.now());
@@ -167,12 +170,10 @@ export function createIngestProcessor(deps: IngestProcessorDeps): ProcessItems {
       });
     }
     const valueLines = historyLines(devices, applied);
-    const contacts: ContactPoint[] = devices.map((d) => ({
-      env: d.env,
-      device: d.device,
-      timeMs: d.contactMs,
-      offsetNs: 0,
-    }));
+    // A device that only had its timer tick in the step made no contact.
+    const contacts: ContactPoint[] = devices
+      .filter((d) => d.contactMs > 0)
+      .map((d) => ({ env: d.env, device: d.device, timeMs: d.contactMs, offsetNs: 0 }));
     // A step known to be stale writes no history: the partition's new owner processes its payloads
     // again (history points are idempotent, so this only saves the work).
     if (step.isCurrent && !step.isCurrent())

@@ -6,7 +6,7 @@
  */
 import type { ErrorCode } from '../errors/catalogue.ts';
 import type { IngestLogRecord } from '../ingest/ingest-log.ts';
-import type { IngestItem } from '../domain/ingest-item.ts';
+import type { GatewayKind, IngestItem } from '../domain/ingest-item.ts';
 import type { ConversionReport } from './convert.ts';
 import type { ParsedReading } from './parse.ts';
 
@@ -134,7 +134,8 @@ export class OutcomeLog implements ConversionReport {
         env: o.item.env,
         receivedMs: o.item.receivedMs,
         ingestId: o.item.id,
-        gateway: o.item.gateway,
+        // Timer ticks never reach the log: the processor takes them out first (ticks.ts).
+        gateway: o.item.gateway as GatewayKind,
         deviceName: o.deviceName,
         outcome,
         code: first?.code ?? null,

@@ -33,6 +33,7 @@ function temperature(timeMs: number, value: number): DeviceReadings {
         valueJson: String(value),
         currentValue: `${value} °C`,
         outcomes: [-1],
+        receivedMs: 0,
         number: value,
       },
     ],

@@ -171,6 +171,9 @@ export async function startApiHarness(
         statusSinceMs: s.statusSinceMs ?? s.updatedMs,
         lastSuccessMs: s.lastSuccessMs ?? (status === 'SUCCESS' ? s.updatedMs : null),
         hour: null,
+        receivedMs: null,
+        held: [],
+        shownValue: '',
       });
       await redis.hset(keys.deviceState(env, device), {
         [`${sensor}|v`]: JSON.stringify(s.value),

@@ -61,6 +61,7 @@ function reading(values: [number, number][], contactMs = 0): DeviceReadings {
       valueJson: JSON.stringify(v),
       currentValue: `${v.toFixed(1)} °C`,
       outcomes: outcomesFor(v),
+      receivedMs: 0,
       number: v,
     })),
   };
@@ -103,6 +104,9 @@ describe('state store', () => {
       lastSuccessMs: 1006,
       statusSinceMs: 1006,
       hour: { hour: 0, count: 7, total: 179, min: 20, max: 31, late: false },
+      receivedMs: 0,
+      held: [],
+      shownValue: '',
     });
     expect(s.device).toEqual({ '@lc': '5000', '@to': '60000', '@dl': '65000' });
     expect(await redis.zscore(keys.availabilityDeadlines(), 'e1\nd1')).toBe('65000');
@@ -277,6 +281,9 @@ describe('state store: the current hour of each data point', () => {
       lastSuccessMs: null,
       statusSinceMs: 10 * H,
       hour: { hour: 10, count: 1, total: 35, min: 35, max: 35, late: false },
+      receivedMs: null,
+      held: [],
+      shownValue: '',
     });
     await redis.hset(keys.deviceState('e1', 'd1'), 'Temperature|p', seeded);
     // 29.5 holds CRITICAL through hysteresis only if the stored rule (1) is read back.

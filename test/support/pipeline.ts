@@ -4,7 +4,7 @@
  */
 import { onTestFinished } from 'vitest';
 import { createLogger } from '../../src/log/logger.ts';
-import { startVigil, type RunningVigil } from '../../src/main.ts';
+import { startVigil, type RunningVigil, type StartOptions } from '../../src/main.ts';
 import { closeRedis, connectRedis, type Redis } from '../../src/redis/connect.ts';
 import { adminDeps, createKeys, type Keys } from '../../src/keys.ts';
 import { createTenancyAdmin } from '../../src/tenancy/tenancy-admin.ts';
@@ -30,6 +30,7 @@ export interface Pipeline {
 
 export async function startPipeline(
   overrides: Partial<Record<keyof Config, string | number | boolean>> = {},
+  options: StartOptions = {},
 ): Promise<Pipeline> {
   const config = testConfig({
     mqttEnabled: false,
@@ -38,7 +39,7 @@ export async function startPipeline(
     jobBackoffMs: 200,
     ...overrides,
   });
-  const vigil = await startVigil(config, createLogger(process.env.VIGIL_TEST_LOG ?? 'silent'));
+  const vigil = await startVigil(config, createLogger(process.env.VIGIL_TEST_LOG ?? 'silent'), options);
   onTestFinished(() => vigil.close());
   const redis = connectRedis(config.redisUrl, 'command', 'test');
   onTestFinished(() => closeRedis(redis));

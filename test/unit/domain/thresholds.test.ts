@@ -5,9 +5,9 @@ import {
   evaluateStatus,
   parseThresholdSet,
   possibleOutcomes,
-  ruleDescription,
   thresholdFingerprint,
 } from '../../../src/domain/thresholds.ts';
+import { ruleDescription } from '../../../src/domain/rule-text.ts';
 import type { DataType, ThresholdRule, ThresholdSet } from '../../../src/domain/types.ts';
 
 /** The §4 example: WARNING above 25, CRITICAL above 30, WARNING below 15. */

@@ -21,6 +21,9 @@ function state(updatedMs: number, hour: KeptHour | null): DeviceStateHash {
     lastSuccessMs: updatedMs,
     statusSinceMs: updatedMs,
     hour,
+    receivedMs: null,
+    held: [],
+    shownValue: '',
   };
   return {
     values: new Map([['T', '1']]),

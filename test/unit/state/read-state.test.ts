@@ -13,6 +13,9 @@ const packed = (status: string) =>
     lastSuccessMs: null,
     statusSinceMs: NOW - 1000,
     hour: null,
+    receivedMs: null,
+    held: [],
+    shownValue: '',
   });
 
 describe('device state read', () => {

@@ -21,6 +21,7 @@ const device = (name: string, ...values: [string, number, number | null][]): Wri
       valueJson: '',
       currentValue: '',
       outcomes: [],
+      receivedMs: 0,
     }))
     .sort((a, b) => a.timeMs - b.timeMs),
 });

@@ -1,16 +1,19 @@
 /**
  * Upgrades of a whole Vigil. State written before the layout version was stored (layout 1: no
- * alarm index) is upgraded at start to layout 2 and read as it was: no status changes, no new event,
- * no notification, and the alarm index built from the stored statuses. A Redis holding a layout
- * newer than this version knows is refused, by the service and by the `vigil` command, and left as
- * it is.
+ * alarm index, data points in point layout 1) is upgraded at start to the latest layout and read as
+ * it was: no status changes, no new event, no notification, the alarm index built from the stored
+ * statuses, and every data point in point layout 2. A Redis holding a layout newer than this
+ * version knows is refused, by the service and by the `vigil` command, and left as it is.
  *
- * When a migration to a new point layout comes, the first phase here must keep writing layout 1
- * (a frozen copy of its encoder), so that this test keeps upgrading from what deployments hold.
+ * The first phase writes state through today's code and then stores each data point as point
+ * layout 1 (the frozen encoder, point-record-v1.ts): what deployments of layout 1 hold.
  */
 import { execFile } from 'node:child_process';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { createAlarmIndex } from '../../src/state/alarm-index.ts';
+import { DATA_LAYOUT } from '../../src/migrations.ts';
+import { decodePoint } from '../../src/state/point-record.ts';
+import { encodePointV1 } from '../../src/state/point-record-v1.ts';
 import { createKeys } from '../../src/keys.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { startVigil } from '../../src/main.ts';
@@ -24,6 +27,18 @@ import { loseContact } from '../support/contact.ts';
 import { createCliHarness } from './cli-run.ts';
 
 const quiet = createLogger('silent');
+/** A layout one past what this version knows. */
+const NEWER = String(DATA_LAYOUT + 1);
+
+/** Rewrites the device's data points in point layout 1, as an install of data layout 1 holds them. */
+async function storeAsPointLayout1(p: Pipeline, device: string): Promise<void> {
+  const key = p.keys.deviceState('acme', device);
+  for (const [field, raw] of Object.entries(await p.redis.hgetallBuffer(key))) {
+    if (!field.endsWith('|p')) continue;
+    const point = decodePoint(raw)!;
+    await p.redis.hset(key, field, encodePointV1(point));
+  }
+}
 
 const idle = (p: Pipeline) => async () =>
   (await countEntries(p.redis, p.keys, p.config.queuePartitions)) === 0 ? true : undefined;
@@ -74,10 +89,20 @@ describe('upgrading', () => {
       });
       const events = await p.redis.zrange(p.keys.envEvents('acme'), 0, -1);
       expect(events).toHaveLength(4);
+      // Its data points were in point layout 1.
+      for (const device of ['warm', 'silent']) await storeAsPointLayout1(p, device);
 
       const upgraded = await startVigil(p.config, quiet);
       try {
-        expect(await p.redis.get(p.keys.stateLayout())).toBe('2');
+        expect(await p.redis.get(p.keys.stateLayout())).toBe(String(DATA_LAYOUT));
+        const warm = await storedState(p.redis, p.keys.deviceState('acme', 'warm'));
+        // Point layout 2, received at the device's last contact, nothing waiting.
+        expect(warm.points.Temperature).toMatchObject({
+          status: 'CRITICAL',
+          receivedMs: Number(warm.device['@lc']),
+          held: [],
+          shownValue: '',
+        });
         const alarms = await createAlarmIndex(p.redis, p.keys).list('acme', 100);
         expect(alarms.map((a) => [a.device, a.sensor, a.category, a.status, a.acknowledgement])).toEqual([
           ['warm', 'Temperature', 'Sensors', 'CRITICAL', null],
@@ -110,12 +135,14 @@ describe('upgrading', () => {
     const redis = connectRedis(config.redisUrl, 'command');
     onTestFinished(() => closeRedis(redis));
     const keys = createKeys(config.keyPrefix);
-    await redis.set(keys.stateLayout(), '3');
+    await redis.set(keys.stateLayout(), NEWER);
     const refused = startVigil(config, quiet);
     await expect(refused).rejects.toMatchObject({ code: 'STATE_LAYOUT_UNKNOWN' });
-    await expect(refused).rejects.toThrow(/layout 3, newer than this version of Vigil knows \(up to 2\)/);
+    await expect(refused).rejects.toThrow(
+      `layout ${NEWER}, newer than this version of Vigil knows (up to ${DATA_LAYOUT})`,
+    );
     expect(await redis.keys(`${config.keyPrefix}:*`)).toEqual([keys.stateLayout()]);
-    expect(await redis.get(keys.stateLayout())).toBe('3');
+    expect(await redis.get(keys.stateLayout())).toBe(NEWER);
 
     // As a process: one line on stderr naming both layouts, exit code 1.
     const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VIGIL_')));
@@ -140,7 +167,7 @@ describe('upgrading', () => {
     });
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(
-      /^vigil: Redis holds Vigil data in layout 3, newer than .*\(up to 2\)[^\n]*\n$/,
+      new RegExp(`^vigil: Redis holds Vigil data in layout ${NEWER}, newer than .*\\(up to ${DATA_LAYOUT}\\)[^\\n]*\\n$`),
     );
   });
 
@@ -148,10 +175,12 @@ describe('upgrading', () => {
     const cli = createCliHarness();
     try {
       const layoutKey = createKeys(cli.prefix).stateLayout();
-      await cli.redis.set(layoutKey, '3');
+      await cli.redis.set(layoutKey, NEWER);
       const r = await cli.run(['env', 'create', 'acme']);
       expect(r.code).toBe(1);
-      expect(r.stderr).toMatch(/^vigil: Redis holds Vigil data in layout 3, newer than .*\(up to 2\)/);
+      expect(r.stderr).toMatch(
+        new RegExp(`^vigil: Redis holds Vigil data in layout ${NEWER}, newer than .*\\(up to ${DATA_LAYOUT}\\)`),
+      );
       expect(await cli.redis.keys(`${cli.prefix}:*`)).toEqual([layoutKey]);
     } finally {
       await cli.close();

@@ -192,8 +192,58 @@ describe('parseDefinitionYaml', () => {
       COMFORT.replace('- name: Door', '- name: Temperature'),
       /dataPoints\[1\]\.name: duplicate data point name "Temperature" \(also dataPoints\[0\]\) \(line 16/,
     ],
+    [
+      'a duration that is no duration',
+      COMFORT.replace('above: 30,', 'above: 30, for: soon,'),
+      /^comfort\.yaml: dataPoints\[0\]\.thresholds\[1\]\.for: must be a duration like 90s, 10m or 2h, got "soon" \(line 14, column \d+\)$/,
+    ],
+    [
+      'a duration without a unit',
+      COMFORT.replace('above: 30,', 'above: 30, for: 10,'),
+      /dataPoints\[0\]\.thresholds\[1\]\.for: must be a duration like 90s, 10m or 2h, got 10 /,
+    ],
+    [
+      'a duration of 0',
+      COMFORT.replace('above: 30,', 'above: 30, for: 0s,'),
+      /dataPoints\[0\]\.thresholds\[1\]\.for: must be longer than 0, got "0s"/,
+    ],
+    [
+      'a stale rule of 0',
+      COMFORT.replace('    hysteresis: 0.5', '    hysteresis: 0.5\n    stale: { after: 0m, status: WARNING }'),
+      /^comfort\.yaml: dataPoints\[0\]\.stale\.after: must be longer than 0, got "0m" \(line 12, column \d+\)$/,
+    ],
+    [
+      'a stale rule with an unknown key',
+      COMFORT.replace('    hysteresis: 0.5', '    hysteresis: 0.5\n    stale: { after: 30m, level: WARNING }'),
+      /dataPoints\[0\]\.stale: unknown field "level" \(expected after, status\)/,
+    ],
+    [
+      'a stale rule with a bad status',
+      COMFORT.replace('    hysteresis: 0.5', '    hysteresis: 0.5\n    stale: { after: 30m, status: SUCCESS }'),
+      /dataPoints\[0\]\.stale\.status: must be one of INFO, WARNING, ERROR, CRITICAL, got "SUCCESS"/,
+    ],
+    [
+      'a rule with an unknown key',
+      COMFORT.replace('above: 30,', 'above: 30, during: 10m,'),
+      /dataPoints\[0\]\.thresholds\[1\]: unknown field "during"/,
+    ],
   ])('refuses %s as INVALID_INPUT naming the place', (_what, text, message) => {
     expect(refusal(text)).toMatch(message);
+  });
+
+  it('reads rules that wait (for) and stale rules as milliseconds', () => {
+    const text = COMFORT.replace(
+      'above: 30, description: Overheating',
+      'above: 30, for: 10m, description: Overheating',
+    ).replace('    hysteresis: 0.5', '    hysteresis: 0.5\n    stale: { after: 90s }');
+    const [temperature] = parseDefinitionYaml(text, 'comfort.yaml').spec.dataPoints;
+    expect(temperature!.thresholds[1]).toEqual({
+      status: 'CRITICAL',
+      above: 30,
+      description: 'Overheating',
+      forMs: 600_000,
+    });
+    expect(temperature!.stale).toEqual({ afterMs: 90_000, status: 'WARNING' });
   });
 
   it('reads data points and a definition named like Object.prototype members', () => {

@@ -40,12 +40,17 @@ export function describeReport(report: DefinitionTestReport): string[] {
   const logs = report.logs.map((l) => `console: ${l}`);
   if (!report.ok) return [...logs, `${report.code}: ${report.message}`];
   const width = Math.max(...report.dataPoints.map((p) => p.sensorName.length), 4);
-  const lines = report.dataPoints.map((p) => {
+  const lines = report.dataPoints.flatMap((p) => {
     const name = p.sensorName.padEnd(width);
     if (p.conversionError) return `${name}  dropped (VALUE_CONVERSION_FAILED): ${p.conversionError}`;
     if (p.currentValue === null) return `${name}  (not returned)`;
     const reason = p.reason ? ` (${p.reason})` : '';
-    return `${name}  ${p.currentValue.padEnd(14)}  ${(p.currentStatus ?? '').padEnd(8)}${reason}  raw ${JSON.stringify(p.rawValue)}`;
+    const line = `${name}  ${p.currentValue.padEnd(14)}  ${(p.currentStatus ?? '').padEnd(8)}${reason}  raw ${JSON.stringify(p.rawValue)}`;
+    // A rule that waits is a condition pending, not a status: say what would follow.
+    const waiting = (p.waiting ?? []).map(
+      (w) => `${' '.repeat(width)}  pending: ${w.status} (${w.reason}) if the value holds`,
+    );
+    return [line, ...waiting];
   });
   const unknown =
     report.unknownKeys.length > 0 ? [`ignored (UNKNOWN_DATA_POINT): ${report.unknownKeys.join(', ')}`] : [];

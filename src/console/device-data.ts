@@ -4,7 +4,18 @@
  * (hourly min/avg/max of the last 24 hours, and the raw values of the last hours).
  */
 import { DATA_TYPE_INFO, formatValue, isNumericDataType } from '../domain/data-types.ts';
-import type { DataType, DataValue, DefinitionSpec, Locale, Status } from '../domain/types.ts';
+import { ruleEventText } from '../domain/rule-text.ts';
+import { thresholdFingerprint } from '../domain/thresholds.ts';
+import type {
+  DataPointSpec,
+  DataType,
+  DataValue,
+  DefinitionSpec,
+  Locale,
+  Status,
+  ThresholdSet,
+} from '../domain/types.ts';
+import { STALE_RULE, type PointRecord } from '../state/point-record.ts';
 import { listEvents, type ServedEvent } from '../events/list-events.ts';
 import type { EventKeys } from '../events/event-keys.ts';
 import type { Bucket } from '../history/last-24-hours.ts';
@@ -31,7 +42,9 @@ import { worseOf } from './fleet-data.ts';
 /** A status that holds but has not held as long as its rule asks (`for`): not yet entered. */
 export interface PendingStatus {
   status: Status;
-  /** Epoch ms since the condition holds. */
+  /** The rule's event text (`Overheating for 10 min`). */
+  text: string;
+  /** Epoch ms (measurement time) since the condition holds. */
   sinceMs: number;
   /** How long it must hold, in ms. */
   forMs: number;
@@ -48,10 +61,12 @@ export interface DevicePoint {
   updatedMs: number | null;
   suppressed: boolean;
   /**
-   * The status a duration rule would enter once its condition has held long enough. Always null
-   * until thresholds have durations; the page shows it when set.
+   * The most severe status a rule that waits (`for`) would enter once its condition has held long
+   * enough; null when none is pending.
    */
   pending: PendingStatus | null;
+  /** Its status comes from its stale rule: no value for a while. */
+  stale: boolean;
   numeric: boolean;
 }
 
@@ -85,7 +100,10 @@ export async function readDevice(
   const { redis, keys, tenancy } = deps;
   const device = await tenancy.getDevice(env, name);
   if (!device) return null;
-  const definition = await tenancy.getDefinition(env, device.definitionName, device.definitionIsPublic);
+  const [definition, overrides] = await Promise.all([
+    tenancy.getDefinition(env, device.definitionName, device.definitionIsPublic),
+    tenancy.getThresholdOverrides(env, name),
+  ]);
   const spec = definition?.spec ?? null;
   const plan = planStateRead((spec?.dataPoints ?? []).map((d) => d.name));
   const pipe = redis.pipeline();
@@ -104,6 +122,7 @@ export async function readDevice(
   const state: DeviceStateHash | null = plan.fields.length > 0 ? stateFromQueued(plan, next) : null;
   const points = (spec?.dataPoints ?? []).map((dp): DevicePoint => {
     const st = state ? dataPointState(state, dp.name, nowMs) : null;
+    const record = state?.points.get(dp.name);
     const hasValue = st !== null && st.value !== null;
     return {
       sensorName: dp.name,
@@ -114,7 +133,10 @@ export async function readDevice(
       sinceMs: st?.statusSinceMs ?? null,
       updatedMs: st?.updatedMs ?? null,
       suppressed: st?.suppressed ?? false,
-      pending: null,
+      pending: record
+        ? pendingOf(record, overrides.get(dp.name) ?? defaultRules(dp), dp.dataType, locale)
+        : null,
+      stale: record?.rule === STALE_RULE,
       numeric: isNumericDataType(dp.dataType),
     };
   });
@@ -126,6 +148,38 @@ export async function readDevice(
   if (silent) status = worseOf(status, silentStatus);
   else if (status === null && lastContactMs !== null) status = 'SUCCESS';
   return { device, spec, locale, lastContactMs, silent, silentStatus, status, points, events, payloads };
+}
+
+const defaultRules = (dp: DataPointSpec): ThresholdSet => ({
+  rules: dp.thresholds,
+  hysteresis: dp.hysteresis,
+  ...(dp.stale ? { stale: dp.stale } : {}),
+});
+
+/**
+ * The most severe rule the current value meets that waits and whose duration is not met yet: the
+ * first held rule (point-record.ts, preference order) whose deadline is after the data point's
+ * effective time. None when the rules changed since the value came (their fingerprint differs).
+ */
+export function pendingOf(
+  point: PointRecord,
+  set: ThresholdSet,
+  dataType: DataType,
+  locale: Locale,
+): PendingStatus | null {
+  if (point.rulesId !== thresholdFingerprint(set)) return null;
+  for (const h of point.held) {
+    const rule = set.rules[h.rule];
+    if (!rule?.forMs || h.sinceMs === null) continue;
+    if (h.sinceMs + rule.forMs <= point.updatedMs) return null;
+    return {
+      status: rule.status,
+      text: ruleEventText(rule, dataType, locale),
+      sinceMs: h.sinceMs,
+      forMs: rule.forMs,
+    };
+  }
+  return null;
 }
 
 /** One numeric data point's chart: hourly buckets and recent raw values (times in UNIX seconds). */
@@ -162,7 +216,9 @@ export async function readCharts(
   const state = stateFromQueued(plan, () => replies[at++]);
   const items = numeric.map((p) => {
     const current = currentHourOf(state, p.sensorName, nowMs);
-    return current === undefined ? { device, sensor: p.sensorName } : { device, sensor: p.sensorName, current };
+    return current === undefined
+      ? { device, sensor: p.sensorName }
+      : { device, sensor: p.sensorName, current };
   });
   const [buckets, raw] = await Promise.all([
     deps.last24Hours(env, items, nowMs),

@@ -38,7 +38,10 @@ export function checkStaleRule(
   const raw = input as Record<string, unknown>;
   const unknown = Object.keys(raw).filter((k) => !STALE_KEYS.has(k));
   if (unknown.length > 0) {
-    return { path: [], message: `unknown field ${unknown.map((k) => `"${k}"`).join(', ')} (expected after, status)` };
+    return {
+      path: [],
+      message: `unknown field ${unknown.map((k) => `"${k}"`).join(', ')} (expected after, status)`,
+    };
   }
   const after = parseConditionDuration(raw.after);
   if ('wrong' in after) return { path: ['after'], message: after.wrong };

@@ -1,10 +1,10 @@
 /**
  * How rules read in event messages and wherever a status is explained: 'Above 25 °C', a rule's own
- * description, ' for 10 min' after a rule that waits, and the rules a value is waiting on. Pure.
+ * description, ' for 10 min' after a rule that waits. Pure.
  */
 import { describeDuration } from './alarm-conditions.ts';
 import { DATA_TYPE_INFO, formatNumber } from './data-types.ts';
-import type { DataType, Locale, RuleStatus, ThresholdRule, ThresholdSet } from './types.ts';
+import type { DataType, Locale, ThresholdRule } from './types.ts';
 
 /**
  * The rule's text in event messages: its `description`, else 'Above 25 °C', 'Below 15 °C',
@@ -27,38 +27,4 @@ export function ruleDescription(rule: ThresholdRule, dataType: DataType, locale:
 export function ruleEventText(rule: ThresholdRule, dataType: DataType, locale: Locale): string {
   const text = ruleDescription(rule, dataType, locale);
   return rule.forMs ? `${text} for ${describeDuration(rule.forMs)}` : text;
-}
-
-/** A rule a value meets that waits for its duration, as shown (definition test, console). */
-export interface WaitingRule {
-  ruleIndex: number;
-  status: RuleStatus;
-  /** The rule's event text (`Overheating for 10 min`). */
-  text: string;
-  forMs: number;
-}
-
-/**
- * The rules in `matched` (rule indexes a value meets, in preference order: thresholds.ts
- * possibleMatches) that wait and come before the first that applies at once: the statuses that
- * would follow, most severe first, if the value held.
- */
-export function waitingRules(
-  matched: readonly number[],
-  set: ThresholdSet,
-  dataType: DataType,
-  locale: Locale,
-): WaitingRule[] {
-  const out: WaitingRule[] = [];
-  for (const index of matched) {
-    const rule = set.rules[index]!;
-    if (!rule.forMs) break;
-    out.push({
-      ruleIndex: index,
-      status: rule.status,
-      text: ruleEventText(rule, dataType, locale),
-      forMs: rule.forMs,
-    });
-  }
-  return out;
 }

@@ -27,7 +27,9 @@ export interface DeviceTimers {
   close(): Promise<void>;
 }
 
-type ScriptRedis = Redis & { vigilQueueDueTimers(numberOfKeys: number, ...args: (string | number)[]): Promise<number> };
+type ScriptRedis = Redis & {
+  vigilQueueDueTimers(numberOfKeys: number, ...args: (string | number)[]): Promise<number>;
+};
 
 export function startDeviceTimers(deps: {
   redis: Redis;
@@ -46,7 +48,15 @@ export function startDeviceTimers(deps: {
   }
 
   async function queuePage(nowMs: number): Promise<{ seen: number; queued: number }> {
-    const due = await redis.zrangebyscore(deps.keys.deviceTimers(), '-inf', nowMs, 'WITHSCORES', 'LIMIT', 0, PAGE);
+    const due = await redis.zrangebyscore(
+      deps.keys.deviceTimers(),
+      '-inf',
+      nowMs,
+      'WITHSCORES',
+      'LIMIT',
+      0,
+      PAGE,
+    );
     if (due.length === 0) return { seen: 0, queued: 0 };
     const streams: string[] = [];
     const streamIndex = new Map<number, number>();
@@ -92,7 +102,10 @@ export function startDeviceTimers(deps: {
           intervalMs: deps.intervalMs,
           run: tick,
           onError: (err: unknown) =>
-            deps.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'queueing due device timers failed'),
+            deps.log.warn(
+              { err: err instanceof Error ? err.message : String(err) },
+              'queueing due device timers failed',
+            ),
         });
   return { tick, close: async () => periodic?.close() };
 }

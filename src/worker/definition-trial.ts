@@ -24,6 +24,11 @@ export interface DataPointResult {
   currentStatus: Status | null;
   /** The rule's description (or the generated "Above 25 °C"). */
   reason: string | null;
+  /**
+   * Rules the value meets that wait (`for`) and would raise the status if the value held that long,
+   * most severe first: a condition pending, not a status yet.
+   */
+  waiting?: { status: Status; reason: string; forMs: number }[];
   /** Why the value was dropped (VALUE_CONVERSION_FAILED). */
   conversionError?: string;
 }
@@ -80,10 +85,7 @@ const TEST_ENV = 'definition-test';
 const TEST_DEVICE = 'definition-test';
 
 /** What the worker's conversion makes of a parser's result, for a device without overrides. */
-function convertResult(
-  input: DefinitionTrialInput,
-  result: Record<string, unknown>,
-): Conversion {
+function convertResult(input: DefinitionTrialInput, result: Record<string, unknown>): Conversion {
   const nowMs = Date.now();
   const item: IngestItem = {
     id: TEST_ENV,
@@ -161,9 +163,17 @@ function pointResult(
   if (conversionError !== undefined) return { ...base, parsed, ...empty, conversionError };
   const value = converted.values.find((v) => v.sensor === point.name);
   if (!value) return { ...base, parsed, ...empty };
-  // The status without a previous one (outcome of previous rule -1), and its rule's description.
-  const rule = value.outcomes[0] ?? -1;
+  // The status without a previous one (outcome of previous rule -1), and its rule's description;
+  // with rules that wait, the first rule met that applies at once, and the ones that wait before it.
   const meta = converted.sensors.get(point.name);
+  const matched = value.matches?.[0];
+  const waits = (i: number) => (meta?.forMs?.[i] ?? 0) > 0;
+  const rule = matched ? (matched.find((i) => !waits(i)) ?? -1) : (value.outcomes[0] ?? -1);
+  const waiting = (matched ?? []).filter(waits).map((i) => ({
+    status: meta!.statuses[i]!,
+    reason: meta!.descriptions[i]!,
+    forMs: meta!.forMs![i]!,
+  }));
   return {
     ...base,
     parsed,
@@ -172,6 +182,6 @@ function pointResult(
     currentValue: value.currentValue,
     currentStatus: value.status,
     reason: rule >= 0 ? (meta?.descriptions[rule] ?? null) : null,
+    ...(waiting.length > 0 ? { waiting } : {}),
   };
 }
-

@@ -66,7 +66,9 @@ export async function addTicks(
       devices.push({
         env,
         device: name,
-        displayName: record.displayName.isWellFormed() ? record.displayName : record.displayName.toWellFormed(),
+        displayName: record.displayName.isWellFormed()
+          ? record.displayName
+          : record.displayName.toWellFormed(),
         contactMs: 0,
         timeoutMs: 0,
         sensors,

@@ -72,7 +72,7 @@ async function setup(devices: string[], roles = 'gateway,worker,scheduler') {
     base,
     clock,
     send,
-    at(minutes: number) {
+    at: (minutes: number) => {
       now = base + minutes * MIN;
     },
   };
@@ -83,7 +83,8 @@ async function events(p: Pipeline, device?: string): Promise<Event[]> {
   return all.filter((e) => device === undefined || e.deviceName === device);
 }
 
-const messages = async (p: Pipeline, device: string) => (await events(p, device)).map((e) => e.eventMessage).sort();
+const messages = async (p: Pipeline, device: string) =>
+  (await events(p, device)).map((e) => e.eventMessage).sort();
 
 /** Waits until `device` has an event with `message`. */
 const eventWith = (p: Pipeline, device: string, message: string) =>
@@ -111,7 +112,11 @@ describe('rules that wait (for)', () => {
     await eventWith(p, 'f1', CRITICAL_31);
     const point = (await storedState(p.redis, p.keys.deviceState('acme', 'f1'))).points.Temperature!;
     // The deadline is the data point's effective time; the status entered there.
-    expect(point).toMatchObject({ status: 'CRITICAL', updatedMs: base + 10 * MIN, statusSinceMs: base + 10 * MIN });
+    expect(point).toMatchObject({
+      status: 'CRITICAL',
+      updatedMs: base + 10 * MIN,
+      statusSinceMs: base + 10 * MIN,
+    });
     const critical = (await events(p, 'f1')).find((e) => e.eventStatus === 'CRITICAL')!;
     expect(critical).toMatchObject({ sensorValue: 31, id: `acme/f1/Temperature/${base + 10 * MIN}.t` });
 
@@ -239,7 +244,9 @@ describe('rules that wait (for)', () => {
     late.at(13);
     await late.send('o1', [11, 31.5], [12, 20]);
     await processed(late.p);
-    const scheduler = await startVigil({ ...late.p.config, roles: ['scheduler'] }, quiet, { clock: late.clock });
+    const scheduler = await startVigil({ ...late.p.config, roles: ['scheduler'] }, quiet, {
+      clock: late.clock,
+    });
     onTestFinished(() => scheduler.close());
     await timersSettled(late.p, 'o1');
 
@@ -247,7 +254,10 @@ describe('rules that wait (for)', () => {
     const shape = (list: Event[], base: number) =>
       list
         .map(({ id, eventStatus, eventMessage, sensorValue }) => ({
-          at: id.replace(/^.*\/(\d+)\.([^.]+)$/, (_, ms: string, rest: string) => `${Number(ms) - base}.${rest}`),
+          at: id.replace(
+            /^.*\/(\d+)\.([^.]+)$/,
+            (_, ms: string, rest: string) => `${Number(ms) - base}.${rest}`,
+          ),
           eventStatus,
           eventMessage,
           sensorValue,

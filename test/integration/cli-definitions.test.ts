@@ -118,8 +118,12 @@ describe('vigil definition apply', () => {
       apply(write('noparser.yaml', yaml('NoP', GOOD_POINTS, 'missing.js'))),
       apply(join(dir, 'good.yaml'), '--env', 'nowhere'),
       apply(join(dir, 'good.yaml'), '--env', 'one', '--public'),
+      apply(write('soon.yaml', yaml('Soon', GOOD_POINTS.replace('above: 30,', 'above: 30, for: soon,')))),
+      apply(
+        write('stale.yaml', yaml('Stl', '  - name: T\n    dataType: number\n    stale: { after: 0m, status: WARNING }\n')),
+      ),
     ]);
-    const [yamlError, syntax, dataType, threshold, noParser, unknownEnv, bothScopes] = results;
+    const [yamlError, syntax, dataType, threshold, noParser, unknownEnv, bothScopes, soon, stale] = results;
     expectRefusal(yamlError, /yaml-error\.yaml:\d+:\d+/);
     expectRefusal(syntax, /SyntaxError.*broken\.js:2:\d+/);
     expectRefusal(dataType, /unknown data type "temp"/);
@@ -127,6 +131,8 @@ describe('vigil definition apply', () => {
     expectRefusal(noParser, /missing\.js: no such file/);
     expectRefusal(unknownEnv, /unknown environment/);
     expect(bothScopes.code).toBe(2);
+    expectRefusal(soon, /soon\.yaml: dataPoints\[0\]\.thresholds\[1\]\.for: must be a duration like 90s, 10m or 2h, got "soon" \(line \d+, column \d+\)/);
+    expectRefusal(stale, /stale\.yaml: dataPoints\[0\]\.stale\.after: must be longer than 0, got "0m"/);
     expect(await cli.snapshot()).toEqual(before);
   });
 });
@@ -201,6 +207,25 @@ describe('vigil definition test', () => {
       }),
     ]);
     expect(json.unknownKeys).toEqual(['Humidity']);
+  });
+
+  it('shows a rule that waits as pending, beside the status the value gets at once', async () => {
+    const file = write(
+      'waits.yaml',
+      yaml('Waits', GOOD_POINTS.replace('above: 30, description: Overheating', 'above: 30, for: 10m, description: Overheating')),
+    );
+    const payload = JSON.stringify({ Temperature: 31 });
+    const [text, json] = await Promise.all([
+      cli.run(['definition', 'test', file, '--payload', payload]),
+      cli.json<{ dataPoints: Record<string, unknown>[] }>(['definition', 'test', file, '--payload', payload]),
+    ]);
+    expect(text.stdout).toMatch(/Temperature\s+31\.0 °C\s+WARNING\s+\(Above 25 °C\)/);
+    expect(text.stdout).toMatch(/\n\s+pending: CRITICAL \(Overheating for 10 min\) if the value holds\n/);
+    expect(json.dataPoints[0]).toMatchObject({
+      currentStatus: 'WARNING',
+      reason: 'Above 25 °C',
+      waiting: [{ status: 'CRITICAL', reason: 'Overheating for 10 min', forMs: 600_000 }],
+    });
   });
 
   it('shows the converted values of data points named like Object.prototype members', async () => {

@@ -24,14 +24,24 @@ const AIR: DefinitionSpec = {
       thresholds: [{ status: 'WARNING', above: 1000 }],
       stale: { afterMs: 1000, status: 'WARNING' },
     },
-    { name: 'Temperature', displayName: 'Temperature', dataType: 'temperature', hysteresis: 0, thresholds: [] },
+    {
+      name: 'Temperature',
+      displayName: 'Temperature',
+      dataType: 'temperature',
+      hysteresis: 0,
+      thresholds: [],
+    },
   ],
 };
 const PARSER = 'function parsePayload(s) { const j = JSON.parse(s); delete j.deviceName; return j; }';
 const STALE_612 = 'CO2 - No value for 1 s - WARNING - 612 ppm';
 
 async function setup(availabilityMinutes?: number) {
-  const p = await startPipeline({ roles: 'gateway,worker,scheduler', timerCheckMs: 50, availabilityCheckMs: 50 });
+  const p = await startPipeline({
+    roles: 'gateway,worker,scheduler',
+    timerCheckMs: 50,
+    availabilityCheckMs: 50,
+  });
   await p.admin.createEnvironment('acme', 'en');
   await p.admin.applyDefinition({ kind: 'private', env: 'acme' }, AIR, PARSER);
   await p.admin.createDevice('acme', {
@@ -74,7 +84,9 @@ describe('stale rules', () => {
     expect((await messages(p)).filter((m) => m === STALE_612)).toHaveLength(1);
 
     await send({ CO2: 700 });
-    await eventually(async () => (await messages(p)).includes('CO2 - Returned to success status - SUCCESS - 700 ppm'));
+    await eventually(async () =>
+      (await messages(p)).includes('CO2 - Returned to success status - SUCCESS - 700 ppm'),
+    );
     expect(await messages(p)).toHaveLength(2);
   });
 

@@ -38,11 +38,19 @@ async function setup() {
   await p.admin.createDevice('acme', { name: 'o1', definitionName: 'Oven', definitionIsPublic: false });
   const { key } = await p.admin.createApiKey('acme', 'test');
   const send = async (temperature: number) => {
-    const res = await p.post('gateway/submit', key, JSON.stringify({ deviceName: 'o1', Temperature: temperature }));
+    const res = await p.post(
+      'gateway/submit',
+      key,
+      JSON.stringify({ deviceName: 'o1', Temperature: temperature }),
+    );
     expect(res.status).toBe(202);
   };
   const worker = async (): Promise<ChildVigil> => {
-    const child = spawnVigil(p.config, { VIGIL_ROLES: 'worker', VIGIL_LOG_LEVEL: 'info' }, { captureOutput: true });
+    const child = spawnVigil(
+      p.config,
+      { VIGIL_ROLES: 'worker', VIGIL_LOG_LEVEL: 'info' },
+      { captureOutput: true },
+    );
     await child.ports();
     return child;
   };
@@ -65,7 +73,9 @@ describe('a deadline across worker faults', () => {
     const { p, send, worker } = await setup();
     const first = await worker();
     await send(31);
-    await eventually(async () => (await messages(p)).includes('Temperature - Above 25 °C - WARNING - 31.0 °C'));
+    await eventually(async () =>
+      (await messages(p)).includes('Temperature - Above 25 °C - WARNING - 31.0 °C'),
+    );
     await first.kill('SIGKILL');
     await tickQueued(p);
     const second = await worker();
@@ -83,7 +93,9 @@ describe('a deadline across worker faults', () => {
     const { p, send, worker } = await setup();
     const stalled = await worker();
     await send(31);
-    await eventually(async () => (await messages(p)).includes('Temperature - Above 25 °C - WARNING - 31.0 °C'));
+    await eventually(async () =>
+      (await messages(p)).includes('Temperature - Above 25 °C - WARNING - 31.0 °C'),
+    );
     stalled.process.kill('SIGSTOP');
     const other = await worker();
     try {

@@ -121,10 +121,10 @@ const sensorTarget = (cmd: Command) =>
 function addThresholdCommands(program: Command, rt: Runtime) {
   const threshold = program.command('threshold').description("device overrides of a data point's thresholds");
 
-  sensorTarget(leaf(threshold, 'set', "replace a data point's rules and hysteresis for one device"))
+  sensorTarget(leaf(threshold, 'set', "replace a data point's rules, hysteresis and stale rule for one device"))
     .requiredOption(
       '--rules <json>',
-      `rule list or {"rules":[…],"hysteresis":n}, e.g. '[{"status":"WARNING","above":28}]'`,
+      `rule list or {"rules":[…],"hysteresis":n,"stale":{"after":"30m","status":"WARNING"}}, e.g. '[{"status":"WARNING","above":28},{"status":"CRITICAL","above":30,"for":"10m"}]'`,
     )
     .action(async (opts: SensorOpts & { rules: string }) => {
       let input: unknown;

@@ -7,7 +7,10 @@ const RELATIVE_REFRESH_MS = 15_000;
 
 function relative(ms, nowMs) {
   const s = Math.round((nowMs - ms) / 1000);
-  if (s < 0) return 'just now';
+  // A time to come (a pending condition's deadline).
+  if (s <= -7200) return `in ${Math.round(-s / 3600)} h`;
+  if (s <= -60) return `in ${Math.ceil(-s / 60)} min`;
+  if (s <= -10) return `in ${-s} s`;
   if (s < 10) return 'just now';
   if (s < 60) return `${s} s ago`;
   const m = Math.floor(s / 60);

@@ -140,7 +140,7 @@ function runResult(r: DefinitionTestReport): Html {
 <td data-label="Parser returned" class="mono">${p.parsed === undefined ? html`<span class="muted">not returned</span>` : JSON.stringify(p.parsed)}</td>
 <td data-label="Converted" class="mono">${p.conversionError ? html`<span class="err">dropped: ${p.conversionError}</span>` : p.rawValue === null ? '—' : JSON.stringify(p.rawValue)}</td>
 <td data-label="Current value" class="value">${p.currentValue ?? '—'}</td>
-<td data-label="Status">${p.currentStatus ? html`${statusPill(p.currentStatus)}${p.reason ? html` <span class="small">${p.reason}</span>` : ''}` : '—'}</td>
+<td data-label="Status">${p.currentStatus ? html`${statusPill(p.currentStatus)}${p.reason ? html` <span class="small">${p.reason}</span>` : ''}` : '—'}${(p.waiting ?? []).map((w) => html`<div class="small pending">pending: ${statusPill(w.status)} ${w.reason}, if the value holds</div>`)}</td>
 </tr>`,
   )}</tbody></table></div>
 ${r.unknownKeys.length > 0 ? html`<p class="small">Ignored (not data points of this definition): <span class="mono">${r.unknownKeys.join(', ')}</span></p>` : ''}

@@ -119,11 +119,11 @@ function pointRow(p: DeviceView['points'][number], nowMs: number): Html {
 <td data-label="Current value" class="value">${p.value ?? html`<span class="muted">No value yet</span>`}</td>
 <td data-label="Status">${
     hasValue
-      ? html`<span class="stack">${statusPill(p.status)}${p.suppressed ? html`<span class="tag" title="No events while suppressed">suppressed</span>` : ''}</span>${
+      ? html`<span class="stack">${statusPill(p.status)}${p.suppressed ? html`<span class="tag" title="No events while suppressed">suppressed</span>` : ''}${p.stale ? html`<span class="tag" title="Its stale rule: no value for a while">no value</span>` : ''}</span>${
           p.sinceMs !== null ? html`<div class="small muted">since ${timeAgo(p.sinceMs, nowMs)}</div>` : ''
         }${
           p.pending
-            ? html`<div class="small pending">${STATUS_LABEL[p.pending.status]} pending since ${timeAgo(p.pending.sinceMs, nowMs)}</div>`
+            ? html`<div class="small pending" title="${p.pending.text}">${STATUS_LABEL[p.pending.status]} pending since ${timeAgo(p.pending.sinceMs, nowMs)}, due ${timeAgo(p.pending.sinceMs + p.pending.forMs, nowMs)}</div>`
             : ''
         }`
       : html`<span class="muted">—</span>`

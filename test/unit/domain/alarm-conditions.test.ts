@@ -7,7 +7,7 @@ import {
   parseConditionDuration,
   staleEventText,
 } from '../../../src/domain/alarm-conditions.ts';
-import { ruleEventText, waitingRules } from '../../../src/domain/rule-text.ts';
+import { ruleEventText } from '../../../src/domain/rule-text.ts';
 import { parseThresholdSet, possibleMatches, thresholdFingerprint } from '../../../src/domain/thresholds.ts';
 import type { ThresholdSet } from '../../../src/domain/types.ts';
 
@@ -80,13 +80,6 @@ describe('conditions that wait', () => {
     expect(possibleMatches(10, freezer)).toEqual([[2]]);
     // 29.5 is above 30 − 1 only for a data point held in CRITICAL (rule 1).
     expect(possibleMatches(29.5, freezer)).toEqual([[0], [0], [1, 0], [0]]);
-  });
-
-  it('tells which rules a value waits on before its status would rise', () => {
-    expect(waitingRules([1, 0], freezer, 'temperature', 'en')).toEqual([
-      { ruleIndex: 1, status: 'CRITICAL', text: 'Overheating for 10 min', forMs: 600_000 },
-    ]);
-    expect(waitingRules([0], freezer, 'temperature', 'en')).toEqual([]);
   });
 
   it('makes for and stale part of the fingerprint, and leaves sets without them as they were', () => {

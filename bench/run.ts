@@ -19,6 +19,7 @@ import { runNotify } from './scenarios/notify.ts';
 import { runEndToEnd } from './scenarios/end-to-end.ts';
 import { runReadApi } from './scenarios/read-api.ts';
 import { runSoak } from './scenarios/soak.ts';
+import { runTimers } from './scenarios/timers.ts';
 
 const RESULTS = new URL('results/latest.json', import.meta.url).pathname;
 
@@ -54,6 +55,7 @@ async function main(): Promise<void> {
       read: () => runReadApi(ctx),
       notify: () => runNotify(ctx),
       backfill: () => runBackfill(ctx),
+      timers: () => runTimers(ctx),
     };
     for (const scenario of opts.scenarios) {
       try {

@@ -12,6 +12,7 @@ export const SCENARIOS = [
   'read',
   'notify',
   'backfill',
+  'timers',
 ] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 

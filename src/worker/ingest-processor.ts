@@ -55,6 +55,8 @@ export interface IngestProcessorDeps {
 
 export interface ProcessResult {
   payloads: number;
+  /** Device timer ticks in the step (ticks.ts): no payloads. */
+  ticks?: number;
   values: number;
   staleValues: number;
   /**
@@ -194,6 +196,7 @@ export function createIngestProcessor(deps: IngestProcessorDeps): ProcessItems {
     const failed = outcomes.failures();
     return {
       payloads: items.length,
+      ...(ticks.length > 0 ? { ticks: ticks.length } : {}),
       values: valueLines.length,
       staleValues,
       written,

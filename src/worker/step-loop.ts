@@ -357,6 +357,7 @@ export async function runStepLoop(deps: StepLoopDeps): Promise<void> {
       metrics.steps.inc({ result: 'completed' });
       metrics.payloads.inc(result.payloads);
       metrics.values.inc(result.values);
+      if (result.ticks) metrics.ticks.inc(result.ticks);
       if (result.failed) metrics.payloadFailures.inc(result.failed.length);
       policy.succeeded(refs, isolated);
     };

@@ -8,6 +8,7 @@
  */
 import { TIMER_GATEWAY, type IngestItem } from '../domain/ingest-item.ts';
 import type { Catalog } from '../tenancy/catalog.ts';
+import type { DefinitionRecord, DeviceRecord } from '../tenancy/types.ts';
 import type { ConvertedDevice } from './convert.ts';
 import { timerPoints } from './convert.ts';
 
@@ -37,45 +38,62 @@ export async function addTicks(
     byEnv.set(t.env, names);
   }
   const present = new Map(devices.map((d) => [`${d.env}\n${d.device}`, d]));
-  for (const [env, names] of byEnv) {
-    const list = [...names];
-    const [records, settings, environment] = await Promise.all([
-      deps.catalog.devices(env, list),
-      deps.catalog.deviceSettings(env, list),
-      deps.catalog.environment(env),
-    ]);
-    for (const name of list) {
-      const record = records.get(name);
-      if (!record) continue;
-      const definition = await deps.catalog.definition(env, record.definitionName, record.definitionIsPublic);
-      if (!definition) continue;
-      const sensors = timerPoints(definition.spec, {
-        locale: environment?.locale ?? 'en',
-        settings: settings.get(name),
-        nowMs: deps.nowMs,
-      });
-      const device = present.get(`${env}\n${name}`);
-      if (device) {
-        device.tick = true;
-        // The data points with values keep their place (the values refer to it); the others follow.
-        const merged = new Map(device.sensors);
-        for (const [sensor, meta] of sensors) if (!merged.has(sensor)) merged.set(sensor, meta);
-        device.sensors = merged;
-        continue;
-      }
-      devices.push({
-        env,
-        device: name,
-        displayName: record.displayName.isWellFormed()
-          ? record.displayName
-          : record.displayName.toWellFormed(),
-        contactMs: 0,
-        timeoutMs: 0,
-        sensors,
-        values: [],
-        readings: [],
-        tick: true,
-      });
+  // Everything read up front, each distinct definition once: the loop below never awaits (an await
+  // per device lets the worker's other step loops run in between, and a crowd of ticks then takes
+  // seconds).
+  const envs = await Promise.all(
+    [...byEnv].map(async ([env, names]) => {
+      const list = [...names];
+      const [records, settings, environment] = await Promise.all([
+        deps.catalog.devices(env, list),
+        deps.catalog.deviceSettings(env, list),
+        deps.catalog.environment(env),
+      ]);
+      return { env, list, records, settings, locale: environment?.locale ?? 'en' };
+    }),
+  );
+  const definitions = new Map<string, Promise<DefinitionRecord | null>>();
+  const definitionOf = (env: string, d: DeviceRecord) => {
+    const key = `${d.definitionIsPublic ? '' : env}\n${d.definitionName}\n${String(d.definitionIsPublic)}`;
+    let found = definitions.get(key);
+    if (!found) {
+      found = deps.catalog.definition(env, d.definitionName, d.definitionIsPublic);
+      definitions.set(key, found);
     }
+    return found;
+  };
+  const resolved = await Promise.all(
+    envs.flatMap(({ env, list, records }) =>
+      list.map(async (name) => {
+        const record = records.get(name);
+        return { env, name, record, definition: record ? await definitionOf(env, record) : null };
+      }),
+    ),
+  );
+  const byName = new Map(envs.map((e) => [e.env, e]));
+  for (const { env, name, record, definition } of resolved) {
+    if (!record || !definition) continue;
+    const { settings, locale } = byName.get(env)!;
+    const sensors = timerPoints(definition.spec, { locale, settings: settings.get(name), nowMs: deps.nowMs });
+    const device = present.get(`${env}\n${name}`);
+    if (device) {
+      device.tick = true;
+      // The data points with values keep their place (the values refer to it); the others follow.
+      const merged = new Map(device.sensors);
+      for (const [sensor, meta] of sensors) if (!merged.has(sensor)) merged.set(sensor, meta);
+      device.sensors = merged;
+      continue;
+    }
+    devices.push({
+      env,
+      device: name,
+      displayName: record.displayName.isWellFormed() ? record.displayName : record.displayName.toWellFormed(),
+      contactMs: 0,
+      timeoutMs: 0,
+      sensors,
+      values: [],
+      readings: [],
+      tick: true,
+    });
   }
 }

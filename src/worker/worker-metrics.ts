@@ -17,6 +17,11 @@ export function createWorkerMetrics(registry: Registry) {
     }),
     payloads: new Counter({ name: 'vigil_worker_payloads_total', help: 'Payloads processed.', registers }),
     values: new Counter({ name: 'vigil_worker_values_total', help: 'Data point values stored.', registers }),
+    ticks: new Counter({
+      name: 'vigil_worker_timer_ticks_total',
+      help: 'Device timer ticks applied (deadlines of rules that wait, stale rules), queued by the scheduler.',
+      registers,
+    }),
     deadLetters: new Counter({
       name: 'vigil_worker_dead_letter_payloads_total',
       help: 'Payloads moved to the dead-letter stream with their queue entry (VIGIL_JOB_ATTEMPTS failures, or VIGIL_POISON_DELIVERIES crashes).',

@@ -7,7 +7,9 @@
  * payload (all its threads: the parser isolate and V8's GC helpers too) and Redis's and influxd's.
  * Late writes (history versions and late-hour marks) are on as in the worker; `--no-late-writes`
  * turns them off, to compare their cost.
- * `node --no-node-snapshot bench/worker-step.ts [--steps N] [--payloads N] [--devices N] [--rounds N] [--no-late-writes]`
+ * `--conditions`: every rule waits and every data point has a stale rule (lib/provision.ts
+ * WAITING_SPEC).
+ * `node --no-node-snapshot bench/worker-step.ts [--steps N] [--payloads N] [--devices N] [--rounds N] [--no-late-writes] [--conditions]`
  * With `--cpu-prof` on the node command line, the profile covers the measured steps' process.
  */
 import { queueCommands } from '../src/redis/command.ts';
@@ -41,6 +43,7 @@ const { values: args } = parseArgs({
     devices: { type: 'string', default: '250' },
     rounds: { type: 'string', default: '3' },
     'no-late-writes': { type: 'boolean', default: false },
+    conditions: { type: 'boolean', default: false },
   },
 });
 const steps = Number(args.steps);
@@ -61,7 +64,7 @@ const redis = connectRedis(redisServer.url, 'command', 'worker-step');
 const influx = createInfluxClient({ url: influxServer.url, database: 'ws' });
 try {
   await ensureHistorySchema(influx, { rawRetention: 'INF', rollupRetention: 'INF', resampleEvery: '1h' });
-  await provisionBench(redisServer.url, 'ws:', devices);
+  await provisionBench(redisServer.url, 'ws:', devices, { conditions: args.conditions });
   const sandbox = createSandbox({ timeoutMs: 50, memoryLimitMb: 32, log });
   const history = createHistoryWriter({ influx, log });
   const processItems = createIngestProcessor({

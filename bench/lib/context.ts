@@ -71,6 +71,7 @@ export async function startBenchVigil(
     ctx.redisUrl,
     settings.keyPrefix,
     ctx.opts.devices + LAG_PROBE_DEVICES,
+    { conditions: ctx.opts.conditions },
   );
   const vigil = await startVigilProcess(settings, { profile: ctx.opts.profile, label });
   return { vigil, settings, provisioned };

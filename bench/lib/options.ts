@@ -44,6 +44,11 @@ export interface BenchOptions {
   split: boolean;
   /** Write V8 CPU profiles of the Vigil process to bench/results/profiles. */
   profile: boolean;
+  /**
+   * Every rule of the bench definition waits (`for: 10s`) and every data point has a stale rule
+   * (`after: 30m`): the state step's cost of conditions that wait.
+   */
+  conditions: boolean;
   /** Vigil settings for every Vigil process (`--set queuePartitions=2`), for experiments. */
   settings: Record<string, string>;
   /** Webhooks the notify scenario delivers (one event each, spread over its 100 channels). */
@@ -54,7 +59,7 @@ export interface BenchOptions {
 
 const usage = `usage: npm run bench -- [--quick] [--soak] [--only ${SCENARIOS.join(',')}] [--runs N]
        [--measure S] [--sustain S] [--soak-seconds S] [--soak-rate N] [--drain-payloads N] [--drain-workers N] [--e2e-rate N] [--single] [--profile]
-       [--notify-count N] [--backfill-values N]
+       [--notify-count N] [--backfill-values N] [--conditions]
        [--set <config key>=<value>[,<key>=<value>…]]`;
 
 export function parseOptions(argv: readonly string[]): BenchOptions {
@@ -84,6 +89,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
         'help',
         'notify-count',
         'backfill-values',
+        'conditions',
       ].includes(name)
     )
       throw new Error(`unknown option --${name}\n${usage}`);
@@ -135,6 +141,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     e2eRate: flags.has('e2e-rate') ? num('e2e-rate', 1) : undefined,
     devices: 1000,
     split: !flags.has('single'),
+    conditions: flags.has('conditions'),
     profile: flags.has('profile'),
     settings,
     notifyCount: Math.round(num('notify-count', quick ? 10_000 : 60_000)),

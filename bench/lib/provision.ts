@@ -74,16 +74,28 @@ export interface Provisioned {
   token: string;
 }
 
+/** The bench definition with every rule waiting 10 s and a stale rule on every data point. */
+export const WAITING_SPEC: DefinitionSpec = {
+  ...BENCH_SPEC,
+  dataPoints: BENCH_SPEC.dataPoints.map((dp) => ({
+    ...dp,
+    thresholds: dp.thresholds.map((rule) => ({ ...rule, forMs: 10_000 })),
+    stale: { afterMs: 1_800_000, status: 'WARNING' },
+  })),
+};
+
 export async function provisionBench(
   redisUrl: string,
   keyPrefix: string,
   devices: number,
+  opts: { conditions?: boolean } = {},
 ): Promise<Provisioned> {
   const redis = connectRedis(redisUrl, 'command', 'bench-provision');
   try {
     const admin = createTenancyAdmin(adminDeps(redis, createKeys(keyPrefix)));
     await admin.createEnvironment(BENCH_ENV, 'en');
-    await admin.applyDefinition({ kind: 'private', env: BENCH_ENV }, BENCH_SPEC, BENCH_PARSER);
+    const spec = opts.conditions ? WAITING_SPEC : BENCH_SPEC;
+    await admin.applyDefinition({ kind: 'private', env: BENCH_ENV }, spec, BENCH_PARSER);
     for (let i = 0; i < devices; i++) {
       await admin.createDevice(BENCH_ENV, {
         name: deviceName(i),

@@ -54,3 +54,71 @@ describe('a pending condition on the device page', () => {
     expect(pendingOf(point({ rulesId: 'other' }), set, 'temperature', 'en')).toBeNull();
   });
 });
+
+describe('the device page row of a data point', () => {
+  it('shows a pending status with when it is due, and marks a stale data point', async () => {
+    const { deviceRegions } = await import('../../../src/console/views/device-view.ts');
+    const pointOf = (over: Record<string, unknown>) => ({
+      sensorName: 'Temperature',
+      displayName: 'Temperature',
+      dataType: 'temperature' as const,
+      value: '31.0 °C',
+      status: 'WARNING' as const,
+      sinceMs: 0,
+      updatedMs: 3 * MIN,
+      suppressed: false,
+      pending: null,
+      stale: false,
+      numeric: true,
+      ...over,
+    });
+    const rows = (points: ReturnType<typeof pointOf>[]) => {
+      const regions = deviceRegions({
+        view: {
+          device: {
+            env: 'acme',
+            deviceName: 'd1',
+            displayName: 'D1',
+            definitionName: 'Freezer',
+            definitionIsPublic: false,
+            createdUTC: '',
+          },
+          spec: null,
+          locale: 'en',
+          lastContactMs: 3 * MIN,
+          silent: false,
+          silentStatus: 'ERROR',
+          status: 'WARNING',
+          points,
+          events: [],
+          payloads: [],
+        },
+        charts: [],
+        alarms: [],
+        session: {
+          env: 'acme',
+          username: 'u',
+          role: 'operator',
+          csrf: 't',
+          createdMs: 0,
+          endMs: 1,
+          secretHash: 'h',
+        },
+        nowMs: 4 * MIN,
+      });
+      const region = regions.find((r) => r.id === 'device-points');
+      return region && 'rows' in region ? region.rows.map((r) => r.html.text).join('') : '';
+    };
+    const pending = {
+      status: 'CRITICAL' as const,
+      text: 'Overheating for 10 min',
+      sinceMs: 0,
+      forMs: 10 * MIN,
+    };
+    const shown = rows([pointOf({ pending })]);
+    expect(shown).toContain('class="small pending" title="Overheating for 10 min">Critical pending since');
+    expect(shown).toContain(`due <time datetime="${new Date(10 * MIN).toISOString()}"`);
+    expect(rows([pointOf({ stale: true })])).toContain('>no value</span>');
+    expect(rows([pointOf({})])).not.toMatch(/pending|no value/);
+  });
+});

@@ -129,9 +129,19 @@ beforeAll(async () => {
     ['server_room', 'Server room'],
     ['meeting_room', 'Meeting room 2'],
   ] as const) {
-    await a.createDevice('acme', { name, displayName, definitionName: 'ComfortSensors', definitionIsPublic: false });
+    await a.createDevice('acme', {
+      name,
+      displayName,
+      definitionName: 'ComfortSensors',
+      definitionIsPublic: false,
+    });
   }
-  await a.createDevice('acme', { name: 'probe_1', displayName: HOSTILE, definitionName: 'Probe', definitionIsPublic: false });
+  await a.createDevice('acme', {
+    name: 'probe_1',
+    displayName: HOSTILE,
+    definitionName: 'Probe',
+    definitionIsPublic: false,
+  });
   keyA = (await a.createApiKey('acme', 'test')).key;
   await a.createUser('acme', 'alice', PASSWORD);
   mfaSecret = (await a.enableMfa('acme', 'alice')).secret;
@@ -140,13 +150,24 @@ beforeAll(async () => {
   await a.createUser('acme', 'vera', PASSWORD, 'viewer');
   await a.createEnvironment('beta', 'en');
   await a.applyDefinition({ kind: 'private', env: 'beta' }, PROBE_SPEC, PROBE_PARSER);
-  await a.createDevice('beta', { name: 'beta_device', displayName: 'Beta device', definitionName: 'Probe', definitionIsPublic: false });
+  await a.createDevice('beta', {
+    name: 'beta_device',
+    displayName: 'Beta device',
+    definitionName: 'Probe',
+    definitionIsPublic: false,
+  });
   keyB = (await a.createApiKey('beta', 'test')).key;
   await a.createUser('beta', 'bob', PASSWORD);
 
   await submit(keyA, { deviceName: 'hall_sensor', Temperature: 21.5, Humidity: 40, CO2: 620, Battery: 3100 });
   await submit(keyA, { deviceName: 'server_room', Temperature: 31.2, Humidity: 35, Battery: 3000 });
-  await submit(keyA, { deviceName: 'meeting_room', Temperature: 22.1, Humidity: 74, CO2: 1180, Battery: 2950 });
+  await submit(keyA, {
+    deviceName: 'meeting_room',
+    Temperature: 22.1,
+    Humidity: 74,
+    CO2: 1180,
+    Battery: 2950,
+  });
   await submit(keyA, { deviceName: 'hall_sensor', Temperature: 22.4, Humidity: 41, CO2: 640, Battery: 3090 });
   await submit(keyA, { deviceName: 'probe_1', fail: HOSTILE });
   await submit(keyB, { deviceName: 'beta_device', Temperature: 20 });
@@ -175,7 +196,9 @@ describe('console in a browser', () => {
 
     // Wrong password: an error and nothing else.
     const wrong = await signIn(context, 'acme', 'alice', { password: 'not the password' });
-    await expect.poll(() => wrong.getByRole('alert').textContent()).toContain('Wrong environment, username, password or code');
+    await expect
+      .poll(() => wrong.getByRole('alert').textContent())
+      .toContain('Wrong environment, username, password or code');
     expect((await context.cookies(base)).some((c) => c.name === 'vigil_session')).toBe(false);
 
     // Without the code: asked for it; with it (by keyboard): signed in.
@@ -230,7 +253,9 @@ describe('console in a browser', () => {
     const server = page.locator('#fleet-rows tr[data-key="server_room"]');
     await expect.poll(() => server.locator('.pill').first().textContent()).toBe('Critical');
     expect(await server.locator('.pill').first().getAttribute('class')).toContain('st-critical');
-    expect(await server.locator('time').getAttribute('title')).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/);
+    expect(await server.locator('time').getAttribute('title')).toMatch(
+      /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/,
+    );
     await expect.poll(() => server.locator('time').textContent()).toMatch(/^(just now|\d+ (s|min) ago)$/);
     expect(await page.locator('.count.st-critical .count-n').textContent()).toBe('1');
     // The search box filters as one types.
@@ -242,6 +267,14 @@ describe('console in a browser', () => {
     await page.setViewportSize({ width: 375, height: 800 });
     const overflow = await page.evaluate<number>('document.documentElement.scrollWidth');
     expect(overflow).toBeLessThanOrEqual(375);
+    // Every page's link is on screen, none scrolled out of view.
+    for (const link of await page.locator('.topbar nav a').all()) {
+      const box = await link.boundingBox();
+      expect(
+        box && box.x >= 0 && box.x + box.width <= 375,
+        `${await link.textContent()} at ${JSON.stringify(box)}`,
+      ).toBe(true);
+    }
     await page.screenshot({ path: join(tmpdir(), 'vigil-console-fleet-375.png'), fullPage: true });
     await context.close();
   });
@@ -273,7 +306,13 @@ describe('console in a browser', () => {
     await page.evaluate('window.marker = 1');
 
     const posted = Date.now();
-    await submit(keyA, { deviceName: 'hall_sensor', Temperature: 26.5, Humidity: 42, CO2: 700, Battery: 3080 });
+    await submit(keyA, {
+      deviceName: 'hall_sensor',
+      Temperature: 26.5,
+      Humidity: 42,
+      CO2: 700,
+      Battery: 3080,
+    });
     await expect.poll(() => temperature.textContent(), { timeout: 10_000 }).toContain('26.5');
     const seenMs = Date.now() - posted;
     expect(seenMs).toBeLessThan(10_000);
@@ -307,12 +346,18 @@ describe('console in a browser', () => {
     await page.waitForURL(`${base}/console/fleet`);
     await page.getByRole('link', { name: 'Alarms' }).click();
     await page.waitForURL(`${base}/console/alarms`);
-    const row = page.locator('#alarm-rows tr').filter({ hasText: 'Server room' }).filter({ hasText: 'Temperature' });
+    const row = page
+      .locator('#alarm-rows tr')
+      .filter({ hasText: 'Server room' })
+      .filter({ hasText: 'Temperature' });
     expect(await row.locator('.pill').first().textContent()).toBe('Critical');
     await row.getByRole('textbox').fill('Fan replaced, <b>watching</b>');
     await row.getByRole('button', { name: 'Acknowledge' }).click();
     await page.waitForURL(/\/console\/alarms\?done=acknowledged/);
-    const acked = page.locator('#alarm-rows tr').filter({ hasText: 'Server room' }).filter({ hasText: 'Temperature' });
+    const acked = page
+      .locator('#alarm-rows tr')
+      .filter({ hasText: 'Server room' })
+      .filter({ hasText: 'Temperature' });
     await expect.poll(() => acked.locator('.acked').textContent()).toContain('by dave');
     expect(await acked.locator('.note').textContent()).toBe('“Fan replaced, <b>watching</b>”');
     await context.close();
@@ -330,14 +375,27 @@ describe('console in a browser', () => {
     const refused = await fetch(`${base}/console/alarms/acknowledge`, {
       method: 'POST',
       redirect: 'manual',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: await sessionCookie(viewer), origin: base },
-      body: new URLSearchParams({ _csrf: token!, deviceName: 'meeting_room', sensorName: 'Humidity' }).toString(),
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        cookie: await sessionCookie(viewer),
+        origin: base,
+      },
+      body: new URLSearchParams({
+        _csrf: token!,
+        deviceName: 'meeting_room',
+        sensorName: 'Humidity',
+      }).toString(),
     });
     expect(refused.status).toBe(403);
     expect(await refused.text()).toContain('may look at alarms but not acknowledge them');
     await vera.goto(`${base}/console/alarms`);
-    const humidity = vera.locator('#alarm-rows tr').filter({ hasText: 'Meeting room 2' }).filter({ hasText: 'Humidity' });
-    expect(await humidity.locator('td[data-label="Acknowledgement"]').textContent()).toContain('Not acknowledged');
+    const humidity = vera
+      .locator('#alarm-rows tr')
+      .filter({ hasText: 'Meeting room 2' })
+      .filter({ hasText: 'Humidity' });
+    expect(await humidity.locator('td[data-label="Acknowledgement"]').textContent()).toContain(
+      'Not acknowledged',
+    );
     await viewer.close();
   });
 
@@ -371,7 +429,9 @@ describe('console in a browser', () => {
     await page.getByRole('button', { name: 'Replay recent payloads' }).click();
     await page.waitForLoadState('domcontentloaded');
     const replay = page.locator('#replay-result');
-    await expect.poll(() => replay.locator('h3').textContent()).toBe('Replay of 3 recent payloads: 1 would change');
+    await expect
+      .poll(() => replay.locator('h3').textContent())
+      .toBe('Replay of 3 recent payloads: 1 would change');
     expect(await replay.locator('li.replay-changes').count()).toBe(1);
     expect(await replay.locator('li.replay-changes').textContent()).toContain('Temperature');
     await admin().applyDefinition({ kind: 'private', env: 'acme' }, COMFORT_SPEC, COMFORT_PARSER);
@@ -408,7 +468,12 @@ describe('console in a browser', () => {
     const page = await signIn(context, 'acme', 'dave');
     page.on('dialog', (d) => void d.dismiss().then(() => (dialogs += 1)));
     await page.waitForURL(`${base}/console/fleet`);
-    for (const path of ['/console/fleet', '/console/devices/probe_1', '/console/ingestion', '/console/events']) {
+    for (const path of [
+      '/console/fleet',
+      '/console/devices/probe_1',
+      '/console/ingestion',
+      '/console/events',
+    ]) {
       await page.goto(`${base}${path}`);
       expect(await page.locator('img').count(), path).toBe(0);
     }
@@ -429,7 +494,13 @@ describe('console in a browser', () => {
     expect(await page.locator('#fleet-rows tr').count()).toBe(1);
     const text = async () => (await page.locator('main').textContent()) ?? '';
     expect(await text()).toContain('Beta device');
-    for (const path of ['/console/fleet', '/console/events', '/console/alarms', '/console/ingestion', '/console/definitions']) {
+    for (const path of [
+      '/console/fleet',
+      '/console/events',
+      '/console/alarms',
+      '/console/ingestion',
+      '/console/definitions',
+    ]) {
       await page.goto(`${base}${path}`);
       const shown = await text();
       for (const name of ['hall_sensor', 'Hall sensor', 'server_room', 'ComfortSensors', 'probe_1']) {
@@ -446,7 +517,8 @@ describe('console in a browser', () => {
       const shown = await text();
       expect(shown, path).not.toContain('Hall sensor');
       expect(shown, path).not.toContain('22.4');
-      if (path.startsWith('/console/devices') || path.startsWith('/console/definitions')) expect(res?.status(), path).toBe(404);
+      if (path.startsWith('/console/devices') || path.startsWith('/console/definitions'))
+        expect(res?.status(), path).toBe(404);
     }
     // The JSON live stream of a device of A answers nothing of it either.
     const fleetJson = await page.goto(`${base}/console/fleet.json`);
@@ -469,9 +541,13 @@ describe('console in a browser', () => {
         redirect: 'manual',
         headers: { 'content-type': 'application/x-www-form-urlencoded', cookie, ...headers },
       });
-    const crossSite = await post('/console/sign-out', form({ _csrf: token! }), { origin: 'http://evil.example' });
+    const crossSite = await post('/console/sign-out', form({ _csrf: token! }), {
+      origin: 'http://evil.example',
+    });
     expect(crossSite.status).toBe(403);
-    const fetchSite = await post('/console/sign-out', form({ _csrf: token! }), { 'sec-fetch-site': 'cross-site' });
+    const fetchSite = await post('/console/sign-out', form({ _csrf: token! }), {
+      'sec-fetch-site': 'cross-site',
+    });
     expect(fetchSite.status).toBe(403);
     const noToken = await post('/console/definitions/private/Probe', form({ action: 'run', payload: '{}' }), {
       origin: base,

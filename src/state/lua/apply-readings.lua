@@ -201,7 +201,8 @@ local function applyValue(ctx, p, s, meta, j, vals)
   changeStatus(ctx, p, s, meta, rule, ms, string.format('%d', ms) .. '.' .. off, valueJson, currentValue,
     meta.ds[rule + 1])
   p.u, p.t, p.ri, p.v, p.rcv = ms, off, meta.ri, valueJson, receivedMs
-  if meta.fd ~= nil or meta.sa ~= nil then p.cv = currentValue end
+  -- The value as shown is kept only where a deadline may need it for its event.
+  if meta.fd ~= nil or meta.sa ~= nil then p.cv = currentValue else p.cv = '' end
   if number == true then
     addToHour(p, ms, tonumber(valueJson))
   elseif number ~= false then

@@ -13,14 +13,14 @@
  */
 import { GATEWAY_PATHS } from '../../src/domain/ingest-item.ts';
 import type { BenchContext } from '../lib/context.ts';
-import { MQTT_CONNECTIONS, MQTT_WINDOW, sleep, startBenchVigil, type BenchVigil } from '../lib/context.ts';
+import { MQTT_CONNECTIONS, MQTT_WINDOW, sleep, startEndToEndVigil, type BenchVigil } from '../lib/context.ts';
 import { startLagProbe, type LagProbe } from '../lib/lag-probe.ts';
 import { startMqttLoad, type MqttLoad } from '../lib/mqtt-load.ts';
 import { DATA_POINTS_PER_PAYLOAD, payloadBody } from '../lib/provision.ts';
 import { percentile } from '../lib/stats.ts';
 import { describePerUnit, snapshot } from '../lib/cpu.ts';
 import { commandStats, describeTopCommands } from '../lib/redis-stats.ts';
-import { startVigilProcess, type VigilProcess } from '../lib/vigil-process.ts';
+import type { VigilProcess } from '../lib/vigil-process.ts';
 
 /** Payloads the worker has finished (vigil_worker_payloads_total). */
 export async function processedCount(vigil: VigilProcess): Promise<number> {
@@ -111,14 +111,18 @@ function lagProbeTarget(ctx: BenchContext, bv: BenchVigil) {
   };
 }
 
-interface Window {
+export interface Window {
   processedPerSecond: number;
   acceptedPerSecond: number;
   backlogGrowth: number;
 }
 
 /** Counts accepted and processed payloads over `seconds`. */
-async function measureWindow(vigil: VigilProcess, ingestion: Ingestion, seconds: number): Promise<Window> {
+export async function measureWindow(
+  vigil: VigilProcess,
+  ingestion: Ingestion,
+  seconds: number,
+): Promise<Window> {
   const p0 = await processedCount(vigil);
   const a0 = ingestion.accepted();
   const t0 = Date.now();
@@ -183,19 +187,10 @@ async function findSustainableRate(
 
 export async function runEndToEnd(ctx: BenchContext): Promise<void> {
   const { opts, report } = ctx;
-  const bv = await startBenchVigil(
-    ctx,
-    opts.split ? 'gateway,mqtt,scheduler,api' : 'gateway,mqtt,worker,scheduler,api',
-  );
-  const { vigil } = bv;
   // The worker in a second process (unless --single), so the entry and the worker do not share an
   // event loop: at 15,000 payloads/s their ~80 µs per payload would be more than one thread has.
-  const worker = opts.split
-    ? await startVigilProcess(
-        { ...bv.settings, roles: 'worker' },
-        { profile: opts.profile, label: 'e2e-worker' },
-      )
-    : vigil;
+  const bv = await startEndToEndVigil(ctx, { label: 'e2e' });
+  const { worker } = bv;
   const ingestion = new Ingestion(bv);
   try {
     let rate = opts.e2eRate;
@@ -212,12 +207,7 @@ export async function runEndToEnd(ctx: BenchContext): Promise<void> {
       await ingestion.start(at, opts.warmupS + opts.sustainS + 10, opts.devices);
       await sleep(opts.warmupS * 1000);
       probe.reset();
-      const cpuPids = {
-        vigil: vigil.pid,
-        ...(opts.split ? { worker: worker.pid } : {}),
-        ...ctx.pids,
-        bench: process.pid,
-      };
+      const { cpuPids } = bv;
       const cpuBefore = snapshot(cpuPids);
       const redisBefore = await commandStats(ctx.redisUrl);
       const p0 = await processedCount(worker);
@@ -314,8 +304,7 @@ export async function runEndToEnd(ctx: BenchContext): Promise<void> {
     );
   } finally {
     await ingestion.stop();
-    await vigil.stop();
-    await worker.stop();
+    await bv.stop();
   }
 }
 

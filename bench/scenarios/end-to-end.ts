@@ -16,7 +16,8 @@ import type { BenchContext } from '../lib/context.ts';
 import { MQTT_CONNECTIONS, MQTT_WINDOW, sleep, startEndToEndVigil, type BenchVigil } from '../lib/context.ts';
 import { startLagProbe, type LagProbe } from '../lib/lag-probe.ts';
 import { startMqttLoad, type MqttLoad } from '../lib/mqtt-load.ts';
-import { DATA_POINTS_PER_PAYLOAD, payloadBody } from '../lib/provision.ts';
+import { DATA_POINTS_PER_PAYLOAD, payloadBody, SPREAD_STEADY_PAYLOADS } from '../lib/provision.ts';
+import type { BenchOptions } from '../lib/options.ts';
 import { percentile } from '../lib/stats.ts';
 import { describePerUnit, snapshot } from '../lib/cpu.ts';
 import { commandStats, describeTopCommands } from '../lib/redis-stats.ts';
@@ -48,8 +49,14 @@ export class Ingestion {
   private load: MqttLoad | undefined;
   private readonly probes: LagProbe[] = [];
   private readonly bv: BenchVigil;
-  constructor(bv: BenchVigil) {
+  private readonly spread: boolean;
+  /**
+   * `spread`: each device's Temperature walk starts at its own point, so that threshold crossings
+   * (events) come evenly instead of every device's at once.
+   */
+  constructor(bv: BenchVigil, opts: { spread?: boolean } = {}) {
     this.bv = bv;
+    this.spread = opts.spread ?? false;
   }
 
   /** Starts publishing (`rate` undefined = full speed) for at most `maxSeconds`. */
@@ -60,13 +67,23 @@ export class Ingestion {
       body: (s) => {
         const n = base + s;
         this.seq = n + 1;
-        return payloadBody(n % devices, Math.floor(n / devices));
+        const device = n % devices;
+        return payloadBody(device, Math.floor(n / devices), this.spread ? device % 100 : 0);
       },
       connections: MQTT_CONNECTIONS,
       window: MQTT_WINDOW,
       ...(rate === undefined ? {} : { ratePerSecond: rate }),
       maxSeconds,
     });
+  }
+
+  /**
+   * Seconds of warm-up before a window of this load at `rate` (undefined: full speed): the run's
+   * warm-up, or with `spread` at least until events come at their steady rate.
+   */
+  warmupS(opts: BenchOptions, rate: number | undefined): number {
+    if (!this.spread || rate === undefined) return opts.warmupS;
+    return Math.max(opts.warmupS, Math.ceil((SPREAD_STEADY_PAYLOADS * opts.devices) / rate) + 1);
   }
 
   /** PUBACKs over every load so far, the lag probes' included. */

@@ -44,7 +44,11 @@ export function openAlerting(ctx: BenchContext, bv: BenchVigil): BenchAlerting {
     keys,
     async addWebhook(receiver, name, filter) {
       const path = `/${name}`;
-      const { secret } = await admin.createChannel(BENCH_ENV, { name, type: 'webhook', url: receiver.url + path });
+      const { secret } = await admin.createChannel(BENCH_ENV, {
+        name,
+        type: 'webhook',
+        url: receiver.url + path,
+      });
       receiver.secrets.set(path, secret ?? '');
       await admin.createRoute(BENCH_ENV, { ...filter, name, channels: [name] });
     },

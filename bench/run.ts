@@ -15,6 +15,7 @@ import { runGatewayAccept, runMqttAccept } from './scenarios/accept.ts';
 import { runAlerting, runNotifyLatency } from './scenarios/alerting.ts';
 import { runBackfill } from './scenarios/backfill.ts';
 import { runCeilings } from './scenarios/ceilings.ts';
+import { runConsole } from './scenarios/console.ts';
 import { runDrain } from './scenarios/drain.ts';
 import { runLateWrites, runRecentPayloads } from './scenarios/feature-costs.ts';
 import { runNotify } from './scenarios/notify.ts';
@@ -54,6 +55,7 @@ async function main(): Promise<void> {
       e2e: () => runEndToEnd(ctx),
       drain: () => runDrain(ctx),
       read: () => runReadApi(ctx),
+      console: () => runConsole(ctx),
       notify: () => runNotify(ctx),
       'notify-latency': () => runNotifyLatency(ctx),
       alerting: () => runAlerting(ctx),

@@ -4,8 +4,8 @@
  */
 /**
  * In running order: the drain rate is where the end-to-end search starts, and the sustained
- * end-to-end rate sets the load of the scenarios after it (half of it under the read API and
- * notify-latency; a little more than it in the alternated ones).
+ * end-to-end rate sets the load of the scenarios after it (half of it under the read API, the
+ * console and notify-latency; a little more than it in the alternated ones).
  */
 export const SCENARIOS = [
   'ceilings',
@@ -14,6 +14,7 @@ export const SCENARIOS = [
   'drain',
   'e2e',
   'read',
+  'console',
   'notify',
   'notify-latency',
   'alerting',

@@ -18,7 +18,7 @@ import type { BenchContext, EndToEndVigil } from '../lib/context.ts';
 import { sleep, startEndToEndVigil } from '../lib/context.ts';
 import { percentile } from '../lib/stats.ts';
 import { startReceiver, type Receiver } from '../lib/webhook-receiver.ts';
-import { Ingestion, waitProcessed } from './end-to-end.ts';
+import { Ingestion, SPREAD_WARMUP_MAX_S, waitProcessed } from './end-to-end.ts';
 import { runEndToEndAlternation, type WindowHooks } from './feature-costs.ts';
 import { halfMaxRate } from './read-api.ts';
 
@@ -108,9 +108,8 @@ export async function runNotifyLatency(ctx: BenchContext): Promise<void> {
     const alerting = await addRoute(ctx, bv, receiver);
     try {
       ctx.log(`notify-latency: ingestion at ${rate} payloads/s, ${windowS} s measured`);
-      const warmupS = ingestion.warmupS(opts, rate);
-      await ingestion.start(rate, warmupS + windowS + 10, opts.devices);
-      await sleep(warmupS * 1000);
+      await ingestion.start(rate, opts.warmupS + SPREAD_WARMUP_MAX_S + windowS + 10, opts.devices);
+      await ingestion.warmUp(bv.worker, opts);
       collecting = true;
       await sleep(windowS * 1000);
       collecting = false;

@@ -42,6 +42,9 @@ export async function waitProcessed(
   return false;
 }
 
+/** Longest warm-up of a spread load (Ingestion.warmUp); the load's time bound must cover it. */
+export const SPREAD_WARMUP_MAX_S = 120;
+
 /** An MQTT load against a bench Vigil whose payload sequence continues across loads. */
 export class Ingestion {
   private seq = 0;
@@ -78,12 +81,20 @@ export class Ingestion {
   }
 
   /**
-   * Seconds of warm-up before a window of this load at `rate` (undefined: full speed): the run's
-   * warm-up, or with `spread` at least until events come at their steady rate.
+   * The warm-up before a measured window of this load's first run on a fresh Vigil: the run's
+   * warm-up, and with `spread` at least until `worker` has processed far enough into the devices'
+   * walks that events come at their steady rate (a worker behind the offered rate gets there
+   * later than the load; at most SPREAD_WARMUP_MAX_S). Returns the seconds it took.
    */
-  warmupS(opts: BenchOptions, rate: number | undefined): number {
-    if (!this.spread || rate === undefined) return opts.warmupS;
-    return Math.max(opts.warmupS, Math.ceil((SPREAD_STEADY_PAYLOADS * opts.devices) / rate) + 1);
+  async warmUp(worker: VigilProcess, opts: BenchOptions): Promise<number> {
+    const started = Date.now();
+    await sleep(opts.warmupS * 1000);
+    if (this.spread) {
+      const until = started + SPREAD_WARMUP_MAX_S * 1000;
+      while ((await processedCount(worker)) < SPREAD_STEADY_PAYLOADS * opts.devices && Date.now() < until)
+        await sleep(200);
+    }
+    return Math.round((Date.now() - started) / 1000);
   }
 
   /** PUBACKs over every load so far, the lag probes' included. */

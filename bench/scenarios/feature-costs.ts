@@ -12,10 +12,10 @@
 import { SETTINGS } from '../../src/config/schema.ts';
 import { alternate, type Configuration, type WindowResult } from '../lib/alternate.ts';
 import type { BenchContext, EndToEndVigil } from '../lib/context.ts';
-import { sleep, startEndToEndVigil } from '../lib/context.ts';
+import { startEndToEndVigil } from '../lib/context.ts';
 import { describePerUnit, snapshot } from '../lib/cpu.ts';
 import type { HostOptions, Settings } from '../lib/vigil-process.ts';
-import { Ingestion, measureWindow } from './end-to-end.ts';
+import { Ingestion, measureWindow, SPREAD_WARMUP_MAX_S } from './end-to-end.ts';
 
 /** Offered rate ÷ the sustained one: enough that neither configuration keeps up. */
 const OVERLOAD = 1.15;
@@ -65,9 +65,8 @@ async function capacityWindow(
   let hooks: WindowHooks | undefined;
   try {
     hooks = await prepare?.(bv);
-    const warmupS = ingestion.warmupS(opts, offered);
-    await ingestion.start(offered, warmupS + opts.measureS + 10, opts.devices);
-    await sleep(warmupS * 1000);
+    await ingestion.start(offered, opts.warmupS + SPREAD_WARMUP_MAX_S + opts.measureS + 10, opts.devices);
+    const warmupS = await ingestion.warmUp(bv.worker, opts);
     hooks?.start();
     const cpuBefore = snapshot(bv.cpuPids);
     const w = await measureWindow(bv.worker, ingestion, opts.measureS);

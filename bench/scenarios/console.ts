@@ -82,6 +82,8 @@ function openLiveStream(
         reject(new Error(`console live stream of ${device}: HTTP ${res.statusCode}`));
         return;
       }
+      // Closing the stream (ours, or the server's on stop) is no failure of the run.
+      res.on('error', () => undefined);
       res.setEncoding('utf8');
       let buffer = '';
       res.on('data', (chunk: string) => {

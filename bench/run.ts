@@ -12,9 +12,12 @@ import type { BenchContext } from './lib/context.ts';
 import { parseOptions, type Scenario } from './lib/options.ts';
 import { machine, Report } from './lib/report.ts';
 import { runGatewayAccept, runMqttAccept } from './scenarios/accept.ts';
+import { runAlerting, runNotifyLatency } from './scenarios/alerting.ts';
 import { runBackfill } from './scenarios/backfill.ts';
 import { runCeilings } from './scenarios/ceilings.ts';
+import { runConsole } from './scenarios/console.ts';
 import { runDrain } from './scenarios/drain.ts';
+import { runLateWrites, runRecentPayloads } from './scenarios/feature-costs.ts';
 import { runNotify } from './scenarios/notify.ts';
 import { runEndToEnd } from './scenarios/end-to-end.ts';
 import { runReadApi } from './scenarios/read-api.ts';
@@ -53,7 +56,12 @@ async function main(): Promise<void> {
       e2e: () => runEndToEnd(ctx),
       drain: () => runDrain(ctx),
       read: () => runReadApi(ctx),
+      console: () => runConsole(ctx),
       notify: () => runNotify(ctx),
+      'notify-latency': () => runNotifyLatency(ctx),
+      alerting: () => runAlerting(ctx),
+      'recent-payloads': () => runRecentPayloads(ctx),
+      'late-writes': () => runLateWrites(ctx),
       backfill: () => runBackfill(ctx),
       timers: () => runTimers(ctx),
     };

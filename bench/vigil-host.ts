@@ -2,7 +2,10 @@
  * The Vigil process of a benchmark scenario: `startVigil` with the roles of VIGIL_ROLES (config
  * from VIGIL_ variables), driven by the bench over IPC: `ready` with the ports, `stats` (memory, optionally after a full GC),
  * `stop` (graceful close). It exits by itself when the bench goes away.
+ * `--no-late-writes`: the worker records no late values (StartOptions.lateWrites), to measure
+ * what that costs.
  */
+import { parseArgs } from 'node:util';
 import { getHeapSpaceStatistics } from 'node:v8';
 import { loadConfig } from '../src/config/load-config.ts';
 import { createLogger } from '../src/log/logger.ts';
@@ -29,9 +32,10 @@ export type HostMessage =
     }
   | { type: 'stopped' };
 
+const { values: args } = parseArgs({ options: { 'no-late-writes': { type: 'boolean', default: false } } });
 const config = loadConfig();
 const log = createLogger(config.logLevel);
-const vigil = await startVigil(config, log);
+const vigil = await startVigil(config, log, { lateWrites: !args['no-late-writes'] });
 const send = (m: HostMessage) => process.send?.(m);
 process.on('message', (m: { type?: string; gc?: boolean }) => {
   if (m.type === 'stats') {

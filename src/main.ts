@@ -47,7 +47,7 @@ interface Stoppable {
   close(): Promise<void>;
 }
 
-/** What a test may wrap around the roles (fault injection); production passes nothing. */
+/** What a test or the bench may change of the roles; production passes nothing. */
 export interface StartOptions {
   /** Wraps the worker's processing of each step (e.g. to crash on a marked payload). */
   wrapProcess?: (process: ProcessItems) => ProcessItems;
@@ -56,6 +56,13 @@ export interface StartOptions {
    * ms): tests of conditions that wait move it instead of waiting.
    */
   clock?: () => number;
+  /**
+   * false: the worker records no late values (history versions, late hours), so that the bench can
+   * measure what that bookkeeping costs when no value is late (`npm run bench -- --only
+   * late-writes`). Not a setting: without it, late values would leave last24Hours and the hourly
+   * rollups inexact, which no installation should choose.
+   */
+  lateWrites?: boolean;
 }
 
 /** Starts the roles of `config.roles` in this process. */
@@ -149,7 +156,9 @@ export async function startVigil(config: Config, log: Logger, options: StartOpti
         defaultAvailabilityMinutes: config.defaultAvailabilityMinutes,
         recentPayloads: { keys, count: config.deviceRecentPayloads },
         rawRetentionMs: retentionMs(config.rawRetention),
-        lateWrites: createLateWrites({ keys, resampleEveryMs: resampleEveryMs(config) }),
+        ...(options.lateWrites === false
+          ? {}
+          : { lateWrites: createLateWrites({ keys, resampleEveryMs: resampleEveryMs(config) }) }),
         ...(options.clock ? { clock: options.clock } : {}),
       });
       const worker = await startWorker({

@@ -4,7 +4,7 @@ import type { BenchOptions } from './options.ts';
 import type { Report } from './report.ts';
 import { LAG_PROBE_DEVICES } from './lag-probe.ts';
 import { provisionBench, type Provisioned } from './provision.ts';
-import { startVigilProcess, type Settings, type VigilProcess } from './vigil-process.ts';
+import { startVigilProcess, type HostOptions, type Settings, type VigilProcess } from './vigil-process.ts';
 
 export interface BenchContext {
   opts: BenchOptions;
@@ -39,6 +39,7 @@ export async function startBenchVigil(
   roles: string,
   extra: Settings = {},
   label = roles.replace(/,/g, '+'),
+  host?: HostOptions,
 ): Promise<BenchVigil> {
   const flush = new IORedis(ctx.redisUrl);
   await flush.flushall();
@@ -73,8 +74,60 @@ export async function startBenchVigil(
     ctx.opts.devices + LAG_PROBE_DEVICES,
     { conditions: ctx.opts.conditions },
   );
-  const vigil = await startVigilProcess(settings, { profile: ctx.opts.profile, label });
+  const vigil = await startVigilProcess(settings, {
+    profile: ctx.opts.profile,
+    label,
+    ...(host ? { host } : {}),
+  });
   return { vigil, settings, provisioned };
+}
+
+/** A bench Vigil laid out as the end-to-end scenario runs it, with the process of its worker. */
+export interface EndToEndVigil extends BenchVigil {
+  /** The worker's process: a second one, or with --single the entry's. */
+  worker: VigilProcess;
+  /** Every process whose CPU a window counts, the bench's load generators included. */
+  cpuPids: Record<string, number>;
+  stop(): Promise<void>;
+}
+
+/**
+ * The entry roles (gateway, mqtt, scheduler, api and `extraRoles`) in one Vigil process and the
+ * worker in a second, as a 2-core deployment runs them (`--single`: all in one process).
+ */
+export async function startEndToEndVigil(
+  ctx: BenchContext,
+  o: { label: string; extraRoles?: string; settings?: Settings; host?: HostOptions },
+): Promise<EndToEndVigil> {
+  const { split, profile } = ctx.opts;
+  const entry = ['gateway', 'mqtt', ...(split ? [] : ['worker']), 'scheduler', 'api'];
+  if (o.extraRoles) entry.push(o.extraRoles);
+  const bv = await startBenchVigil(ctx, entry.join(','), o.settings ?? {}, o.label, o.host);
+  let worker = bv.vigil;
+  if (split) {
+    try {
+      worker = await startVigilProcess(
+        { ...bv.settings, roles: 'worker' },
+        { profile, label: `${o.label}-worker`, ...(o.host ? { host: o.host } : {}) },
+      );
+    } catch (err) {
+      await bv.vigil.stop();
+      throw err;
+    }
+  }
+  return {
+    ...bv,
+    worker,
+    cpuPids: {
+      vigil: bv.vigil.pid,
+      ...(split ? { worker: worker.pid } : {}),
+      ...ctx.pids,
+      bench: process.pid,
+    },
+    stop: async () => {
+      await Promise.all([bv.vigil.stop(), worker.stop()]);
+    },
+  };
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

@@ -2,7 +2,11 @@
  * Command-line options of `npm run bench`: which scenarios run, for how long, how often.
  * `--quick` is a ~2-minute smoke run; the default full run stays well under 30 minutes.
  */
-/** In running order: the drain rate is where the end-to-end search starts. */
+/**
+ * In running order: the drain rate is where the end-to-end search starts, and the sustained
+ * end-to-end rate sets the load of the scenarios after it (half of it under the read API, the
+ * console and notify-latency; a little more than it in the alternated ones).
+ */
 export const SCENARIOS = [
   'ceilings',
   'gateway',
@@ -10,7 +14,12 @@ export const SCENARIOS = [
   'drain',
   'e2e',
   'read',
+  'console',
   'notify',
+  'notify-latency',
+  'alerting',
+  'recent-payloads',
+  'late-writes',
   'backfill',
   'timers',
 ] as const;

@@ -60,12 +60,23 @@ export const DATA_POINTS_PER_PAYLOAD = BENCH_SPEC.dataPoints.length;
 export const deviceName = (i: number): string => `dev-${i}`;
 
 /**
+ * Payloads per device after which spread phases (payloadBody) create events at their steady rate:
+ * the first crossings come 51 payloads in, and from then on a hundredth of the devices cross at
+ * each payload of theirs.
+ */
+export const SPREAD_STEADY_PAYLOADS = 52;
+
+/**
  * The body of the n-th payload of a device: 4 data points. Temperature walks 20 → 29.9 and back
  * to 20 every 100 payloads of a device, so each device crosses the WARNING threshold twice per
- * cycle (about 2 % of payloads create an event).
+ * cycle (about 2 % of payloads create an event). With `phase` 0, devices sent to in turn cross
+ * together (events come in bursts). A phase of 1–99 per device spreads the crossings over the
+ * cycle: the device holds 20 until its walk starts, 100 − phase payloads in, rather than starting
+ * part-way, since every device starting above the threshold would be a burst of events at once.
  */
-export function payloadBody(device: number, n: number): string {
-  const t = 20 + (n % 100) / 10;
+export function payloadBody(device: number, n: number, phase = 0): string {
+  const k = phase === 0 ? n : n - (100 - phase);
+  const t = k < 0 ? 20 : 20 + (k % 100) / 10;
   return `{"deviceName":"dev-${device}","t":${t},"h":${40 + (n % 20)},"c":${600 + (n % 50)},"b":3000}`;
 }
 

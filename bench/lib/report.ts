@@ -80,8 +80,9 @@ export class Report {
     const t = f.target;
     if (!t) return '';
     const parts: string[] = [];
-    if (t.min !== undefined) parts.push(t.ratioOf ? `≥ ${t.min} × ${t.ratioOf}` : `≥ ${fmt(t.min)}`);
-    if (t.max !== undefined) parts.push(`≤ ${fmt(t.max)}`);
+    const show = formatOf(f);
+    if (t.min !== undefined) parts.push(t.ratioOf ? `≥ ${t.min} × ${t.ratioOf}` : `≥ ${show(t.min)}`);
+    if (t.max !== undefined) parts.push(`≤ ${show(t.max)}`);
     return parts.join(', ');
   }
 
@@ -89,11 +90,12 @@ export class Report {
     const rows = [['figure', 'value', 'unit', 'runs', 'ratio to ceiling', 'target', '']];
     for (const f of this.figures.values()) {
       const r = this.ratio(f);
+      const show = formatOf(f);
       rows.push([
         f.label,
-        fmt(f.value),
+        show(f.value),
         f.unit,
-        f.runs.map(fmt).join(' / '),
+        f.runs.map(show).join(' / '),
         r === undefined ? '' : `${round(r, 2)} × ${f.ceiling}`,
         this.targetText(f),
         this.verdict(f),
@@ -137,6 +139,13 @@ export function machine(): Record<string, unknown> {
     platform: process.platform,
   };
 }
+
+/** Unit of a figure that is one rate divided by another (alternated configurations). */
+export const RATIO_UNIT = '×';
+
+/** How a figure's numbers print: ratios with three decimals (a target of 0.95 or 0.97), others by fmt. */
+const formatOf = (f: Figure): ((n: number) => string) =>
+  f.unit === RATIO_UNIT ? (n) => (Number.isFinite(n) ? n.toFixed(3) : String(n)) : fmt;
 
 export function fmt(n: number): string {
   if (!Number.isFinite(n)) return String(n);

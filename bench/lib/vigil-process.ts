@@ -14,6 +14,12 @@ export const PROFILE_DIR = `${root}bench/results/profiles`;
 
 export type Settings = Partial<Record<keyof typeof SETTINGS, string | number | boolean>>;
 
+/** What the bench changes of a Vigil process beyond its settings (bench/vigil-host.ts's arguments). */
+export interface HostOptions {
+  /** false: the worker records no late values (measuring what that costs). */
+  lateWrites?: boolean;
+}
+
 export interface VigilProcess {
   ports: HostPorts;
   pid: number;
@@ -86,7 +92,7 @@ export function parseMetrics(text: string): Map<string, number> {
 
 export async function startVigilProcess(
   settings: Settings,
-  opts: { profile?: boolean; label?: string } = {},
+  opts: { profile?: boolean; label?: string; host?: HostOptions } = {},
 ): Promise<VigilProcess> {
   // BENCH_NODE_FLAGS: extra node/V8 flags for the Vigil processes (heap sizing experiments).
   const extraFlags = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
@@ -99,7 +105,8 @@ export async function startVigilProcess(
       `--cpu-prof-name=${opts.label ?? 'vigil'}-${Date.now()}.cpuprofile`,
     );
   }
-  const child = fork(`${root}bench/vigil-host.ts`, [], {
+  const args = opts.host?.lateWrites === false ? ['--no-late-writes'] : [];
+  const child = fork(`${root}bench/vigil-host.ts`, args, {
     cwd: root,
     env: envFor(settings),
     execArgv,

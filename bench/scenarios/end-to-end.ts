@@ -13,14 +13,15 @@
  */
 import { GATEWAY_PATHS } from '../../src/domain/ingest-item.ts';
 import type { BenchContext } from '../lib/context.ts';
-import { MQTT_CONNECTIONS, MQTT_WINDOW, sleep, startBenchVigil, type BenchVigil } from '../lib/context.ts';
+import { MQTT_CONNECTIONS, MQTT_WINDOW, sleep, startEndToEndVigil, type BenchVigil } from '../lib/context.ts';
 import { startLagProbe, type LagProbe } from '../lib/lag-probe.ts';
 import { startMqttLoad, type MqttLoad } from '../lib/mqtt-load.ts';
-import { DATA_POINTS_PER_PAYLOAD, payloadBody } from '../lib/provision.ts';
+import { DATA_POINTS_PER_PAYLOAD, payloadBody, SPREAD_STEADY_PAYLOADS } from '../lib/provision.ts';
+import type { BenchOptions } from '../lib/options.ts';
 import { percentile } from '../lib/stats.ts';
 import { describePerUnit, snapshot } from '../lib/cpu.ts';
 import { commandStats, describeTopCommands } from '../lib/redis-stats.ts';
-import { startVigilProcess, type VigilProcess } from '../lib/vigil-process.ts';
+import type { VigilProcess } from '../lib/vigil-process.ts';
 
 /** Payloads the worker has finished (vigil_worker_payloads_total). */
 export async function processedCount(vigil: VigilProcess): Promise<number> {
@@ -41,6 +42,9 @@ export async function waitProcessed(
   return false;
 }
 
+/** Longest warm-up of a spread load (Ingestion.warmUp); the load's time bound must cover it. */
+export const SPREAD_WARMUP_MAX_S = 120;
+
 /** An MQTT load against a bench Vigil whose payload sequence continues across loads. */
 export class Ingestion {
   private seq = 0;
@@ -48,8 +52,14 @@ export class Ingestion {
   private load: MqttLoad | undefined;
   private readonly probes: LagProbe[] = [];
   private readonly bv: BenchVigil;
-  constructor(bv: BenchVigil) {
+  private readonly spread: boolean;
+  /**
+   * `spread`: each device's Temperature walk starts at its own point, so that threshold crossings
+   * (events) come evenly instead of every device's at once.
+   */
+  constructor(bv: BenchVigil, opts: { spread?: boolean } = {}) {
     this.bv = bv;
+    this.spread = opts.spread ?? false;
   }
 
   /** Starts publishing (`rate` undefined = full speed) for at most `maxSeconds`. */
@@ -60,13 +70,31 @@ export class Ingestion {
       body: (s) => {
         const n = base + s;
         this.seq = n + 1;
-        return payloadBody(n % devices, Math.floor(n / devices));
+        const device = n % devices;
+        return payloadBody(device, Math.floor(n / devices), this.spread ? device % 100 : 0);
       },
       connections: MQTT_CONNECTIONS,
       window: MQTT_WINDOW,
       ...(rate === undefined ? {} : { ratePerSecond: rate }),
       maxSeconds,
     });
+  }
+
+  /**
+   * The warm-up before a measured window of this load's first run on a fresh Vigil: the run's
+   * warm-up, and with `spread` at least until `worker` has processed far enough into the devices'
+   * walks that events come at their steady rate (a worker behind the offered rate gets there
+   * later than the load; at most SPREAD_WARMUP_MAX_S). Returns the seconds it took.
+   */
+  async warmUp(worker: VigilProcess, opts: BenchOptions): Promise<number> {
+    const started = Date.now();
+    await sleep(opts.warmupS * 1000);
+    if (this.spread) {
+      const until = started + SPREAD_WARMUP_MAX_S * 1000;
+      while ((await processedCount(worker)) < SPREAD_STEADY_PAYLOADS * opts.devices && Date.now() < until)
+        await sleep(200);
+    }
+    return Math.round((Date.now() - started) / 1000);
   }
 
   /** PUBACKs over every load so far, the lag probes' included. */
@@ -111,14 +139,18 @@ function lagProbeTarget(ctx: BenchContext, bv: BenchVigil) {
   };
 }
 
-interface Window {
+export interface Window {
   processedPerSecond: number;
   acceptedPerSecond: number;
   backlogGrowth: number;
 }
 
 /** Counts accepted and processed payloads over `seconds`. */
-async function measureWindow(vigil: VigilProcess, ingestion: Ingestion, seconds: number): Promise<Window> {
+export async function measureWindow(
+  vigil: VigilProcess,
+  ingestion: Ingestion,
+  seconds: number,
+): Promise<Window> {
   const p0 = await processedCount(vigil);
   const a0 = ingestion.accepted();
   const t0 = Date.now();
@@ -183,19 +215,10 @@ async function findSustainableRate(
 
 export async function runEndToEnd(ctx: BenchContext): Promise<void> {
   const { opts, report } = ctx;
-  const bv = await startBenchVigil(
-    ctx,
-    opts.split ? 'gateway,mqtt,scheduler,api' : 'gateway,mqtt,worker,scheduler,api',
-  );
-  const { vigil } = bv;
   // The worker in a second process (unless --single), so the entry and the worker do not share an
   // event loop: at 15,000 payloads/s their ~80 µs per payload would be more than one thread has.
-  const worker = opts.split
-    ? await startVigilProcess(
-        { ...bv.settings, roles: 'worker' },
-        { profile: opts.profile, label: 'e2e-worker' },
-      )
-    : vigil;
+  const bv = await startEndToEndVigil(ctx, { label: 'e2e' });
+  const { worker } = bv;
   const ingestion = new Ingestion(bv);
   try {
     let rate = opts.e2eRate;
@@ -212,12 +235,7 @@ export async function runEndToEnd(ctx: BenchContext): Promise<void> {
       await ingestion.start(at, opts.warmupS + opts.sustainS + 10, opts.devices);
       await sleep(opts.warmupS * 1000);
       probe.reset();
-      const cpuPids = {
-        vigil: vigil.pid,
-        ...(opts.split ? { worker: worker.pid } : {}),
-        ...ctx.pids,
-        bench: process.pid,
-      };
+      const { cpuPids } = bv;
       const cpuBefore = snapshot(cpuPids);
       const redisBefore = await commandStats(ctx.redisUrl);
       const p0 = await processedCount(worker);
@@ -314,8 +332,7 @@ export async function runEndToEnd(ctx: BenchContext): Promise<void> {
     );
   } finally {
     await ingestion.stop();
-    await vigil.stop();
-    await worker.stop();
+    await bv.stop();
   }
 }
 

@@ -5,68 +5,15 @@
  * write them; the figure is webhooks / (time from the first event until the receiver has them all).
  * The receiver answers 204 at once and verifies the signature of a sample.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { Webhook } from 'standardwebhooks';
-import { createAlertingAdmin } from '../../src/alerting/alerting-admin.ts';
-import { loadConfig } from '../../src/config/load-config.ts';
 import type { EventRecord } from '../../src/domain/types.ts';
-import { adminDeps, createKeys } from '../../src/keys.ts';
-import { closeRedis, connectRedis } from '../../src/redis/connect.ts';
+import { NOTIFIER_SETTINGS, openAlerting } from '../lib/alerting.ts';
 import type { BenchContext } from '../lib/context.ts';
 import { sleep, startBenchVigil } from '../lib/context.ts';
 import { describePerUnit, snapshot } from '../lib/cpu.ts';
 import { BENCH_ENV, deviceName } from '../lib/provision.ts';
+import { startReceiver } from '../lib/webhook-receiver.ts';
 
 const CHANNELS = 100;
-/** Every n-th request has its signature checked (checking all would load the bench process). */
-const VERIFY_EVERY = 100;
-const SECRETS_KEY = Buffer.alloc(32, 42).toString('base64');
-
-interface Receiver {
-  url: string;
-  received: number;
-  unverified: number;
-  /** Signing secret per path. */
-  secrets: Map<string, string>;
-  close(): Promise<void>;
-}
-
-async function startReceiver(): Promise<Receiver> {
-  const receiver: Receiver = {
-    url: '',
-    received: 0,
-    unverified: 0,
-    secrets: new Map(),
-    close: () => Promise.resolve(),
-  };
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      receiver.received++;
-      if (receiver.received % VERIFY_EVERY === 1) {
-        try {
-          new Webhook(receiver.secrets.get(req.url ?? '') ?? '').verify(
-            Buffer.concat(chunks).toString('utf8'),
-            req.headers as Record<string, string>,
-          );
-        } catch {
-          receiver.unverified++;
-        }
-      }
-      res.writeHead(204).end();
-    });
-  });
-  server.keepAliveTimeout = 30_000;
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  receiver.close = () => {
-    server.closeAllConnections();
-    return new Promise<void>((resolve) => server.close(() => resolve()));
-  };
-  return receiver;
-}
 
 function event(i: number): EventRecord {
   const device = deviceName(i % CHANNELS);
@@ -89,27 +36,15 @@ async function notifyOnce(ctx: BenchContext, run: number): Promise<number> {
   const count = ctx.opts.notifyCount;
   const receiver = await startReceiver();
   const bv = await startBenchVigil(ctx, 'notifier', {
-    secretsKey: SECRETS_KEY,
-    notifyAllowedHosts: '127.0.0.1',
-    notifyDigestThreshold: 1_000_000_000,
+    ...NOTIFIER_SETTINGS,
     notifyConcurrency: 200,
     logLevel: 'error',
   });
-  const config = loadConfig({}, { ...bv.settings, roles: 'api' });
-  const keys = createKeys(bv.settings.keyPrefix);
-  const redis = connectRedis(ctx.redisUrl, 'command', 'bench-notify');
-  const admin = createAlertingAdmin({ admin: adminDeps(redis, keys), keys, config });
+  const alerting = openAlerting(ctx, bv);
+  const { redis, keys } = alerting;
   try {
-    for (let c = 0; c < CHANNELS; c++) {
-      const path = `/c${c}`;
-      const { secret } = await admin.createChannel(BENCH_ENV, {
-        name: `c${c}`,
-        type: 'webhook',
-        url: receiver.url + path,
-      });
-      receiver.secrets.set(path, secret ?? '');
-      await admin.createRoute(BENCH_ENV, { name: `r${c}`, channels: [`c${c}`], device: deviceName(c) });
-    }
+    for (let c = 0; c < CHANNELS; c++)
+      await alerting.addWebhook(receiver, `c${c}`, { device: deviceName(c) });
     const cpuPids = { notifier: bv.vigil.pid, redis: ctx.pids.redis };
     const cpuBefore = snapshot(cpuPids);
     const started = Date.now();
@@ -131,8 +66,7 @@ async function notifyOnce(ctx: BenchContext, run: number): Promise<number> {
     );
     return count / seconds;
   } finally {
-    await admin.close();
-    await closeRedis(redis);
+    await alerting.close();
     await bv.vigil.stop();
     await receiver.close();
   }

@@ -5,8 +5,7 @@
  * request counts every process, ingestion included.
  */
 import type { BenchContext } from '../lib/context.ts';
-import { sleep, startBenchVigil } from '../lib/context.ts';
-import { startVigilProcess } from '../lib/vigil-process.ts';
+import { sleep, startEndToEndVigil } from '../lib/context.ts';
 import { describePerUnit, snapshot } from '../lib/cpu.ts';
 import { runHttpLoad } from '../lib/http-load.ts';
 import { commandStats, describeTopCommands } from '../lib/redis-stats.ts';
@@ -28,24 +27,10 @@ export function halfMaxRate(ctx: BenchContext): number {
 export async function runReadApi(ctx: BenchContext): Promise<void> {
   const { opts, report } = ctx;
   const rate = halfMaxRate(ctx);
-  const bv = await startBenchVigil(
-    ctx,
-    opts.split ? 'gateway,mqtt,scheduler,api' : 'gateway,mqtt,worker,scheduler,api',
-  );
   // As in the end-to-end scenario (and a 2-core deployment), the worker in a process of its own
   // unless --single: one event loop cannot carry the ingestion's worker and the API's requests.
-  const worker = opts.split
-    ? await startVigilProcess(
-        { ...bv.settings, roles: 'worker' },
-        { profile: opts.profile, label: 'read-worker' },
-      )
-    : bv.vigil;
-  const cpuPids = {
-    vigil: bv.vigil.pid,
-    ...(opts.split ? { worker: worker.pid } : {}),
-    ...ctx.pids,
-    bench: process.pid,
-  };
+  const bv = await startEndToEndVigil(ctx, { label: 'read' });
+  const { worker, cpuPids } = bv;
   const ingestion = new Ingestion(bv);
   try {
     ctx.log(`read API: ingestion at ${rate} payloads/s`);
@@ -134,6 +119,6 @@ export async function runReadApi(ctx: BenchContext): Promise<void> {
     );
   } finally {
     await ingestion.stop();
-    await Promise.all([bv.vigil.stop(), worker.stop()]);
+    await bv.stop();
   }
 }

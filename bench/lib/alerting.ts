@@ -1,0 +1,60 @@
+/**
+ * Alerting set up for the bench: the settings a notifier needs to deliver to a receiver on
+ * loopback, and the administration the CLI uses to create webhook channels and their routes.
+ */
+import { createAlertingAdmin } from '../../src/alerting/alerting-admin.ts';
+import type { RouteInput } from '../../src/alerting/route-spec.ts';
+import { loadConfig } from '../../src/config/load-config.ts';
+import { adminDeps, createKeys, type Keys } from '../../src/keys.ts';
+import { closeRedis, connectRedis, type Redis } from '../../src/redis/connect.ts';
+import type { BenchContext, BenchVigil } from './context.ts';
+import { BENCH_ENV } from './provision.ts';
+import type { Settings } from './vigil-process.ts';
+import type { Receiver } from './webhook-receiver.ts';
+
+const SECRETS_KEY = Buffer.alloc(32, 42).toString('base64');
+
+/**
+ * Channel secrets need a key; the receiver's loopback address must be allowed; flood control is
+ * raised out of the way, so that every notification is delivered on its own (a digest per minute
+ * would measure the flood window, not delivery).
+ */
+export const NOTIFIER_SETTINGS: Settings = {
+  secretsKey: SECRETS_KEY,
+  notifyAllowedHosts: '127.0.0.1',
+  notifyDigestThreshold: 1_000_000_000,
+};
+
+export interface BenchAlerting {
+  redis: Redis;
+  keys: Keys;
+  /** A webhook channel `name` to `receiver` (path `/<name>`) and a route `name` to it with `filter`. */
+  addWebhook(receiver: Receiver, name: string, filter: Omit<RouteInput, 'name' | 'channels'>): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The alerting administration of a bench Vigil's environment. */
+export function openAlerting(ctx: BenchContext, bv: BenchVigil): BenchAlerting {
+  const config = loadConfig({}, { ...bv.settings, roles: 'api' });
+  const keys = createKeys(bv.settings.keyPrefix);
+  const redis = connectRedis(ctx.redisUrl, 'command', 'bench-alerting');
+  const admin = createAlertingAdmin({ admin: adminDeps(redis, keys), keys, config });
+  return {
+    redis,
+    keys,
+    async addWebhook(receiver, name, filter) {
+      const path = `/${name}`;
+      const { secret } = await admin.createChannel(BENCH_ENV, {
+        name,
+        type: 'webhook',
+        url: receiver.url + path,
+      });
+      receiver.secrets.set(path, secret ?? '');
+      await admin.createRoute(BENCH_ENV, { ...filter, name, channels: [name] });
+    },
+    async close() {
+      await admin.close();
+      await closeRedis(redis);
+    },
+  };
+}

@@ -102,7 +102,7 @@ local function unpackPoint(f, raw, meta)
   if not raw then
     return { f = f, u = nil, t = nil, r = -1, ls = nil, ss = nil, hh = -1, hn = 0, hs = 0, hmin = 0,
       hmax = 0, hlate = 0, rcv = nil, s = 'SUCCESS', ri = nil, held = NO_HELD, cv = '', v = nil,
-      changed = nil }
+      stored = nil, changed = nil }
   end
   if string.byte(raw, 1) ~= POINT_LAYOUT then return nil end
   local _, u, t, r, ls, ss, hh, hn, hs, hmin, hmax, hlate, rcv, s, ri, heldText, cv =
@@ -113,7 +113,8 @@ local function unpackPoint(f, raw, meta)
   local held = NO_HELD
   if heldText ~= '' and meta.fd ~= nil and ri == meta.ri then held = parseHeld(heldText) end
   return { f = f, u = u, t = t, r = r, ls = ls, ss = ss, hh = hh, hn = hn, hs = hs, hmin = hmin,
-    hmax = hmax, hlate = hlate, rcv = rcv, s = s, ri = ri, held = held, cv = cv, v = nil, changed = nil }
+    hmax = hmax, hlate = hlate, rcv = rcv, s = s, ri = ri, held = held, cv = cv, v = nil, stored = nil,
+    changed = nil }
 end
 
 -- A state this script cannot read is never taken for a fresh data point (which would be SUCCESS,
@@ -220,6 +221,10 @@ local function applyDevice(i, dev)
   -- Read every field this device may need in one HMGET: the device's six, then one per data point.
   local fields = { '@lc', '@lost', '@dl', '@to', '@tm', '@sw' }
   for k, name in ipairs(names) do fields[6 + k] = fieldsOf(name).p end
+  -- A tick names the value of a data point whose status a deadline changes: read the values too.
+  if tick then
+    for k, name in ipairs(names) do fields[6 + #names + k] = fieldsOf(name).v end
+  end
   local got = redis.call('HMGET', stateKey, unpack(fields))
   local lastContact, lost, deadline, timeout, timerText, staleWaits =
     got[1], got[2], got[3], got[4], got[5], got[6]
@@ -230,6 +235,7 @@ local function applyDevice(i, dev)
   for k, name in ipairs(names) do
     local p = unpackPoint(fieldsOf(name), got[6 + k], metas[metaOf[k]])
     if p == nil then refuseUnknownLayout(env, device, name, got[6 + k]) end
+    if tick then p.stored = got[6 + #names + k] end
     points[k] = p
   end
 
@@ -310,7 +316,8 @@ local function applyDevice(i, dev)
       redis.call('ZADD', timers, string.format('%d', nextTimer), timerMember)
       flat[n + 1], flat[n + 2], n = '@tm', string.format('%d', nextTimer), n + 2
     elseif tm ~= nil then
-      redis.call('ZREM', timers, timerMember)
+      -- The scheduler removed the entry when it queued this tick; a step of values can only have
+      -- written one since for a deadline already past, which costs one more tick that finds nothing.
       redis.call('HDEL', stateKey, '@tm')
     end
     if waitsForContact ~= (staleWaits == '1') then

@@ -81,9 +81,10 @@ local function changeStatus(ctx, p, s, meta, rule, atMs, idSuffix, valueJson, sh
 end
 
 -- The value JSON a status entered without a new value names: the one this script holds for p, else
--- the stored one.
+-- the stored one (read with the state at a tick, else here).
 local function heldValueJson(ctx, p)
   if p.v ~= nil then return p.v end
+  if p.stored then return p.stored end
   return redis.call('HGET', ctx.stateKey, p.f.v) or 'null'
 end
 

@@ -4,14 +4,48 @@
  * device, a parser or a user controls goes in as an interpolation, so it can only ever be text.
  */
 
-/** A piece of markup that is safe as it is. */
+/**
+ * A piece of markup that is safe as it is. It keeps the pieces it was made of (text and markup
+ * within it), so that a large part encoded once — a fleet's thousand rows, shared by every page
+ * that shows them — is not copied and encoded again into every answer that holds it.
+ */
 export class Html {
-  readonly text: string;
-  constructor(text: string) {
-    this.text = text;
+  private readonly parts: readonly (string | Html)[];
+  private flat: string | undefined;
+  private bytes: Buffer | undefined;
+  constructor(parts: string | readonly (string | Html)[]) {
+    this.parts = typeof parts === 'string' ? [parts] : parts;
+  }
+  /** The markup as text. */
+  get text(): string {
+    this.flat ??= this.parts.map((p) => (typeof p === 'string' ? p : p.text)).join('');
+    return this.flat;
   }
   toString(): string {
     return this.text;
+  }
+  /** Encodes this markup once and keeps it: every answer holding it reuses the bytes. */
+  encoded(): Buffer {
+    this.bytes ??= this.toBuffer();
+    return this.bytes;
+  }
+  /** The markup as UTF-8, with the bytes of parts encoded before (encoded()) reused as they are. */
+  toBuffer(): Buffer {
+    if (this.bytes) return this.bytes;
+    const chunks: Buffer[] = [];
+    let run = '';
+    const walk = (h: Html) => {
+      for (const p of h.parts) {
+        if (typeof p === 'string') run += p;
+        else if (p.bytes) {
+          chunks.push(Buffer.from(run), p.bytes);
+          run = '';
+        } else walk(p);
+      }
+    };
+    walk(this);
+    chunks.push(Buffer.from(run));
+    return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
   }
 }
 
@@ -31,19 +65,21 @@ export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ESCAPES[c] ?? c);
 }
 
-function render(value: HtmlValue): string {
-  if (value === null || value === undefined || value === false) return '';
-  if (value instanceof Html) return value.text;
-  if (Array.isArray(value)) return (value as readonly HtmlValue[]).map(render).join('');
-  return escapeHtml(String(value));
+/** Appends what `value` renders to: escaped text, or the markup itself (kept as a part). */
+function collect(value: HtmlValue, parts: (string | Html)[]): void {
+  if (value === null || value === undefined || value === false) return;
+  if (value instanceof Html) parts.push(value);
+  else if (Array.isArray(value)) for (const v of value as readonly HtmlValue[]) collect(v, parts);
+  else parts.push(escapeHtml(String(value)));
 }
 
 export function html(strings: TemplateStringsArray, ...values: HtmlValue[]): Html {
-  let out = strings[0] ?? '';
+  const parts: (string | Html)[] = [strings[0] ?? ''];
   values.forEach((v, i) => {
-    out += render(v) + (strings[i + 1] ?? '');
+    collect(v, parts);
+    parts.push(strings[i + 1] ?? '');
   });
-  return new Html(out);
+  return new Html(parts);
 }
 
 /** Markup the console itself wrote (never anything from outside). */

@@ -16,7 +16,7 @@ import type { ConsoleSession } from './sessions.ts';
 import { alarmsBody, alarmsRegions } from './views/alarms-view.ts';
 import { deviceBody, deviceRegions, type DeviceModel } from './views/device-view.ts';
 import { eventsBody, eventsRegions, parseEventFilter, type EventFilter } from './views/events-view.ts';
-import { fleetBody, fleetRegions, parseFleetFilter, type FleetFilter } from './views/fleet-view.ts';
+import { fleetBody, fleetParams, fleetRegions, parseFleetFilter, type FleetFilter } from './views/fleet-view.ts';
 import { paths, query } from './views/format.ts';
 import { notice } from './views/layout.ts';
 import {
@@ -66,7 +66,7 @@ export function pageRoutes(router: Router, ctx: ConsoleContext): void {
         session,
         active: 'fleet',
         body: fleetBody(fleet, filter, now()),
-        live: liveUrl('fleet', { status: filter.status }, regions),
+        live: liveUrl('fleet', fleetParams(filter), regions),
       });
     }),
   );

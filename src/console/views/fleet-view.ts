@@ -1,16 +1,26 @@
 /** The fleet page: counts per status, a search box, and every device with its status. */
 import { STATUSES, type Status } from '../../domain/types.ts';
 import type { FleetDevice, FleetSnapshot } from '../fleet-data.ts';
-import { html, type Html } from '../html.ts';
+import { html, raw, type Html } from '../html.ts';
 import { pageHeader } from './layout.ts';
 import { paths, query, silentPill, STATUS_LABEL, statusClass, statusPill, timeAgo } from './format.ts';
-import { rowsHtml, type Region, type Row } from './regions.ts';
+import type { Region, Row } from './regions.ts';
 
-/** A filter of the fleet: a status (or SILENT, NO_DATA) and a search text. */
+/** A filter of the fleet: a status (or SILENT, NO_DATA), a search text, and whether to list all rows. */
 export interface FleetFilter {
   status?: Status | 'SILENT' | 'NO_DATA' | undefined;
   q?: string | undefined;
+  /** Every matching device, not only the FLEET_ROWS most severe. */
+  all?: boolean | undefined;
 }
+
+/**
+ * Devices listed at most unless all are asked for (the most severe first, so the ones that need
+ * attention are always there): a large fleet's page stays small for the browser and cheap for the
+ * server, which renders and compresses it for every client. Search and the status filters cover
+ * every device.
+ */
+export const FLEET_ROWS = 200;
 
 export const FLEET_FILTERS = [...STATUSES, 'SILENT', 'NO_DATA'] as const;
 
@@ -20,12 +30,22 @@ export function parseFleetFilter(params: URLSearchParams): FleetFilter {
   return {
     status: (FLEET_FILTERS as readonly string[]).includes(status) ? (status as FleetFilter['status']) : undefined,
     q: q === '' ? undefined : q,
+    all: params.get('all') === '1' ? true : undefined,
   };
 }
 
+/** The query parameters of a filter (for links and the live stream). */
+export const fleetParams = (filter: FleetFilter): Record<string, string | undefined> => ({
+  status: filter.status,
+  q: filter.q,
+  all: filter.all ? '1' : undefined,
+});
+
 export function fleetBody(fleet: FleetSnapshot, filter: FleetFilter, nowMs: number): Html {
   const regions = fleetRegions(fleet, filter, nowMs);
+  const rows = rowsOf(regions);
   const total = fleet.devices.length;
+  const matching = matchingCount(fleet, filter);
   return html`${pageHeader('Fleet', html`<span id="fleet-total">${total} ${total === 1 ? 'device' : 'devices'}</span> in ${fleet.env}`)}
 <section aria-label="Devices per status" id="fleet-summary">${summary(fleet, filter)}</section>
 <form class="toolbar" method="get" action="${paths.fleet}" role="search">
@@ -38,17 +58,61 @@ ${filter.status ? html`<input type="hidden" name="status" value="${filter.status
 <table class="table fleet">
 <caption class="visually-hidden">Devices, most severe status first</caption>
 <thead><tr><th scope="col">Status</th><th scope="col">Device</th><th scope="col">Needs attention</th><th scope="col">Definition</th><th scope="col">Last contact</th></tr></thead>
-<tbody id="fleet-rows" data-rows>${rowsHtml(rowsOf(regions))}</tbody>
+<tbody id="fleet-rows" data-rows>${joinedRows(rows)}</tbody>
 </table>
 </div>
-<p class="empty" id="fleet-empty"${fleetRows(fleet, filter, nowMs).length > 0 ? html` hidden` : ''}>${total === 0 ? 'This environment has no devices yet: create them with vigil device create.' : 'No device matches.'}</p>`;
+<p class="empty" id="fleet-empty"${rows.length > 0 ? html` hidden` : ''}>${total === 0 ? 'This environment has no devices yet: create them with vigil device create.' : 'No device matches.'}</p>
+${
+  rows.length < matching
+    ? html`<p class="more" id="fleet-more">Showing the ${rows.length} most severe of ${matching} devices${filter.q || filter.status ? ' that match' : ''}: search or filter by status to find the others, or <a href="${paths.fleet + query(fleetParams({ ...filter, all: true }))}">show all ${matching}</a>.</p>`
+    : ''
+}`;
 }
 
+/** How many devices match the filter (all of them, however many the page lists). */
+function matchingCount(fleet: FleetSnapshot, filter: FleetFilter): number {
+  let n = 0;
+  for (const d of fleet.devices) if (matches(d, filter)) n += 1;
+  return n;
+}
+
+/**
+ * The fleet page's regions, rendered once per snapshot and filter: a snapshot is shared by every
+ * page and live stream of its environment while it is current (live.ts), and nothing in a row
+ * depends on the moment it is rendered (times are absolute, made relative in the browser), so ten
+ * clients of a 1,000-device fleet do not render its rows ten times a second.
+ */
 export function fleetRegions(fleet: FleetSnapshot, filter: FleetFilter, nowMs: number): Region[] {
-  return [
-    { id: 'fleet-summary', html: summary(fleet, filter) },
-    { id: 'fleet-rows', rows: fleetRows(fleet, filter, nowMs) },
-  ];
+  let byFilter = rendered.get(fleet);
+  if (!byFilter) {
+    byFilter = new Map();
+    rendered.set(fleet, byFilter);
+  }
+  const key = `${filter.status ?? ''}\n${filter.q ?? ''}\n${filter.all ? 1 : 0}`;
+  let regions = byFilter.get(key);
+  if (!regions) {
+    regions = [
+      { id: 'fleet-summary', html: summary(fleet, filter) },
+      { id: 'fleet-rows', rows: fleetRows(fleet, filter, nowMs) },
+    ];
+    // Bounded: searches typed into the address bar would otherwise pile up until the snapshot goes.
+    if (byFilter.size < 32) byFilter.set(key, regions);
+  }
+  return regions;
+}
+
+const rendered = new WeakMap<FleetSnapshot, Map<string, Region[]>>();
+const joined = new WeakMap<readonly Row[], Html>();
+
+/** The rows as one piece of markup, made and encoded once per rendering of them. */
+function joinedRows(rows: readonly Row[]): Html {
+  let all = joined.get(rows);
+  if (!all) {
+    all = raw(rows.map((r) => r.html.text).join(''));
+    all.encoded();
+    joined.set(rows, all);
+  }
+  return all;
 }
 
 function rowsOf(regions: Region[]): Row[] {
@@ -90,7 +154,9 @@ function matches(d: FleetDevice, filter: FleetFilter): boolean {
 const searchText = (d: FleetDevice) => `${d.displayName}\n${d.deviceName}\n${d.definitionName}`.toLowerCase();
 
 function fleetRows(fleet: FleetSnapshot, filter: FleetFilter, nowMs: number): Row[] {
-  return fleet.devices.filter((d) => matches(d, filter)).map((d) => ({ key: d.deviceName, html: row(d, nowMs) }));
+  const shown = fleet.devices.filter((d) => matches(d, filter));
+  if (!filter.all) shown.length = Math.min(shown.length, FLEET_ROWS);
+  return shown.map((d) => ({ key: d.deviceName, html: row(d, nowMs) }));
 }
 
 function row(d: FleetDevice, nowMs: number): Html {

@@ -36,7 +36,7 @@ export interface PageOptions {
   charts?: boolean;
 }
 
-export function page(o: PageOptions): string {
+export function page(o: PageOptions): Html {
   const doc = html`<!doctype html>
 <html lang="en">
 <head>
@@ -58,7 +58,7 @@ ${o.body}
 </body>
 </html>
 `;
-  return doc.text;
+  return doc;
 }
 
 function topBar(session: ConsoleSession, active: NavKey | undefined, live: boolean): Html {

@@ -6,8 +6,8 @@
  */
 import { availabilityLostMessage } from '../domain/event-messages.ts';
 import { isoUtc } from '../domain/time.ts';
-import { startPeriodic } from '../lib/periodic.ts';
 import type { Logger } from '../log/logger.ts';
+import { schedulePasses } from './scheduled.ts';
 import type { Redis } from '../redis/connect.ts';
 import type { StateKeys } from '../state/state-keys.ts';
 import { DEVICE_FIELD } from '../state/state-keys.ts';
@@ -120,14 +120,6 @@ export function startAvailabilityScheduler(deps: {
     return created;
   }
 
-  const periodic =
-    deps.autoStart === false
-      ? undefined
-      : startPeriodic({
-          intervalMs: deps.intervalMs,
-          run: tick,
-          onError: (err: unknown) =>
-            deps.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'availability check failed'),
-        });
-  return { tick, close: async () => periodic?.close() };
+  const passes = schedulePasses(deps, 'availability check', tick);
+  return { tick, close: () => passes.close() };
 }

@@ -9,8 +9,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { tickItem } from '../domain/ingest-item.ts';
-import { startPeriodic } from '../lib/periodic.ts';
 import type { Logger } from '../log/logger.ts';
+import { schedulePasses } from './scheduled.ts';
 import { packItems } from '../queue/item-codec.ts';
 import { partitionOf } from '../queue/partition.ts';
 import type { QueueKeys } from '../queue/queue-keys.ts';
@@ -95,17 +95,6 @@ export function startDeviceTimers(deps: {
     }
   }
 
-  const periodic =
-    deps.autoStart === false
-      ? undefined
-      : startPeriodic({
-          intervalMs: deps.intervalMs,
-          run: tick,
-          onError: (err: unknown) =>
-            deps.log.warn(
-              { err: err instanceof Error ? err.message : String(err) },
-              'queueing due device timers failed',
-            ),
-        });
-  return { tick, close: async () => periodic?.close() };
+  const passes = schedulePasses(deps, 'queueing due device timers', tick);
+  return { tick, close: () => passes.close() };
 }

@@ -4,11 +4,11 @@
  * is needed for them. Values carry their own measurement times through the backfill pre-parser.
  */
 import { describe, expect, it, onTestFinished } from 'vitest';
-import type { DefinitionSpec } from '../../src/domain/types.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { startVigil } from '../../src/main.ts';
 import { startDeviceTimers } from '../../src/scheduler/device-timers.ts';
 import { queuedItems } from '../../src/queue/ingest-queue.ts';
+import { PASS_THROUGH_PARSER, temperatureDefinition } from '../fixtures/definitions/temperature.ts';
 import { BACKFILL_PREPARSER, processed, upload } from '../support/backfill.ts';
 import { eventually } from '../support/eventually.ts';
 import { startPipeline, type Pipeline } from '../support/pipeline.ts';
@@ -18,24 +18,10 @@ const MIN = 60_000;
 const quiet = createLogger('silent');
 
 /** WARNING above 25 at once; CRITICAL above 30 once that has held for 10 minutes. */
-const FREEZER: DefinitionSpec = {
-  name: 'Freezer',
-  manufacturer: 'Acme',
-  version: '1',
-  dataPoints: [
-    {
-      name: 'Temperature',
-      displayName: 'Temperature',
-      dataType: 'temperature',
-      hysteresis: 0,
-      thresholds: [
-        { status: 'WARNING', above: 25 },
-        { status: 'CRITICAL', above: 30, forMs: 10 * MIN, description: 'Overheating' },
-      ],
-    },
-  ],
-};
-const PARSER = 'function parsePayload(s) { return JSON.parse(s); }';
+const FREEZER = temperatureDefinition('Freezer', [
+  { status: 'WARNING', above: 25 },
+  { status: 'CRITICAL', above: 30, forMs: 10 * MIN, description: 'Overheating' },
+]);
 
 interface Event {
   id: string;
@@ -53,7 +39,7 @@ async function setup(devices: string[], roles = 'gateway,worker,scheduler') {
   const clock = () => now;
   const p = await startPipeline({ roles, timerCheckMs: 50 }, { clock });
   await p.admin.createEnvironment('acme', 'en');
-  await p.admin.applyDefinition({ kind: 'private', env: 'acme' }, FREEZER, PARSER);
+  await p.admin.applyDefinition({ kind: 'private', env: 'acme' }, FREEZER, PASS_THROUGH_PARSER);
   await p.admin.setPreparser('acme', BACKFILL_PREPARSER, true);
   for (const name of devices) {
     await p.admin.createDevice('acme', { name, definitionName: 'Freezer', definitionIsPublic: false });

@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { DefinitionSpec } from '../../src/domain/types.ts';
+import { PASS_THROUGH_PARSER } from '../fixtures/definitions/temperature.ts';
 import { processed } from '../support/backfill.ts';
 import { eventually } from '../support/eventually.ts';
 import { startPipeline, type Pipeline } from '../support/pipeline.ts';
@@ -33,7 +34,6 @@ const AIR: DefinitionSpec = {
     },
   ],
 };
-const PARSER = 'function parsePayload(s) { const j = JSON.parse(s); delete j.deviceName; return j; }';
 const STALE_612 = 'CO2 - No value for 1 s - WARNING - 612 ppm';
 
 async function setup(availabilityMinutes?: number) {
@@ -43,7 +43,7 @@ async function setup(availabilityMinutes?: number) {
     availabilityCheckMs: 50,
   });
   await p.admin.createEnvironment('acme', 'en');
-  await p.admin.applyDefinition({ kind: 'private', env: 'acme' }, AIR, PARSER);
+  await p.admin.applyDefinition({ kind: 'private', env: 'acme' }, AIR, PASS_THROUGH_PARSER);
   await p.admin.createDevice('acme', {
     name: 'a1',
     definitionName: 'Air',

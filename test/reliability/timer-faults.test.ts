@@ -5,36 +5,22 @@
  * once, the paused worker's late steps being fenced off when it wakes.
  */
 import { describe, expect, it } from 'vitest';
-import type { DefinitionSpec } from '../../src/domain/types.ts';
+import { PASS_THROUGH_PARSER, temperatureDefinition } from '../fixtures/definitions/temperature.ts';
 import { processed } from '../support/backfill.ts';
 import { eventually } from '../support/eventually.ts';
 import { startPipeline, type Pipeline } from '../support/pipeline.ts';
 import { spawnVigil, type ChildVigil } from '../support/workers.ts';
 
-const OVEN: DefinitionSpec = {
-  name: 'Oven',
-  manufacturer: 'Acme',
-  version: '1',
-  dataPoints: [
-    {
-      name: 'Temperature',
-      displayName: 'Temperature',
-      dataType: 'temperature',
-      hysteresis: 0,
-      thresholds: [
-        { status: 'WARNING', above: 25 },
-        { status: 'CRITICAL', above: 30, forMs: 1500, description: 'Overheating' },
-      ],
-    },
-  ],
-};
-const PARSER = 'function parsePayload(s) { const j = JSON.parse(s); delete j.deviceName; return j; }';
+const OVEN = temperatureDefinition('Oven', [
+  { status: 'WARNING', above: 25 },
+  { status: 'CRITICAL', above: 30, forMs: 1500, description: 'Overheating' },
+]);
 const CRITICAL = 'Temperature - Overheating for 1500 ms - CRITICAL - 31.0 °C';
 
 async function setup() {
   const p = await startPipeline({ roles: 'gateway,scheduler', timerCheckMs: 50, partitionLeaseMs: 1000 });
   await p.admin.createEnvironment('acme', 'en');
-  await p.admin.applyDefinition({ kind: 'private', env: 'acme' }, OVEN, PARSER);
+  await p.admin.applyDefinition({ kind: 'private', env: 'acme' }, OVEN, PASS_THROUGH_PARSER);
   await p.admin.createDevice('acme', { name: 'o1', definitionName: 'Oven', definitionIsPublic: false });
   const { key } = await p.admin.createApiKey('acme', 'test');
   const send = async (temperature: number) => {
@@ -54,7 +40,14 @@ async function setup() {
     await child.ports();
     return child;
   };
-  return { p, send, worker };
+  /** A value above 30: WARNING at once, CRITICAL pending. */
+  const warmedUp = async () => {
+    await send(31);
+    await eventually(async () =>
+      (await messages(p)).includes('Temperature - Above 25 °C - WARNING - 31.0 °C'),
+    );
+  };
+  return { p, send, worker, warmedUp };
 }
 
 const messages = async (p: Pipeline) =>
@@ -70,12 +63,9 @@ const tickQueued = (p: Pipeline) =>
 
 describe('a deadline across worker faults', () => {
   it('is applied once by the next worker when the worker that started it was killed', async () => {
-    const { p, send, worker } = await setup();
+    const { p, send, worker, warmedUp } = await setup();
     const first = await worker();
-    await send(31);
-    await eventually(async () =>
-      (await messages(p)).includes('Temperature - Above 25 °C - WARNING - 31.0 °C'),
-    );
+    await warmedUp();
     await first.kill('SIGKILL');
     await tickQueued(p);
     const second = await worker();
@@ -90,12 +80,9 @@ describe('a deadline across worker faults', () => {
   });
 
   it('is applied once when the worker that started it was paused past its lease and wakes up after', async () => {
-    const { p, send, worker } = await setup();
+    const { p, send, worker, warmedUp } = await setup();
     const stalled = await worker();
-    await send(31);
-    await eventually(async () =>
-      (await messages(p)).includes('Temperature - Above 25 °C - WARNING - 31.0 °C'),
-    );
+    await warmedUp();
     stalled.process.kill('SIGSTOP');
     const other = await worker();
     try {

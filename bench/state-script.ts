@@ -5,7 +5,8 @@
  * from INFO commandstats.
  * `node --no-node-snapshot bench/state-script.ts [--calls N] [--payloads N] [--lua other.lua …]`: each `--lua`
  * script (another version, e.g. `git show REV:src/state/lua/apply-readings.lua`) gets the same
- * input, taking turns with the current one.
+ * input, taking turns with the current one — a version that takes the same keys and argument as
+ * this one's state store (for one that does not, compare whole workers: bench/worker-step.ts).
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,8 +15,12 @@ import { parseArgs } from 'node:util';
 import { Redis as IORedis } from 'ioredis';
 import { startRedis } from '../scripts/lib/local-services.ts';
 import { createKeys } from '../src/keys.ts';
-import { withAlarmIndex } from '../src/state/alarm-index.ts';
-import { createStateStore, DEVICES_PER_CALL, type DeviceReadings } from '../src/state/state-store.ts';
+import {
+  composeStateScript,
+  createStateStore,
+  DEVICES_PER_CALL,
+  type DeviceReadings,
+} from '../src/state/state-store.ts';
 import { commandStats } from './lib/redis-stats.ts';
 
 const { values: args } = parseArgs({
@@ -83,7 +88,7 @@ try {
     const client = new IORedis(redis.url);
     // The store defines its command only when the connection has none yet; like the store, the
     // script gets the alarm index's functions in front of it.
-    client.defineCommand('vigilApplyReadings', { lua: withAlarmIndex(readFileSync(file, 'utf8')) });
+    client.defineCommand('vigilApplyReadings', { lua: composeStateScript(readFileSync(file, 'utf8')) });
     const store = createStateStore({ redis: client, keys: createKeys(`bench${i}`), eventsCap: 1000 });
     return { file, client, store, usec: 0, call: 0 };
   });

@@ -13,7 +13,9 @@ import { withAlarmIndex } from './alarm-index.ts';
 import type { StateKeys } from './state-keys.ts';
 
 const lua = (file: string) => readFileSync(new URL(`./lua/${file}`, import.meta.url), 'utf8');
-const applyLua = withAlarmIndex(`${lua('status-steps.lua')}\n${lua('apply-readings.lua')}`);
+/** The state script as Redis runs it: `apply` (apply-readings.lua) with the functions it uses in front. */
+export const composeStateScript = (apply: string): string => withAlarmIndex(`${lua('status-steps.lua')}\n${apply}`);
+const applyLua = composeStateScript(lua('apply-readings.lua'));
 const lostLua = withAlarmIndex(lua('mark-contact-lost.lua'));
 
 /** What the Lua script needs to know of one data point (once per device and job). */

@@ -199,8 +199,9 @@ local function applyValue(ctx, p, s, meta, j, vals)
   end
   local rule = ruleOfValue(ctx, p, s, meta, ms, outcomes)
   if rule == -1 then p.ls = ms end
-  changeStatus(ctx, p, s, meta, rule, ms, string.format('%d', ms) .. '.' .. off, valueJson, currentValue,
-    meta.ds[rule + 1])
+  if p.u == nil or rule ~= p.r or statusOf(meta, rule) ~= p.s then
+    changeStatus(ctx, p, s, meta, rule, ms, off, valueJson, currentValue, meta.ds[rule + 1])
+  end
   p.u, p.t, p.ri, p.v, p.rcv = ms, off, meta.ri, valueJson, receivedMs
   -- The value as shown is kept only where a deadline may need it for its event.
   if meta.fd ~= nil or meta.sa ~= nil then p.cv = currentValue else p.cv = '' end
@@ -241,8 +242,8 @@ local function applyDevice(i, dev)
 
   -- Events are emitted after the state is written (see the top of this file); data points whose
   -- status changed while suppressed get no event, but their alarm follows the status.
-  local ctx = { names = names, events = {}, silenced = {}, stateKey = stateKey,
-    idPrefix = env .. '/' .. device .. '/', lastContact = tonumber(lastContact), isLost = false }
+  local ctx = { names = names, events = {}, silenced = nil, stateKey = stateKey, env = env, device = device,
+    lastContact = tonumber(lastContact), isLost = false }
   local applied = {}
   local k = 0
   for j = 1, #vals, VALUE_STRIDE do
@@ -352,8 +353,10 @@ local function applyDevice(i, dev)
     if e[6] == 'Availability' then sensor = '' end
     setAlarm(KEYS[at + 3], KEYS[at + 4], device, sensor, e[6], e[5], e[8], json)
   end
-  for _, c in ipairs(ctx.silenced) do
-    setAlarm(KEYS[at + 3], KEYS[at + 4], device, c[1], 'Sensors', c[2], c[3], nil)
+  if ctx.silenced then
+    for _, c in ipairs(ctx.silenced) do
+      setAlarm(KEYS[at + 3], KEYS[at + 4], device, c[1], 'Sensors', c[2], c[3], nil)
+    end
   end
   return applied
 end

@@ -57,8 +57,10 @@ end
 
 -- Moves p to `rule` (its status) at `atMs`: status since, and the event of a status change — or,
 -- for a suppressed data point, the change its alarm must follow without an event. `text` is the
--- rule's event text; `valueJson` and `shown` the value the event names.
-local function changeStatus(ctx, p, s, meta, rule, atMs, idSuffix, valueJson, shown, text)
+-- rule's event text; `valueJson` and `shown` the value the event names; `idTail` ends the event's
+-- id after the time (a value's sub-ms offset, `t` for a deadline, `s` for stale), built only for an
+-- event: most values change no status.
+local function changeStatus(ctx, p, s, meta, rule, atMs, idTail, valueJson, shown, text)
   local status = statusOf(meta, rule)
   if status ~= p.s or p.u == nil then p.ss = atMs end
   if status ~= p.s then
@@ -70,9 +72,11 @@ local function changeStatus(ctx, p, s, meta, rule, atMs, idSuffix, valueJson, sh
       else
         message = sensor .. ' - ' .. text .. ' - ' .. status .. ' - ' .. shown
       end
-      ctx.events[#ctx.events + 1] = { ctx.idPrefix .. sensor .. '/' .. idSuffix, sensor, meta.ty, valueJson, status,
-        'Sensors', message, atMs }
+      ctx.events[#ctx.events + 1] = { ctx.env .. '/' .. ctx.device .. '/' .. sensor .. '/'
+        .. string.format('%d', atMs) .. '.' .. idTail, sensor, meta.ty, valueJson, status, 'Sensors', message,
+        atMs }
     else
+      ctx.silenced = ctx.silenced or {}
       ctx.silenced[#ctx.silenced + 1] = { sensor, status, atMs }
     end
   end
@@ -118,8 +122,7 @@ local function fireDeadlines(ctx, p, s, meta, horizon, inclusive)
         break
       end
     end
-    local dlText = string.format('%d', dl)
-    changeStatus(ctx, p, s, meta, rule, dl, dlText .. '.t', heldValueJson(ctx, p), p.cv, meta.ds[rule + 1])
+    changeStatus(ctx, p, s, meta, rule, dl, 't', heldValueJson(ctx, p), p.cv, meta.ds[rule + 1])
     p.u, p.t = dl, -1
   end
 end
@@ -153,8 +156,7 @@ local function checkStale(ctx, p, s, meta, nowMs)
   if due > nowMs then return false end
   if not (ctx.lastContact ~= nil and ctx.lastContact > p.rcv) or ctx.isLost then return true end
   p.held = {}
-  local dueText = string.format('%d', due)
-  changeStatus(ctx, p, s, meta, STALE, due, dueText .. '.s', heldValueJson(ctx, p), p.cv, meta.sd)
+  changeStatus(ctx, p, s, meta, STALE, due, 's', heldValueJson(ctx, p), p.cv, meta.sd)
   return false
 end
 

@@ -11,6 +11,7 @@ import { AppError } from '../errors/app-error.ts';
 import { createExpressApp } from '../http/create-app.ts';
 import type { Scope, TokenRecord } from '../tenancy/types.ts';
 import { errorHandler, methodNotAllowed, notFound } from '../http/error-handling.ts';
+import { sendJson } from '../http/send-json.ts';
 import { alarmRoutes } from './alarms-routes.ts';
 import { STREAMED, type ApiDeps, type ApiRoute } from './api-route.ts';
 import { parseAttributes } from './attributes.ts';
@@ -110,7 +111,7 @@ export function createApiApp(deps: ApiDeps, alongside: RequestHandler[] = []): e
       // req.ip: the socket's peer, or X-Forwarded-For as far as 'trust proxy' (VIGIL_TRUST_PROXY) allows.
       const clientAddress = req.ip ?? '';
       const data = await route.handle({ env, token, attrs, nowMs, params, clientAddress, req, res });
-      if (data !== STREAMED) res.json({ status: 'success', data });
+      if (data !== STREAMED) sendJson(req, res, { status: 'success', data });
     };
   }
 }

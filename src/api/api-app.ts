@@ -92,7 +92,11 @@ export function createApiApp(deps: ApiDeps, alongside: RequestHandler[] = []): e
       const stop = observe(name);
       res.once('finish', () => stop(res.statusCode));
       const nowMs = clock();
-      const token = route.auth ? await auth.authenticate(req, nowMs) : null;
+      let token: TokenRecord | null = null;
+      if (route.auth) {
+        const found = auth.authenticate(req, nowMs);
+        token = found instanceof Promise ? await found : found;
+      }
       if (token && !token.scopes.includes(route.scope)) throw forbidden(token, route.scope);
       const env = token?.env ?? '';
       const body: unknown = req.body;

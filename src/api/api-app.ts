@@ -5,12 +5,13 @@
  * forming the whole query string (request-params.ts); answers are `{"status":"success","data":…}`
  * or the shared error envelope. Paths match in any case, with or without a trailing slash.
  */
-import express, { type Request, type RequestHandler, type Response } from 'express';
+import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { Histogram, type Registry } from 'prom-client';
 import { AppError } from '../errors/app-error.ts';
 import { createExpressApp } from '../http/create-app.ts';
 import type { Scope, TokenRecord } from '../tenancy/types.ts';
 import { errorHandler, methodNotAllowed, notFound } from '../http/error-handling.ts';
+import { sendJson } from '../http/send-json.ts';
 import { alarmRoutes } from './alarms-routes.ts';
 import { STREAMED, type ApiDeps, type ApiRoute } from './api-route.ts';
 import { parseAttributes } from './attributes.ts';
@@ -29,11 +30,20 @@ export type { ApiDeps } from './api-route.ts';
 /** Largest accepted request body (a 1,000-item batch is ~100 KB). */
 const BODY_LIMIT = '2mb';
 
+/** Answers carry tokens and current values: nothing of them belongs in a cache. */
+const NO_STORE = 'no-store';
+
+const noStore: RequestHandler = (_req, res, next) => {
+  res.setHeader('Cache-Control', NO_STORE);
+  next();
+};
+
 /**
- * The read API as an express app. `before` is mounted first (the ops routes of the process that
- * serves the API).
+ * The read API as an express app. `alongside` are routers of other paths served on the same port
+ * (the ops routes and the web console): they are mounted after the API's own routes, so that a
+ * request to the API never passes through them, and before the 404.
  */
-export function createApiApp(deps: ApiDeps, before: RequestHandler[] = []): express.Express {
+export function createApiApp(deps: ApiDeps, alongside: RequestHandler[] = []): express.Express {
   const app = createExpressApp();
   // Attributes are read from the raw query string (request-params.ts), not express's parser.
   app.set('query parser', false);
@@ -43,29 +53,36 @@ export function createApiApp(deps: ApiDeps, before: RequestHandler[] = []): expr
   // The body as text in its declared charset, whatever its Content-Type: JSON comes as curl's form
   // type too, and request-params.ts decides what the text is.
   const readText = express.text({ type: () => true, limit: BODY_LIMIT });
+  // Cache-Control first, so that an unreadable or oversized body is refused with it too.
+  const prepare: RequestHandler = (req, res, next) => {
+    res.setHeader('Cache-Control', NO_STORE);
+    readText(req, res, next);
+  };
   const observe = requestTimer(deps.metrics);
 
-  for (const handler of before) app.use(handler);
-  // Answers carry tokens and current values: nothing of them belongs in a cache.
-  app.use((_req, res, next) => {
-    res.setHeader('Cache-Control', 'no-store');
-    next();
-  });
   const routes = apiRoutes(deps);
   const openApiDocument = buildOpenApiDocument(routes);
   app.get('/openapi.json', (_req, res) => {
+    res.setHeader('Cache-Control', NO_STORE);
     res.json(openApiDocument);
   });
   for (const route of routes) {
     const run = runRoute(route);
     for (const path of route.paths) {
       const r = app.route(path);
-      if (route.methods.includes('GET')) r.get(readText, run);
-      if (route.methods.includes('POST')) r.post(readText, run);
-      r.all(methodNotAllowed(route.methods, path));
+      if (route.methods.includes('GET')) r.get(prepare, run);
+      if (route.methods.includes('POST')) r.post(prepare, run);
+      r.all(noStore, methodNotAllowed(route.methods, path));
     }
   }
-  app.use(notFound);
+  // A path parameter that is not valid percent-encoding fails while the routes above are matched,
+  // before any of their handlers ran.
+  app.use((err: unknown, _req: Request, res: Response, next: NextFunction) => {
+    res.setHeader('Cache-Control', NO_STORE);
+    next(err);
+  });
+  for (const handler of alongside) app.use(handler);
+  app.use(noStore, notFound);
   app.use(errorHandler(deps.log));
   return app;
 
@@ -75,7 +92,11 @@ export function createApiApp(deps: ApiDeps, before: RequestHandler[] = []): expr
       const stop = observe(name);
       res.once('finish', () => stop(res.statusCode));
       const nowMs = clock();
-      const token = route.auth ? await auth.authenticate(req, nowMs) : null;
+      let token: TokenRecord | null = null;
+      if (route.auth) {
+        const found = auth.authenticate(req, nowMs);
+        token = found instanceof Promise ? await found : found;
+      }
       if (token && !token.scopes.includes(route.scope)) throw forbidden(token, route.scope);
       const env = token?.env ?? '';
       const body: unknown = req.body;
@@ -94,7 +115,7 @@ export function createApiApp(deps: ApiDeps, before: RequestHandler[] = []): expr
       // req.ip: the socket's peer, or X-Forwarded-For as far as 'trust proxy' (VIGIL_TRUST_PROXY) allows.
       const clientAddress = req.ip ?? '';
       const data = await route.handle({ env, token, attrs, nowMs, params, clientAddress, req, res });
-      if (data !== STREAMED) res.json({ status: 'success', data });
+      if (data !== STREAMED) sendJson(req, res, { status: 'success', data });
     };
   }
 }

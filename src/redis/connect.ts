@@ -10,10 +10,9 @@ export const COMMAND_TIMEOUT_MS = 5000;
  * - `command`: commands wait for the first connection, but once connected they fail fast while
  *   Redis is down (no offline queue), so the gateway can answer 503 at once instead of hanging,
  *   and a command Redis does not answer within 5 s fails ("Command timed out");
- * - `reads`: as `command`, with ioredis's auto-pipelining (the commands of one event-loop turn go
- *   out in one write) and without its timer per command (a setTimeout and a clearTimeout for each,
+ * - `reads`: as `command`, without its timer per command (a setTimeout and a clearTimeout for each,
  *   6 % of the read API's CPU): for a caller that bounds its own waits, as pipelined-reads.ts does
- *   with one timer per call;
+ *   with one timer per pipeline;
  * - `blocking`: the queue's producer and workers (`maxRetriesPerRequest: null`, reconnect forever).
  */
 export function connectRedis(url: string, purpose: 'command' | 'reads' | 'blocking', name = 'vigil'): Redis {
@@ -21,7 +20,6 @@ export function connectRedis(url: string, purpose: 'command' | 'reads' | 'blocki
     connectionName: name,
     lazyConnect: false,
     retryStrategy: (times) => Math.min(50 * 2 ** Math.min(times, 6), 2000),
-    enableAutoPipelining: purpose === 'reads',
   };
   const options: RedisOptions =
     purpose === 'blocking'

@@ -87,6 +87,29 @@ describe('HTTP hardening', () => {
     expect(list.headers.get('cache-control')).toBe('no-store');
   });
 
+  it('marks every refusal of the read API no-store too, and leaves the console root and the 404 as before', async () => {
+    const base = api.baseUrl;
+    const auth = { authorization: `Bearer ${token}` };
+    const answers = {
+      unauthorized: await fetch(`${base}/devices/list`),
+      forbiddenMethod: await fetch(`${base}/devices/list`, { method: 'DELETE', headers: auth }),
+      badEncoding: await fetch(`${base}/login/%E0%A4%A`, { method: 'POST', body: '{}' }),
+      badBody: await fetch(`${base}/devices/list`, { method: 'POST', headers: auth, body: '{' }),
+      tooLarge: await fetch(`${base}/devices/list`, { method: 'POST', headers: auth, body: 'x'.repeat(3 * 1024 * 1024) }),
+      notFound: await fetch(`${base}/nowhere`),
+      openApi: await fetch(`${base}/openapi.json`),
+    };
+    for (const [name, res] of Object.entries(answers)) {
+      expect(res.headers.get('cache-control'), name).toBe('no-store');
+      expect(res.headers.get('x-content-type-options'), name).toBe('nosniff');
+    }
+    expect(Object.values(answers).map((r) => r.status)).toEqual([401, 405, 400, 400, 413, 404, 200]);
+    const root = await fetch(`${base}/`, { redirect: 'manual' });
+    expect(root.status).toBe(302);
+    expect(root.headers.get('cache-control')).toBeNull();
+    expect(root.headers.get('x-content-type-options')).toBe('nosniff');
+  });
+
   it('refuses a request with two Authorization headers with 400 BAD_REQUEST, whichever comes first', async () => {
     for (const pair of [
       [`Bearer ${token}`, 'Bearer vt_other'],

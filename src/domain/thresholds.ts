@@ -220,6 +220,8 @@ export function possibleRules(value: DataValue, set: ThresholdSet): readonly num
 export function possibleMatches(value: DataValue, set: ThresholdSet): readonly (readonly number[])[] {
   const { rules, hysteresis } = set;
   const fresh = matchingRules(value, rules, -1, 0);
+  // Most values meet no rule whatever the previous one: one shared answer, nothing allocated.
+  if (fresh.length === 0 && !(hysteresis > 0 && rules.some((r) => r.equals === undefined))) return NO_MATCH;
   let out: (readonly number[])[] | undefined;
   for (let index = 0; index < rules.length; index += 1) {
     const sticky = hysteresis > 0 && rules[index]!.equals === undefined;
@@ -227,8 +229,11 @@ export function possibleMatches(value: DataValue, set: ThresholdSet): readonly (
     if (out === undefined && !sameList(matched, fresh)) out = Array<readonly number[]>(index + 1).fill(fresh);
     out?.push(matched);
   }
-  return out ?? [fresh];
+  return out ?? (fresh.length === 0 ? NO_MATCH : [fresh]);
 }
+
+/** possibleMatches of a value that meets no rule, for any previous rule. */
+export const NO_MATCH: readonly (readonly number[])[] = Object.freeze([Object.freeze([])]);
 
 /** The indexes of the rules `value` meets, most severe first, then in list order. */
 function matchingRules(

@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import type { Redis } from 'ioredis';
 import { replyCode } from '../redis/reply-code.ts';
+import { NO_MATCH } from '../domain/thresholds.ts';
 import type { Status } from '../domain/types.ts';
 import { LeaseLostError } from '../errors/lease-lost.ts';
 import { AppError } from '../errors/app-error.ts';
@@ -306,7 +307,7 @@ function toScriptArg(devices: DeviceReadings[], nowMs: number, eventsCap: number
         v.offsetNs,
         v.valueJson,
         v.currentValue,
-        v.matches ?? (uniform(v.outcomes) ? v.outcomes[0] : v.outcomes),
+        v.matches ? scriptMatches(v.matches) : uniform(v.outcomes) ? v.outcomes[0] : v.outcomes,
         // true: the number is the value's JSON itself (numeric types), which the script reads back
         // rather than the worker writing the same number twice; else a boolean's 1/0, or none.
         v.number === null ? false : isNumberJson(v.valueJson) ? true : v.number,
@@ -365,6 +366,13 @@ function scriptMeta(meta: SensorMeta): ScriptMeta {
 
 const statusesOf = (device: string[]): (Status | null)[] =>
   device.map((s) => (s === '' ? null : (s as Status)));
+
+/**
+ * The rules met as the script reads them: -1 when the value meets none (most values: the script
+ * decodes no list for them), else the lists.
+ */
+const scriptMatches = (matches: readonly (readonly number[])[]): unknown =>
+  matches === NO_MATCH ? -1 : matches;
 
 /** JSON text of a number (a boolean's is `true`/`false`, text and GPS have no number). */
 const isNumberJson = (json: string): boolean => {

@@ -19,6 +19,8 @@ import { fingerprintSeed, offsetFromSeed, payloadFingerprint } from '../domain/h
 import { hasTimers, staleEventText } from '../domain/alarm-conditions.ts';
 import { ruleEventText } from '../domain/rule-text.ts';
 import { possibleMatches, possibleRules, thresholdFingerprint } from '../domain/thresholds.ts';
+
+const NO_OUTCOMES: readonly number[] = Object.freeze([]);
 import type {
   DataPointSpec,
   DataValue,
@@ -263,10 +265,11 @@ function convertedValue(
     ctx.sensors.set(sensor, meta);
   }
   const { set, meta, linePrefix } = parts;
-  const outcomes = possibleRules(value, set);
+  // Rules that wait need the rules met (possibleMatches), the others only the rule entered.
   const matches = meta.forMs ? possibleMatches(value, set) : undefined;
+  const outcomes = matches ? NO_OUTCOMES : possibleRules(value, set);
   // The status without context: what applies at once (a waiting rule has not waited yet).
-  const rule = matches ? (matches[0]!.find((r) => !meta.forMs![r]) ?? -1) : outcomes[0]!;
+  const rule = matches ? firstAtOnce(matches[0]!, meta.forMs!) : outcomes[0]!;
   const status: Status = rule >= 0 ? (meta.statuses[rule] ?? 'SUCCESS') : 'SUCCESS';
   const receivedMs = reading.item.receivedMs;
   if (typeof value === 'number') {
@@ -280,7 +283,8 @@ function convertedValue(
       valueJson: text,
       currentValue: formatNumberText(value, text, ctx.locale, info.decimals) + info.units,
       outcomes,
-      ...(matches ? { matches } : {}),
+      // Always present (undefined without rules that wait): one object shape for every value.
+      matches,
       receivedMs,
       number: dp.dataType === 'string' ? null : value,
       linePrefix,
@@ -296,7 +300,7 @@ function convertedValue(
     valueJson: JSON.stringify(value),
     currentValue: formatValue(dp.dataType, value, ctx.locale),
     outcomes,
-    ...(matches ? { matches } : {}),
+    matches,
     receivedMs,
     number: numericValue(dp.dataType, value),
     linePrefix,
@@ -336,6 +340,12 @@ export function timerPoints(
     if (hasTimers(set)) out.set(dp.name, meta);
   }
   return out;
+}
+
+/** The first of the rules met (preference order) that applies at once; -1 when each waits. */
+function firstAtOnce(matched: readonly number[], forMs: readonly number[]): number {
+  for (const r of matched) if (!forMs[r]) return r;
+  return -1;
 }
 
 function isSorted(values: readonly StateValue[]): boolean {

@@ -30,7 +30,7 @@ ARGV[1] JSON: {
 Values are sorted by ms, off. outcomes: the rule index for each previous rule -1..n-1 as a list,
 or one number when every previous rule gives the same; with waiting rules (fd), the rules met in
 preference order for each previous rule, a list of lists (one list when the previous rule changes
-nothing). number: what history aggregates — true (the number is valueJson's), a number (a
+nothing), or -1 when the value meets no rule. number: what history aggregates — true (the number is valueJson's), a number (a
 boolean's 1/0) or false (text and GPS: none). One flat list per device instead of a list per
 value: decoding made a table per list, most of the cost.
 Returns per device: the status applied per value, or '' where the value was older than the stored
@@ -95,7 +95,6 @@ end
 
 -- A data point's state out of its packed field (false: no value yet). Nil for a layout this script
 -- does not know: the caller refuses the device (STATE_LAYOUT_UNKNOWN).
-local NO_HELD = {}
 local function unpackPoint(f, raw, meta)
   -- Every field the point gets is named in its constructor (v and changed too, as nil), so the
   -- table is made at its final size rather than grown field by field.
@@ -183,6 +182,8 @@ local function ruleOfValue(ctx, p, s, meta, ms, outcomes)
   if p.ri ~= meta.ri or prevRule == STALE then prevRule = -1 end
   if meta.fd ~= nil then
     fireDeadlines(ctx, p, s, meta, ms, false)
+    -- -1: the value meets no rule (whatever the previous one).
+    if outcomes == -1 then return enterWaiting(p, meta, NO_HELD, ms) end
     return enterWaiting(p, meta, outcomes[prevRule + 2] or outcomes[1], ms)
   end
   if type(outcomes) == 'table' then return outcomes[prevRule + 2] or outcomes[1] end

@@ -24,6 +24,8 @@ Stale, in receive time: a data point whose current value was received `sa` ago g
 otherwise it waits for the device's next contact (device field `@sw`). Its next value replaces it.
 ]]
 local STALE = -2
+-- No rule held (shared, never changed): most data points most of the time.
+local NO_HELD = {}
 
 local function statusOf(meta, rule)
   if rule >= 0 then return meta.st[rule + 1] end
@@ -131,16 +133,23 @@ end
 -- preference order (for the previous rule in force); p.held becomes them, keeping the start of
 -- each that held before.
 local function enterWaiting(p, meta, matches, ms)
-  local since = {}
+  if #matches == 0 then
+    p.held = NO_HELD
+    return -1
+  end
+  local since = nil
   for _, h in ipairs(p.held) do
-    if h[2] then since[h[1]] = h[2] end
+    if h[2] then
+      since = since or {}
+      since[h[1]] = h[2]
+    end
   end
   local held = {}
   local rule = -1
   for i, r in ipairs(matches) do
     local wait = meta.fd[r + 1]
     local start = nil
-    if wait > 0 then start = since[r] or ms end
+    if wait > 0 then start = (since and since[r]) or ms end
     held[i] = { r, start }
     if rule < 0 and (wait == 0 or ms - start >= wait) then rule = r end
   end
@@ -155,7 +164,7 @@ local function checkStale(ctx, p, s, meta, nowMs)
   local due = p.rcv + meta.sa
   if due > nowMs then return false end
   if not (ctx.lastContact ~= nil and ctx.lastContact > p.rcv) or ctx.isLost then return true end
-  p.held = {}
+  p.held = NO_HELD
   changeStatus(ctx, p, s, meta, STALE, due, 's', heldValueJson(ctx, p), p.cv, meta.sd)
   return false
 end

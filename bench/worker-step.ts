@@ -7,9 +7,11 @@
  * payload (all its threads: the parser isolate and V8's GC helpers too) and Redis's and influxd's.
  * Late writes (history versions and late-hour marks) are on as in the worker; `--no-late-writes`
  * turns them off, to compare their cost.
+ * `--recent-payloads N`: recent payloads kept per device, as VIGIL_DEVICE_RECENT_PAYLOADS (default 20;
+ * 0: none).
  * `--conditions`: every rule waits and every data point has a stale rule (lib/provision.ts
  * WAITING_SPEC).
- * `node --no-node-snapshot bench/worker-step.ts [--steps N] [--payloads N] [--devices N] [--rounds N] [--no-late-writes] [--conditions]`
+ * `node --no-node-snapshot bench/worker-step.ts [--steps N] [--payloads N] [--devices N] [--rounds N] [--no-late-writes] [--conditions] [--recent-payloads N]`
  * With `--cpu-prof` on the node command line, the profile covers the measured steps' process.
  */
 import { queueCommands } from '../src/redis/command.ts';
@@ -44,6 +46,7 @@ const { values: args } = parseArgs({
     rounds: { type: 'string', default: '3' },
     'no-late-writes': { type: 'boolean', default: false },
     conditions: { type: 'boolean', default: false },
+    'recent-payloads': { type: 'string', default: '20' },
   },
 });
 const steps = Number(args.steps);
@@ -75,6 +78,7 @@ try {
     ingestLog: createIngestLog({ redis, keys, size: 1000 }),
     log,
     defaultAvailabilityMinutes: 60,
+    recentPayloads: { keys, count: Number(args['recent-payloads']) },
     ...(args['no-late-writes'] ? {} : { lateWrites: createLateWrites({ keys, resampleEveryMs: 3_600_000 }) }),
   });
   let seq = 0;

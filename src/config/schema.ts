@@ -372,8 +372,8 @@ export const SETTINGS = {
   ),
   timerCheckMs: setting(
     'VIGIL_TIMER_CHECK_MS',
-    'How often the scheduler looks for device timers that came due (rules that wait with `for`, stale rules), in ms; a tick is queued into the device\'s partition when one is.',
-    '500',
+    'How often the scheduler looks for device timers that came due (rules that wait with `for`, stale rules), in ms; a tick is queued into the device\'s partition when one is. A look that finds none due is one sorted-set read.',
+    '250',
     positiveInt,
   ),
   loginTokenTtlSeconds: setting(

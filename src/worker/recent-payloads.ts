@@ -146,6 +146,14 @@ function storedText(
   if (item.bodyIsHex) entry.h = 1;
   if (statuses) entry.s = statuses;
   const raw = item.body === r.payloadStr ? undefined : item.body;
+  // Most entries fit whole: one JSON text, measured only when it might not fit (a UTF-16 unit is at
+  // most 3 bytes of UTF-8).
+  entry.p = r.payloadStr;
+  if (raw !== undefined) entry.r = raw;
+  const whole = JSON.stringify(entry);
+  if (whole.length * 3 <= maxBytes || Buffer.byteLength(whole) <= maxBytes) return whole;
+  entry.p = '';
+  delete entry.r;
   // What the entry holds besides the texts, with room for the keys `r`, `pb` and `rb`.
   const overhead = (e: StoredEntry) => Buffer.byteLength(JSON.stringify(e)) + SIZE_FIELDS_BYTES;
   if (maxBytes - overhead(entry) < 0 && entry.s) {

@@ -6,6 +6,7 @@
  * (UnrecoverableError).
  */
 import { UnrecoverableError, type Job } from 'bullmq';
+import { LRUCache } from 'lru-cache';
 import { AppError } from '../errors/app-error.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Redis } from '../redis/connect.ts';
@@ -48,16 +49,40 @@ class RetryableDelivery extends AppError implements WaitRequest {
   }
 }
 
+/** A channel as stored and as opened, until `untilMs` (when its previous secret stops signing). */
+interface OpenedChannel {
+  stored: string;
+  channel: OpenChannel;
+  untilMs: number;
+}
+
+/** Channels kept opened: decrypting a channel's secrets costs more than the rest of its delivery's bookkeeping. */
+const OPENED_KEPT = 1000;
+
 export function createDeliveryProcessor(deps: ProcessorDeps): (job: Job<NotificationJob>) => Promise<string> {
   const { redis, keys, box, batches, deliver, deliveryLog, metrics } = deps;
   const clock = deps.clock ?? Date.now;
+  const opened = new LRUCache<string, OpenedChannel>({ max: OPENED_KEPT });
 
+  /**
+   * The channel the job was made for, opened; undefined when it was deleted (or deleted and made
+   * anew) since. Read at every attempt, so a change applies at once; opened again only when what is
+   * stored changed or its previous secret's grace period ended.
+   */
   async function channelOf(data: NotificationJob): Promise<OpenChannel | undefined> {
     const json = await redis.hget(keys.channels(data.env), data.channelName);
-    const record = json === null ? undefined : (JSON.parse(json) as ChannelRecord);
-    // A channel deleted (or deleted and made anew) since the job was created gets nothing.
-    if (record?.id !== data.channelId) return undefined;
-    return openChannel(record, box, clock());
+    if (json === null) return undefined;
+    const cacheKey = `${data.env}\n${data.channelName}`;
+    const nowMs = clock();
+    const hit = opened.get(cacheKey);
+    if (hit && hit.stored === json && nowMs < hit.untilMs)
+      return hit.channel.id === data.channelId ? hit.channel : undefined;
+    const record = JSON.parse(json) as ChannelRecord;
+    if (record.id !== data.channelId) return undefined;
+    const channel = openChannel(record, box, nowMs);
+    const graceEndMs = record.previousSecret?.untilMs ?? Infinity;
+    opened.set(cacheKey, { stored: json, channel, untilMs: graceEndMs > nowMs ? graceEndMs : Infinity });
+    return channel;
   }
 
   /** The content; a digest's is read (and its batch sealed) once, then kept in the job. */

@@ -92,7 +92,7 @@ export function startNotifier(deps: NotifierDeps): Notifier {
   const { config, keys } = deps;
   const log = deps.log.child({ component: 'notifier' });
   const policy = retryPolicyOf(config);
-  const redis = connectRedis(config.redisUrl, 'command', 'vigil-notifier');
+  const redis = connectRedis(config.redisUrl, 'command', 'vigil-notifier', { autoPipeline: true });
   const queueConnection = connectRedis(config.redisUrl, 'blocking', 'vigil-notify-queue');
   const workerConnection = connectRedis(config.redisUrl, 'blocking', 'vigil-notify-worker');
   const queue = openNotificationQueue(queueConnection, keys, policy);

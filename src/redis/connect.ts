@@ -14,11 +14,21 @@ export const COMMAND_TIMEOUT_MS = 5000;
  *   6 % of the read API's CPU): for a caller that bounds its own waits, as pipelined-reads.ts does
  *   with one timer per pipeline;
  * - `blocking`: the queue's producer and workers (`maxRetriesPerRequest: null`, reconnect forever).
+ *
+ * `autoPipeline`: commands issued in one event-loop turn go to Redis in one write (ioredis's
+ * auto-pipelining), for a caller with many independent commands in flight at once (the notifier's
+ * concurrent deliveries), where one write per command cost more than the commands.
  */
-export function connectRedis(url: string, purpose: 'command' | 'reads' | 'blocking', name = 'vigil'): Redis {
+export function connectRedis(
+  url: string,
+  purpose: 'command' | 'reads' | 'blocking',
+  name = 'vigil',
+  { autoPipeline = false }: { autoPipeline?: boolean } = {},
+): Redis {
   const common: RedisOptions = {
     connectionName: name,
     lazyConnect: false,
+    enableAutoPipelining: autoPipeline,
     retryStrategy: (times) => Math.min(50 * 2 ** Math.min(times, 6), 2000),
   };
   const options: RedisOptions =

@@ -5,7 +5,8 @@
  * attempt), `webhook-timestamp` (this attempt, seconds) and `webhook-signature` (`v1,<base64
  * HMAC-SHA256 of id.timestamp.body>`, one per valid secret, space-separated).
  */
-import { Webhook } from 'standardwebhooks';
+import { createHmac, createSecretKey, type KeyObject } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import type { AddressGuard } from '../address-guard.ts';
 import type { DeliveryOutcome, Deliver } from '../deliverer.ts';
 import type { OpenChannel } from '../channel-spec.ts';
@@ -43,9 +44,32 @@ async function postJson(
   }
 }
 
-/** The `webhook-signature` value: one `v1,<signature>` per secret. */
+const SECRET_PREFIX = 'whsec_';
+
+/** Signing keys made from secrets: node:crypto makes a key object for every raw key it is given. */
+const signingKeys = new LRUCache<string, KeyObject>({ max: 1000 });
+
+function signingKey(secret: string): KeyObject {
+  let key = signingKeys.get(secret);
+  if (!key) {
+    const encoded = secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret;
+    key = createSecretKey(Buffer.from(encoded, 'base64'));
+    signingKeys.set(secret, key);
+  }
+  return key;
+}
+
+/**
+ * The `webhook-signature` value: one `v1,<signature>` per secret, the signature being the base64
+ * HMAC-SHA256, keyed with the secret's base64-decoded bytes, of `<id>.<timestamp seconds>.<body>`
+ * (what the `standardwebhooks` package's `Webhook.sign` makes, as the tests check; node:crypto's
+ * HMAC costs a tenth of its JavaScript SHA-256 per notification).
+ */
 export function signatures(secrets: string[], id: string, at: Date, body: string): string {
-  return secrets.map((s) => new Webhook(s).sign(id, at, body)).join(' ');
+  const signed = `${id}.${Math.floor(at.getTime() / 1000)}.${body}`;
+  return secrets
+    .map((s) => `v1,${createHmac('sha256', signingKey(s)).update(signed).digest('base64')}`)
+    .join(' ');
 }
 
 export function createWebhookDelivery(

@@ -56,6 +56,13 @@ describe('delivery rules', () => {
     for (const s of [a, b]) expect(new Webhook(s).verify('{"x":1}', headers)).toEqual({ x: 1 });
   });
 
+  it('signs a body with non-ASCII text exactly as the standardwebhooks package does', () => {
+    const secret = 'whsec_' + Buffer.from('a secret of some length, 32 b!!').toString('base64');
+    const body = '{"eventMessage":"t - Above 25 °C - WARNING - 26.0 °C","name":"Küche ✓"}';
+    const at = new Date(1_795_000_000_123);
+    expect(signatures([secret], 'msg_ü', at, body)).toBe(new Webhook(secret).sign('msg_ü', at, body));
+  });
+
   it('derives notification ids from kind, channel and subject', () => {
     expect(notificationId('event', 'c1', 'e1')).toBe(notificationId('event', 'c1', 'e1'));
     expect(notificationId('event', 'c1', 'e1')).not.toBe(notificationId('event', 'c2', 'e1'));

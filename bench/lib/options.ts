@@ -62,13 +62,18 @@ export interface BenchOptions {
   settings: Record<string, string>;
   /** Webhooks the notify scenario delivers (one event each, spread over its 100 channels). */
   notifyCount: number;
+  /**
+   * Events per second the notify scenario puts into the outbox (`--notify-rate`), instead of all at
+   * once: what a notification costs at the pace ingestion makes them.
+   */
+  notifyRate: number | undefined;
   /** Values the backfill scenario uploads (over 24 hours, for 100 data points). */
   backfillValues: number;
 }
 
 const usage = `usage: npm run bench -- [--quick] [--soak] [--only ${SCENARIOS.join(',')}] [--runs N]
        [--measure S] [--sustain S] [--soak-seconds S] [--soak-rate N] [--drain-payloads N] [--drain-workers N] [--e2e-rate N] [--single] [--profile]
-       [--notify-count N] [--backfill-values N] [--conditions]
+       [--notify-count N] [--notify-rate N] [--backfill-values N] [--conditions]
        [--set <config key>=<value>[,<key>=<value>…]]`;
 
 export function parseOptions(argv: readonly string[]): BenchOptions {
@@ -97,6 +102,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
         'set',
         'help',
         'notify-count',
+        'notify-rate',
         'backfill-values',
         'conditions',
       ].includes(name)
@@ -154,6 +160,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     profile: flags.has('profile'),
     settings,
     notifyCount: Math.round(num('notify-count', quick ? 10_000 : 60_000)),
+    notifyRate: flags.has('notify-rate') ? num('notify-rate', 1) : undefined,
     backfillValues: Math.round(num('backfill-values', quick ? 100_000 : 1_000_000)),
   };
 }

@@ -4,16 +4,20 @@
  * raised out of the way. `notifyCount` events go into the event outbox at once, as workers would
  * write them; the figure is webhooks / (time from the first event until the receiver has them all).
  * The receiver answers 204 at once and verifies the signature of a sample.
+ * With `--notify-rate N` the events come N per second instead, and the figure is the notifier's
+ * CPU per webhook at that pace (what a notification costs when ingestion makes a few a second).
  */
 import type { EventRecord } from '../../src/domain/types.ts';
 import { NOTIFIER_SETTINGS, openAlerting } from '../lib/alerting.ts';
 import type { BenchContext } from '../lib/context.ts';
 import { sleep, startBenchVigil } from '../lib/context.ts';
-import { describePerUnit, snapshot } from '../lib/cpu.ts';
+import { describePerUnit, snapshot, type CpuSnapshot } from '../lib/cpu.ts';
 import { BENCH_ENV, deviceName } from '../lib/provision.ts';
 import { startReceiver } from '../lib/webhook-receiver.ts';
 
 const CHANNELS = 100;
+/** A paced run puts its events into the outbox this often. */
+const PACE_TICK_MS = 20;
 
 function event(i: number): EventRecord {
   const device = deviceName(i % CHANNELS);
@@ -32,6 +36,10 @@ function event(i: number): EventRecord {
   };
 }
 
+/** The notifier's CPU µs per webhook between two snapshots. */
+const cpuPerWebhookUs = (before: CpuSnapshot, after: CpuSnapshot, webhooks: number) =>
+  ((after.notifier! - before.notifier!) * 1e6) / webhooks;
+
 async function notifyOnce(ctx: BenchContext, run: number): Promise<number> {
   const count = ctx.opts.notifyCount;
   const receiver = await startReceiver();
@@ -48,23 +56,28 @@ async function notifyOnce(ctx: BenchContext, run: number): Promise<number> {
     const cpuPids = { notifier: bv.vigil.pid, redis: ctx.pids.redis };
     const cpuBefore = snapshot(cpuPids);
     const started = Date.now();
-    for (let i = 0; i < count; i += 1000) {
+    const rate = ctx.opts.notifyRate;
+    const chunk = rate === undefined ? 1000 : Math.max(1, Math.round(rate / (1000 / PACE_TICK_MS)));
+    for (let i = 0; i < count; i += chunk) {
       const m = redis.multi();
-      for (let j = i; j < Math.min(i + 1000, count); j++)
+      for (let j = i; j < Math.min(i + chunk, count); j++)
         m.xadd(keys.eventOutbox(), '*', 'e', JSON.stringify(event(j)));
       await m.exec();
+      // Paced: this chunk's place in time (no drift: each waits for its own due time).
+      if (rate !== undefined) await sleep(Math.max(0, started + ((i + chunk) * 1000) / rate - Date.now()));
     }
     const deadline = started + 600_000;
     while (receiver.received < count && Date.now() < deadline) await sleep(50);
     const seconds = (Date.now() - started) / 1000;
+    const cpu = describePerUnit(cpuBefore, snapshot(cpuPids), count, 'webhook');
     if (receiver.received < count)
       throw new Error(`notify: only ${receiver.received} of ${count} webhooks within 600 s`);
     if (receiver.unverified > 0)
       throw new Error(`notify: ${receiver.unverified} sampled signatures did not verify`);
     ctx.report.notes.push(
-      `notify run ${run + 1}: ${count} webhooks to ${CHANNELS} channels in ${seconds.toFixed(1)} s; ${describePerUnit(cpuBefore, snapshot(cpuPids), count, 'webhook')}`,
+      `notify run ${run + 1}: ${count} webhooks to ${CHANNELS} channels in ${seconds.toFixed(1)} s${rate === undefined ? '' : ` (events at ${rate}/s)`}; ${cpu}`,
     );
-    return count / seconds;
+    return rate === undefined ? count / seconds : cpuPerWebhookUs(cpuBefore, snapshot(cpuPids), count);
   } finally {
     await alerting.close();
     await bv.vigil.stop();
@@ -75,6 +88,16 @@ async function notifyOnce(ctx: BenchContext, run: number): Promise<number> {
 export async function runNotify(ctx: BenchContext): Promise<void> {
   const runs: number[] = [];
   for (let r = 0; r < ctx.opts.runs; r++) runs.push(await notifyOnce(ctx, r));
+  if (ctx.opts.notifyRate !== undefined) {
+    ctx.report.add({
+      id: 'notify.paced-cpu',
+      label: `notifier CPU per webhook, events at ${ctx.opts.notifyRate}/s`,
+      unit: 'µs',
+      runs,
+      note: `${ctx.opts.notifyCount} events put in the event outbox at ${ctx.opts.notifyRate}/s, one webhook each, over ${CHANNELS} channels`,
+    });
+    return;
+  }
   ctx.report.add({
     id: 'notify',
     label: `webhook delivery (notifier, ${CHANNELS} channels, receiver on loopback)`,

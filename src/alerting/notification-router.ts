@@ -35,6 +35,12 @@ interface CompiledRoute {
   matches: (e: EventRecord) => boolean;
 }
 
+/** An environment's routes, compiled, and its channels by name. */
+interface Plan {
+  routes: CompiledRoute[];
+  channels: Map<string, Channel>;
+}
+
 export interface RouterDeps {
   redis: Redis;
   keys: AlertingKeys;
@@ -48,11 +54,28 @@ export function createNotificationRouter(deps: RouterDeps): (entries: OutboxEntr
   const { redis, keys, batches, log } = deps;
   const clock = deps.clock ?? Date.now;
 
-  async function load(env: string) {
+  /** Per environment: its routes and channels as last read, and what they compiled to. */
+  const loaded = new Map<
+    string,
+    { routes: Record<string, string>; channels: Record<string, string>; plan: Plan }
+  >();
+  const sameTexts = (a: Record<string, string>, b: Record<string, string>) => {
+    const keysA = Object.keys(a);
+    return keysA.length === Object.keys(b).length && keysA.every((k) => a[k] === b[k]);
+  };
+
+  /**
+   * The environment's routes and channels, read at every batch (a change applies to the next
+   * event) and compiled again only when what is stored changed: a route's device glob is a
+   * regular expression to build, and an environment may have hundreds of routes.
+   */
+  async function load(env: string): Promise<Plan> {
     const [routes, channels] = await Promise.all([
       redis.hgetall(keys.routes(env)),
       redis.hgetall(keys.channels(env)),
     ]);
+    const last = loaded.get(env);
+    if (last && sameTexts(last.routes, routes) && sameTexts(last.channels, channels)) return last.plan;
     const compiled = Object.values(routes).map((json): CompiledRoute => {
       const record = JSON.parse(json) as RouteRecord;
       return { record, matches: routeFilter(record) };
@@ -62,7 +85,9 @@ export function createNotificationRouter(deps: RouterDeps): (entries: OutboxEntr
       const c = JSON.parse(json) as ChannelRecord;
       byName.set(c.name, { id: c.id, name: c.name });
     }
-    return { routes: compiled, channels: byName };
+    const plan = { routes: compiled, channels: byName };
+    loaded.set(env, { routes, channels, plan });
+    return plan;
   }
 
   const eventJob = (env: string, channel: Channel, event: EventRecord): PlannedNotification => ({

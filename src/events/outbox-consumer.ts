@@ -22,12 +22,18 @@ export interface OutboxEntry {
 }
 
 /**
- * Creates `group` on the outbox unless it exists. A new group starts at the end of the stream
- * (`$`): it gets the events created from now on, not the history before it existed.
+ * Creates `group` on the outbox unless it exists. A new group starts at `startId`: by default the
+ * end of the stream (`$`), so it gets the events created from now on, not the history before it
+ * existed; `0` for a group that must have every event still in the stream.
  */
-export async function ensureOutboxGroup(redis: Redis, keys: EventKeys, group: string): Promise<void> {
+export async function ensureOutboxGroup(
+  redis: Redis,
+  keys: EventKeys,
+  group: string,
+  startId: '$' | '0' = '$',
+): Promise<void> {
   try {
-    await redis.xgroup('CREATE', keys.eventOutbox(), group, '$', 'MKSTREAM');
+    await redis.xgroup('CREATE', keys.eventOutbox(), group, startId, 'MKSTREAM');
   } catch (err) {
     if (replyCode(err) !== 'BUSYGROUP') throw err;
   }
@@ -46,6 +52,8 @@ export interface OutboxConsumerDeps {
   log: Logger;
   /** Handles a batch of events; a rejection leaves them pending, to be handled again. */
   handle(entries: OutboxEntry[]): Promise<void>;
+  /** Where a group made by this reader starts (ensureOutboxGroup); `$` by default. */
+  startId?: '$' | '0';
   batchSize?: number;
   blockMs?: number;
   reclaimIdleMs?: number;
@@ -127,9 +135,14 @@ export function startOutboxConsumer(deps: OutboxConsumerDeps): OutboxConsumer {
   async function loop(): Promise<void> {
     let lastReclaimMs = 0;
     let pendingFirst = true;
+    // The group is made at start and again after any failure (a Redis restarted empty has none).
+    let groupReady = false;
     while (!stopped) {
       try {
-        await ensureOutboxGroup(redis, deps.keys, group);
+        if (!groupReady) {
+          await ensureOutboxGroup(redis, deps.keys, group, deps.startId);
+          groupReady = true;
+        }
         if (Date.now() - lastReclaimMs > reclaimIdleMs / 2) {
           lastReclaimMs = Date.now();
           await reclaim();
@@ -138,6 +151,7 @@ export function startOutboxConsumer(deps: OutboxConsumerDeps): OutboxConsumer {
       } catch (err) {
         if (stopped) break;
         pendingFirst = true;
+        groupReady = false;
         deps.log.warn(
           { err: err instanceof Error ? err.message : String(err), group },
           'event outbox: retrying',

@@ -7,6 +7,7 @@
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
 import compression from 'compression';
+import { gzipHtml } from './gzip-html.ts';
 import { constants } from 'node:zlib';
 import { createAlarms, type Alarms } from '../alerting/alarms.ts';
 import type { Config } from '../config/schema.ts';
@@ -106,7 +107,14 @@ export function createConsole(deps: ConsoleDeps): WebConsole {
     last24Hours: createLast24HoursReader({ influx: deps.influx }),
     fleet,
     render(res, status, o) {
-      res.status(status).type('html').send(page({ ...o, assets: assets.urls }).toBuffer());
+      const markup = page({ ...o, assets: assets.urls });
+      res.status(status).type('html').vary('Accept-Encoding');
+      // Pages are gzipped here, their shared parts compressed once (gzip-html.ts); the compression
+      // middleware leaves an answer with a Content-Encoding alone.
+      const gzip =
+        res.req.headers['accept-encoding'] !== undefined && res.req.acceptsEncodings('gzip') === 'gzip';
+      if (gzip) res.setHeader('Content-Encoding', 'gzip').send(gzipHtml(markup));
+      else res.send(markup.toBuffer());
     },
     sessionOf: (req, opts) => sessions.resolve(cookies.read(req, cookies.sessionName(req)), clock(), opts),
     async requireSession(req, res) {
@@ -134,7 +142,8 @@ export function createConsole(deps: ConsoleDeps): WebConsole {
   consoleRouter.use(
     compression({
       filter: (req, res) =>
-        !String(res.getHeader('Content-Type') ?? '').startsWith('text/event-stream') && compression.filter(req, res),
+        !String(res.getHeader('Content-Type') ?? '').startsWith('text/event-stream') &&
+        compression.filter(req, res),
       // The fastest level: every page is compressed on every request, and a large fleet's page costs
       // several times the CPU at the default level for a little less to send.
       level: constants.Z_BEST_SPEED,
@@ -150,7 +159,11 @@ export function createConsole(deps: ConsoleDeps): WebConsole {
   definitionRoutes(consoleRouter, ctx);
   consoleRouter.use((req, res) => {
     void ctx.sessionOf(req, { renew: false }).then((s) =>
-      ctx.render(res, 404, { title: 'Not found', session: s ?? undefined, body: errorBody('Not found', 'There is nothing at this address.', s !== null) }),
+      ctx.render(res, 404, {
+        title: 'Not found',
+        session: s ?? undefined,
+        body: errorBody('Not found', 'There is nothing at this address.', s !== null),
+      }),
     );
   });
   consoleRouter.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
@@ -160,9 +173,21 @@ export function createConsole(deps: ConsoleDeps): WebConsole {
       return;
     }
     if (e.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(e.retryAfterSeconds));
-    const title = e.status === 403 ? 'Not allowed' : e.status === 404 ? 'Not found' : e.status === 401 ? 'Signed out' : 'Something went wrong';
+    const title =
+      e.status === 403
+        ? 'Not allowed'
+        : e.status === 404
+          ? 'Not found'
+          : e.status === 401
+            ? 'Signed out'
+            : 'Something went wrong';
     void ctx.sessionOf(req, { renew: false }).then(
-      (s) => ctx.render(res, e.status, { title, session: s ?? undefined, body: errorBody(title, e.message, s !== null) }),
+      (s) =>
+        ctx.render(res, e.status, {
+          title,
+          session: s ?? undefined,
+          body: errorBody(title, e.message, s !== null),
+        }),
       () => ctx.render(res, e.status, { title, body: errorBody(title, e.message, false) }),
     );
   });

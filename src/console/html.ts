@@ -32,20 +32,30 @@ export class Html {
   /** The markup as UTF-8, with the bytes of parts encoded before (encoded()) reused as they are. */
   toBuffer(): Buffer {
     if (this.bytes) return this.bytes;
-    const chunks: Buffer[] = [];
+    const pieces = this.pieces();
+    return pieces.length === 1 ? pieces[0]!.bytes : Buffer.concat(pieces.map((p) => p.bytes));
+  }
+  /**
+   * The markup as UTF-8 in pieces, in order: the parts encoded before (encoded(), with `shared` set
+   * to them) and the text between them.
+   */
+  pieces(): { bytes: Buffer; shared?: Html }[] {
+    if (this.bytes) return [{ bytes: this.bytes, shared: this }];
+    const out: { bytes: Buffer; shared?: Html }[] = [];
     let run = '';
     const walk = (h: Html) => {
       for (const p of h.parts) {
         if (typeof p === 'string') run += p;
         else if (p.bytes) {
-          chunks.push(Buffer.from(run), p.bytes);
+          if (run) out.push({ bytes: Buffer.from(run) });
+          out.push({ bytes: p.bytes, shared: p });
           run = '';
         } else walk(p);
       }
     };
     walk(this);
-    chunks.push(Buffer.from(run));
-    return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+    if (run || out.length === 0) out.push({ bytes: Buffer.from(run) });
+    return out;
   }
 }
 

@@ -52,25 +52,37 @@ export interface RecentPayload {
   statuses: Record<string, Status>;
 }
 
-/** The stored form: short keys, absent fields left out. */
-interface StoredEntry {
+/**
+ * The stored form: a line of JSON with short keys (absent fields left out), a newline, then the
+ * payload's text as it is and, when there is one, the raw body right after it (`pn`: where the
+ * payload ends, in UTF-16 units). The texts go unescaped — they are most of an entry, and escaping
+ * them cost the worker more than the rest of keeping them; JSON never holds a raw newline, so the
+ * first one ends the header. Statuses are a flat list of names and statuses.
+ */
+interface StoredHeader {
   t: number;
   i: string;
   o: RecentPayload['outcome'];
   c?: string;
   m?: string;
-  p: string;
-  r?: string;
+  pn?: number;
   h?: 1;
   pb?: number;
   rb?: number;
+  s?: string[];
+}
+
+/** The form of entries written before the header line (one JSON text, statuses as an object). */
+interface JsonEntry extends Omit<StoredHeader, 's' | 'pn'> {
+  p: string;
+  r?: string;
   s?: Record<string, Status>;
 }
 
-/** Bytes of `,"r":"","pb":…,"rb":…` at most. */
-const SIZE_FIELDS_BYTES = 48;
-/** Longest message kept, in characters (a parser's error with its location fits). */
+/** Most characters of a message kept (a parser's error with its location fits). */
 const MESSAGE_CHARS = 300;
+/** Bytes of `,"pn":…,"pb":…,"rb":…` at most. */
+const SIZE_FIELDS_BYTES = 48;
 
 /**
  * The commands that keep the recent payloads of the step's devices: the newest `count` readings of
@@ -102,32 +114,26 @@ export function recentPayloadCommands(
   for (const [device, readings] of kept) {
     const key = keys.recentPayloads(readings[0]!.item.env, device.deviceName);
     // LPUSH puts the last argument first: the newest reading ends up at the head.
-    const texts = readings.map((r) =>
-      storedText(r, outcomeOf.get(r.item.id), statuses.get(r), maxBytes),
-    );
+    const texts = readings.map((r) => storedText(r, outcomeOf.get(r.item.id), statuses.get(r), maxBytes));
     commands.push(['LPUSH', key, ...texts], ['LTRIM', key, 0, count - 1]);
   }
   return commands;
 }
 
-/** The statuses of the values of the readings that are kept, by reading. */
+/** The statuses of the values of the readings that are kept, by reading: names and statuses in turn. */
 function statusesOf(
   kept: ReadonlyMap<DeviceRecord, readonly ResolvedReading[]>,
   converted: readonly ConvertedDevice[],
-): Map<ResolvedReading, Record<string, Status>> {
+): Map<ResolvedReading, string[]> {
   const wanted = new Set<ResolvedReading>();
   for (const list of kept.values()) for (const r of list) wanted.add(r);
-  const out = new Map<ResolvedReading, Record<string, Status>>();
+  const out = new Map<ResolvedReading, string[]>();
   for (const device of converted) {
     for (const v of device.values) {
       if (!wanted.has(v.reading)) continue;
-      let s = out.get(v.reading);
-      if (!s) {
-        // No prototype: a data point may be named `__proto__`.
-        s = Object.create(null) as Record<string, Status>;
-        out.set(v.reading, s);
-      }
-      s[v.sensor] = v.status;
+      const s = out.get(v.reading);
+      if (s) s.push(v.sensor, v.status);
+      else out.set(v.reading, [v.sensor, v.status]);
     }
   }
   return out;
@@ -136,58 +142,62 @@ function statusesOf(
 function storedText(
   r: ResolvedReading,
   outcome: IngestLogRecord | undefined,
-  statuses: Record<string, Status> | undefined,
+  statuses: string[] | undefined,
   maxBytes: number,
 ): string {
   const item: IngestItem = r.item;
-  const entry: StoredEntry = { t: item.receivedMs, i: item.id, o: outcome?.outcome ?? 'accepted', p: '' };
-  if (outcome?.code) entry.c = outcome.code;
-  if (outcome?.message) entry.m = clipChars(outcome.message, MESSAGE_CHARS);
-  if (item.bodyIsHex) entry.h = 1;
-  if (statuses) entry.s = statuses;
-  const raw = item.body === r.payloadStr ? undefined : item.body;
-  // Most entries fit whole: one JSON text, measured only when it might not fit (a UTF-16 unit is at
-  // most 3 bytes of UTF-8).
-  entry.p = r.payloadStr;
-  if (raw !== undefined) entry.r = raw;
-  const whole = JSON.stringify(entry);
-  if (whole.length * 3 <= maxBytes || Buffer.byteLength(whole) <= maxBytes) return whole;
-  entry.p = '';
-  delete entry.r;
-  // What the entry holds besides the texts, with room for the keys `r`, `pb` and `rb`.
-  const overhead = (e: StoredEntry) => Buffer.byteLength(JSON.stringify(e)) + SIZE_FIELDS_BYTES;
-  if (maxBytes - overhead(entry) < 0 && entry.s) {
+  const header: StoredHeader = { t: item.receivedMs, i: item.id, o: outcome?.outcome ?? 'accepted' };
+  if (outcome?.code) header.c = outcome.code;
+  if (outcome?.message) header.m = clipChars(outcome.message, MESSAGE_CHARS);
+  if (item.bodyIsHex) header.h = 1;
+  if (statuses) header.s = statuses;
+  const payload = r.payloadStr;
+  const raw = item.body === payload ? undefined : item.body;
+  if (raw !== undefined) header.pn = payload.length;
+  const head = JSON.stringify(header);
+  // Most entries fit whole, measured only when they might not (a UTF-16 unit is at most 3 bytes of
+  // UTF-8).
+  const chars = head.length + 1 + payload.length + (raw?.length ?? 0);
+  if (chars * 3 <= maxBytes) return `${head}\n${payload}${raw ?? ''}`;
+  const bytes = (text: string) => Buffer.byteLength(text);
+  if (bytes(head) + 1 + bytes(payload) + (raw === undefined ? 0 : bytes(raw)) <= maxBytes)
+    return `${head}\n${payload}${raw ?? ''}`;
+  // What the entry holds besides the texts, with room for `pn`, `pb` and `rb`.
+  const overhead = (h: StoredHeader) => bytes(JSON.stringify(h)) + 1 + SIZE_FIELDS_BYTES;
+  if (maxBytes - overhead(header) < 0 && header.s) {
     // A definition with very many data points: the statuses go, the payload stays.
-    delete entry.s;
+    delete header.s;
   }
-  const room = maxBytes - overhead(entry);
+  const room = maxBytes - overhead(header);
   // With a raw body beside it, the payload the parser received gets half the room.
-  const payload = fitted(r.payloadStr, raw === undefined ? room : Math.floor(room / 2));
-  entry.p = payload.text;
-  if (payload.fullBytes !== undefined) entry.pb = payload.fullBytes;
-  if (raw !== undefined) {
-    const fit = fitted(raw, maxBytes - overhead(entry));
-    entry.r = fit.text;
-    if (fit.fullBytes !== undefined) entry.rb = fit.fullBytes;
-  }
-  return JSON.stringify(entry);
+  const p = fitted(payload, raw === undefined ? room : Math.floor(room / 2));
+  if (p.fullBytes !== undefined) header.pb = p.fullBytes;
+  if (raw === undefined) return `${JSON.stringify(header)}\n${p.text}`;
+  const rest = fitted(raw, room - bytes(p.text));
+  header.pn = p.text.length;
+  if (rest.fullBytes !== undefined) header.rb = rest.fullBytes;
+  return `${JSON.stringify(header)}\n${p.text}${rest.text}`;
 }
 
 /**
- * `text` as it fits in `room` bytes of JSON: whole, or its longest prefix that does (never half a
- * character), with its full size in UTF-8 bytes.
+ * `text` as it fits in `room` bytes of UTF-8: whole, or its longest prefix that does (never half a
+ * character), with its full size in bytes.
  */
 function fitted(text: string, room: number): { text: string; fullBytes?: number } {
-  const jsonBytes = (s: string) => Buffer.byteLength(JSON.stringify(s)) - 2;
-  if (jsonBytes(text) <= room) return { text };
   const fullBytes = Buffer.byteLength(text);
+  if (fullBytes <= room) return { text };
   if (room <= 0) return { text: '', fullBytes };
-  // Escapes only make JSON longer than the text: start from `room` characters and shrink.
+  // A character is 1–4 bytes of UTF-8 (a surrogate pair 4 for 2 units): start from `room` units and
+  // shrink, never ending between the two units of a pair.
+  const prefix = (units: number) => {
+    const high = text.charCodeAt(units - 1);
+    return text.slice(0, high >= 0xd800 && high <= 0xdbff ? units - 1 : units);
+  };
   let end = Math.min(text.length, room);
-  let cut = text.slice(0, end).toWellFormed();
-  while (end > 0 && jsonBytes(cut) > room) {
+  let cut = prefix(end);
+  while (end > 0 && Buffer.byteLength(cut) > room) {
     end = Math.floor(end * 0.9);
-    cut = text.slice(0, end).toWellFormed();
+    cut = prefix(end);
   }
   return { text: cut, fullBytes };
 }
@@ -196,28 +206,51 @@ function clipChars(text: string, chars: number): string {
   return text.length > chars ? `${text.slice(0, chars)}…` : text;
 }
 
+/** Statuses by data point (no prototype: a data point may be named `__proto__`). */
+function statusRecord(s: string[] | Record<string, Status> | undefined): Record<string, Status> {
+  const out = Object.create(null) as Record<string, Status>;
+  if (Array.isArray(s)) for (let i = 0; i + 1 < s.length; i += 2) out[s[i]!] = s[i + 1] as Status;
+  else if (s && typeof s === 'object') Object.assign(out, s);
+  return out;
+}
+
 /** A stored entry as served; null for one that is not (written by another version). */
 export function readRecentPayload(text: string): RecentPayload | null {
-  let e: StoredEntry;
+  const newline = text.indexOf('\n');
+  let header: StoredHeader | JsonEntry;
+  let payload: string;
+  let raw: string | undefined;
   try {
-    e = JSON.parse(text) as StoredEntry;
+    header = JSON.parse(newline < 0 ? text : text.slice(0, newline)) as StoredHeader | JsonEntry;
   } catch {
     return null;
   }
-  if (typeof e !== 'object' || e === null || typeof e.p !== 'string') return null;
+  if (typeof header !== 'object' || header === null) return null;
+  if (newline < 0) {
+    // Written before the header line: one JSON text.
+    const e = header as JsonEntry;
+    if (typeof e.p !== 'string') return null;
+    payload = e.p;
+    raw = e.r;
+  } else {
+    const body = text.slice(newline + 1);
+    const pn = (header as StoredHeader).pn;
+    payload = pn === undefined ? body : body.slice(0, pn);
+    raw = pn === undefined ? undefined : body.slice(pn);
+  }
   const out: RecentPayload = {
-    receivedMs: Number(e.t),
-    ingestId: String(e.i),
-    outcome: e.o,
-    code: e.c ?? null,
-    message: e.m ?? null,
-    payload: e.p,
-    statuses: e.s ?? {},
+    receivedMs: Number(header.t),
+    ingestId: String(header.i),
+    outcome: header.o,
+    code: header.c ?? null,
+    message: header.m ?? null,
+    payload,
+    statuses: statusRecord(header.s),
   };
-  if (e.r !== undefined) out.raw = e.r;
-  if (e.h === 1) out.hex = true;
-  if (e.pb !== undefined) out.payloadBytes = e.pb;
-  if (e.rb !== undefined) out.rawBytes = e.rb;
+  if (raw !== undefined) out.raw = raw;
+  if (header.h === 1) out.hex = true;
+  if (header.pb !== undefined) out.payloadBytes = header.pb;
+  if (header.rb !== undefined) out.rawBytes = header.rb;
   return out;
 }
 

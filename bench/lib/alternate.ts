@@ -26,6 +26,11 @@ export interface WindowResult {
   note: string;
   /** Why the window measured nothing (it kept up with what it was offered): its pair runs again. */
   redo?: string;
+  /**
+   * CPU µs per unit of work of Vigil and its stores in the window: a second estimate of the
+   * feature's cost, steadier than rates on a host whose other work comes and goes.
+   */
+  cpuPerUnitUs?: number;
 }
 
 export interface Alternation<C> {
@@ -54,6 +59,7 @@ export async function alternate<C>(ctx: BenchContext, spec: Alternation<C>): Pro
     [spec.b, []],
   ]);
   const ratios: number[] = [];
+  const costRatios: number[] = [];
   let redos = 0;
   for (let pair = 0; pair < pairs; pair++) {
     const results: [Configuration<C>, WindowResult][] = [];
@@ -78,6 +84,8 @@ export async function alternate<C>(ctx: BenchContext, spec: Alternation<C>): Pro
     }
     const a = values.get(spec.a)![pair]!;
     ratios.push(a > 0 ? values.get(spec.b)![pair]! / a : Number.NaN);
+    const [costA, costB] = results.map(([, w]) => w.cpuPerUnitUs);
+    if (costA !== undefined && costB !== undefined && costB > 0) costRatios.push(costA / costB);
   }
   for (const c of [spec.a, spec.b])
     ctx.report.add({
@@ -94,4 +102,12 @@ export async function alternate<C>(ctx: BenchContext, spec: Alternation<C>): Pro
     target: { min: spec.minRatio },
     note: `median of ${pairs} pairs, alternated (${spec.a.label} first in each); ${spec.note()}`,
   });
+  if (costRatios.length === ratios.length)
+    ctx.report.add({
+      id: `${spec.scenario}.cost-ratio`,
+      label: `CPU per unit of Vigil and its stores: ${spec.a.label} ÷ ${spec.b.label}`,
+      unit: RATIO_UNIT,
+      runs: costRatios,
+      note: `the capacity ratio the same pairs' CPU costs imply where CPU is what limits: ${spec.a.label}'s CPU µs per unit (every process but the load generator) ÷ ${spec.b.label}'s, pair by pair`,
+    });
 }

@@ -36,3 +36,13 @@ export function describePerUnit(
   });
   return `CPU per ${unit}: ${parts.join(', ')}`;
 }
+
+/**
+ * CPU µs per unit of work between two snapshots, summed over the processes of Vigil and the stores
+ * it uses (every one but the bench's load generator, `bench`).
+ */
+export function serviceCpuPerUnit(before: CpuSnapshot, after: CpuSnapshot, units: number): number {
+  let seconds = 0;
+  for (const name of Object.keys(before)) if (name !== 'bench') seconds += after[name]! - before[name]!;
+  return (seconds * 1e6) / units;
+}

@@ -13,7 +13,7 @@ import { SETTINGS } from '../../src/config/schema.ts';
 import { alternate, type Configuration, type WindowResult } from '../lib/alternate.ts';
 import type { BenchContext, EndToEndVigil } from '../lib/context.ts';
 import { startEndToEndVigil } from '../lib/context.ts';
-import { describePerUnit, snapshot } from '../lib/cpu.ts';
+import { describePerUnit, serviceCpuPerUnit, snapshot } from '../lib/cpu.ts';
 import type { HostOptions, Settings } from '../lib/vigil-process.ts';
 import { Ingestion, measureWindow, SPREAD_WARMUP_MAX_S } from './end-to-end.ts';
 
@@ -71,10 +71,12 @@ async function capacityWindow(
     const cpuBefore = snapshot(bv.cpuPids);
     const w = await measureWindow(bv.worker, ingestion, opts.measureS);
     const payloads = w.processedPerSecond * opts.measureS;
-    const cpu = describePerUnit(cpuBefore, snapshot(bv.cpuPids), payloads, 'payload');
+    const cpuAfter = snapshot(bv.cpuPids);
+    const cpu = describePerUnit(cpuBefore, cpuAfter, payloads, 'payload');
     const saturated = w.backlogGrowth > SATURATED * payloads;
     return {
       value: w.processedPerSecond,
+      cpuPerUnitUs: serviceCpuPerUnit(cpuBefore, cpuAfter, payloads),
       saturated,
       note: `offered ${offered === undefined ? 'at full speed' : `${offered}/s`} (${warmupS} s of warm-up), accepted ${Math.round(w.acceptedPerSecond)}/s; backlog grew by ${Math.round(w.backlogGrowth)} (${saturated ? 'saturated' : 'NOT saturated: it kept up'})${hooks ? `; ${hooks.describe(payloads)}` : ''}; ${cpu}`,
     };

@@ -17,7 +17,7 @@ import { runBackfill } from './scenarios/backfill.ts';
 import { runCeilings } from './scenarios/ceilings.ts';
 import { runConsole } from './scenarios/console.ts';
 import { runDrain } from './scenarios/drain.ts';
-import { runLateWrites, runRecentPayloads } from './scenarios/feature-costs.ts';
+import { runConditions, runLateWrites, runRecentPayloads } from './scenarios/feature-costs.ts';
 import { runNotify } from './scenarios/notify.ts';
 import { runEndToEnd } from './scenarios/end-to-end.ts';
 import { runReadApi } from './scenarios/read-api.ts';
@@ -62,6 +62,7 @@ async function main(): Promise<void> {
       alerting: () => runAlerting(ctx),
       'recent-payloads': () => runRecentPayloads(ctx),
       'late-writes': () => runLateWrites(ctx),
+      conditions: () => runConditions(ctx),
       backfill: () => runBackfill(ctx),
       timers: () => runTimers(ctx),
     };

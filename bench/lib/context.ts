@@ -40,6 +40,8 @@ export async function startBenchVigil(
   extra: Settings = {},
   label = roles.replace(/,/g, '+'),
   host?: HostOptions,
+  /** Every rule of the bench definition waits and every data point is stale-watched (default: `--conditions`). */
+  conditions = ctx.opts.conditions,
 ): Promise<BenchVigil> {
   const flush = new IORedis(ctx.redisUrl);
   await flush.flushall();
@@ -72,7 +74,7 @@ export async function startBenchVigil(
     ctx.redisUrl,
     settings.keyPrefix,
     ctx.opts.devices + LAG_PROBE_DEVICES,
-    { conditions: ctx.opts.conditions },
+    { conditions },
   );
   const vigil = await startVigilProcess(settings, {
     profile: ctx.opts.profile,
@@ -97,12 +99,12 @@ export interface EndToEndVigil extends BenchVigil {
  */
 export async function startEndToEndVigil(
   ctx: BenchContext,
-  o: { label: string; extraRoles?: string; settings?: Settings; host?: HostOptions },
+  o: { label: string; extraRoles?: string; settings?: Settings; host?: HostOptions; conditions?: boolean },
 ): Promise<EndToEndVigil> {
   const { split, profile } = ctx.opts;
   const entry = ['gateway', 'mqtt', ...(split ? [] : ['worker']), 'scheduler', 'api'];
   if (o.extraRoles) entry.push(o.extraRoles);
-  const bv = await startBenchVigil(ctx, entry.join(','), o.settings ?? {}, o.label, o.host);
+  const bv = await startBenchVigil(ctx, entry.join(','), o.settings ?? {}, o.label, o.host, o.conditions);
   let worker = bv.vigil;
   if (split) {
     try {

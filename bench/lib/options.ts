@@ -20,6 +20,7 @@ export const SCENARIOS = [
   'alerting',
   'recent-payloads',
   'late-writes',
+  'conditions',
   'backfill',
   'timers',
 ] as const;

@@ -7,6 +7,8 @@
  *  - recent-payloads: VIGIL_DEVICE_RECENT_PAYLOADS at its default (20) ÷ 0 (none kept).
  *  - late-writes: the worker recording late values (history versions, late hours) ÷ not, with no
  *    value late (the bench's values are measured when accepted); the host's --no-late-writes.
+ *  - conditions: every rule of the bench definition waiting (`for`) and every data point
+ *    stale-watched ÷ the same rules without (`--conditions`' definition against the usual one).
  * The alerting scenario (alerting.ts) runs the same way with and without routes.
  */
 import { SETTINGS } from '../../src/config/schema.ts';
@@ -33,6 +35,8 @@ export interface EndToEndConfig {
   host?: HostOptions;
   /** Roles the entry process runs besides gateway, mqtt, scheduler and api. */
   extraRoles?: string;
+  /** The bench definition's rules wait and its data points are stale-watched (`--conditions`). */
+  conditions?: boolean;
   /** Threshold crossings spread evenly over time instead of in bursts (Ingestion's `spread`). */
   spread?: boolean;
   /** Sets the environment up before the load starts (alerting routes); the window's hooks. */
@@ -167,5 +171,19 @@ export async function runLateWrites(ctx: BenchContext): Promise<void> {
     b: { key: 'on', label: 'late values recorded', config: {} },
     minRatio: 0.97,
     note: "the worker started with and without its late-value bookkeeping (StartOptions.lateWrites, the bench host's --no-late-writes); no value is late: every value is measured when the gateway accepts it",
+  });
+}
+
+export async function runConditions(ctx: BenchContext): Promise<void> {
+  await runEndToEndAlternation(ctx, {
+    scenario: 'conditions',
+    a: { key: 'off', label: 'rules that do not wait', config: { conditions: false } },
+    b: {
+      key: 'on',
+      label: 'every rule waiting and every data point stale-watched',
+      config: { conditions: true },
+    },
+    minRatio: 0.95,
+    note: 'the bench definition as usual, and as `--conditions` makes it (each rule `for: 10s`, each data point `stale: { after: 30m }`); the same code in both',
   });
 }

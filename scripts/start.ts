@@ -79,7 +79,7 @@ function fail(message: string): never {
   process.exit(1);
 }
 
-/** Stops on the first SIGINT/SIGTERM; a second one exits at once. */
+/** Stops on the first SIGINT/SIGTERM/SIGHUP; a second one exits at once. */
 export function stopOnSignals(stop: () => Promise<void>): void {
   let stopping = false;
   const onSignal = () => {
@@ -95,6 +95,7 @@ export function stopOnSignals(stop: () => Promise<void>): void {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  process.on('SIGHUP', onSignal);
 }
 
 if (import.meta.main) {

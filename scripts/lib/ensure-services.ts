@@ -1,7 +1,10 @@
 /**
  * For `npm start`, `npm run demo` and `npm run bench`: makes sure Redis and InfluxDB answer on
  * the configured URLs, starting local ones (data under `var/`) only when nothing answers there
- * and the URL points at this machine. Returns what it started, so stopping stops only that.
+ * and the URL points at this machine. Returns what it started, so stopping stops only that. What
+ * it starts runs in a process group of its own, so that a Ctrl-C reaches only the script, which
+ * stops Vigil while the servers still answer and then stops them; should the script exit any other
+ * way, it stops them as it exits.
  */
 import { join } from 'node:path';
 import { isListening, startInflux, startRedis, type LocalService } from './local-services.ts';
@@ -20,13 +23,15 @@ export async function ensureLocalServices(opts: {
       url: new URL(opts.redisUrl),
       name: 'Redis',
       defaultPort: 6379,
-      start: (port: number) => startRedis({ port, dataDir: join(opts.varDir, 'redis') }),
+      start: (port: number) =>
+        startRedis({ port, dataDir: join(opts.varDir, 'redis'), ownProcessGroup: true }),
     },
     {
       url: new URL(opts.influxUrl),
       name: 'InfluxDB',
       defaultPort: 8086,
-      start: (port: number) => startInflux({ port, dataDir: join(opts.varDir, 'influxdb') }),
+      start: (port: number) =>
+        startInflux({ port, dataDir: join(opts.varDir, 'influxdb'), ownProcessGroup: true }),
     },
   ];
   try {
@@ -48,5 +53,10 @@ export async function ensureLocalServices(opts: {
     await Promise.allSettled(started.map((s) => s.stop()));
     throw err;
   }
+  // Out of the terminal's process group, they would outlive a script that exits without stopping
+  // them (a second Ctrl-C, an error): they are asked to stop as it exits (a no-op once stopped).
+  process.once('exit', () => {
+    for (const s of started) s.process?.kill('SIGTERM');
+  });
   return started;
 }

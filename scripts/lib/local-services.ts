@@ -101,7 +101,15 @@ function supervise(
   return start().then(() => service);
 }
 
-export interface RedisOptions {
+/**
+ * In a process group of its own: the Ctrl-C of a terminal (SIGINT to its foreground process group)
+ * does not reach it, so whoever started it can stop what uses it first and then stop it.
+ */
+interface GroupOption {
+  ownProcessGroup?: boolean;
+}
+
+export interface RedisOptions extends GroupOption {
   port?: number;
   dataDir: string;
   /** appendfsync policy; `everysec` is Vigil's production setting. */
@@ -144,7 +152,8 @@ export async function startRedis(opts: RedisOptions): Promise<LocalService> {
     `redis://127.0.0.1:${port}`,
     port,
     opts.dataDir,
-    () => spawn('redis-server', args, { stdio: ['ignore', log, log] }),
+    () =>
+      spawn('redis-server', args, { stdio: ['ignore', log, log], detached: opts.ownProcessGroup === true }),
     () => redisPing(port),
   );
 }
@@ -165,7 +174,7 @@ async function redisPing(port: number): Promise<boolean> {
   });
 }
 
-export interface InfluxOptions {
+export interface InfluxOptions extends GroupOption {
   port?: number;
   dataDir: string;
   /** Requires credentials on the HTTP API (create the first admin user with an open CREATE USER). */
@@ -221,6 +230,7 @@ export async function startInflux(opts: InfluxOptions): Promise<LocalService> {
     () =>
       spawn('influxd', ['-config', conf], {
         stdio: ['ignore', log, log],
+        detached: opts.ownProcessGroup === true,
         env: { ...process.env, GOGC: process.env.GOGC ?? INFLUX_GOGC },
       }),
     async () => {

@@ -23,6 +23,18 @@ export type CpuSnapshot = Record<string, number>;
 export const snapshot = (pids: Record<string, number>): CpuSnapshot =>
   Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuSeconds(pid)]));
 
+/** CPU µs per unit of work between two snapshots, summed over the processes `names` (default: all). */
+export function cpuPerUnitUs(
+  before: CpuSnapshot,
+  after: CpuSnapshot,
+  units: number,
+  names: readonly string[] = Object.keys(before),
+): number {
+  let seconds = 0;
+  for (const name of names) seconds += after[name]! - before[name]!;
+  return (seconds * 1e6) / units;
+}
+
 /** "vigil 180 µs, redis 40 µs, …" per unit of work between two snapshots. */
 export function describePerUnit(
   before: CpuSnapshot,
@@ -31,7 +43,7 @@ export function describePerUnit(
   unit: string,
 ): string {
   const parts = Object.keys(before).map((name) => {
-    const us = ((after[name]! - before[name]!) * 1e6) / units;
+    const us = cpuPerUnitUs(before, after, units, [name]);
     return `${name} ${Number.isFinite(us) ? Math.round(us) : '?'} µs`;
   });
   return `CPU per ${unit}: ${parts.join(', ')}`;
@@ -41,8 +53,10 @@ export function describePerUnit(
  * CPU µs per unit of work between two snapshots, summed over the processes of Vigil and the stores
  * it uses (every one but the bench's load generator, `bench`).
  */
-export function serviceCpuPerUnit(before: CpuSnapshot, after: CpuSnapshot, units: number): number {
-  let seconds = 0;
-  for (const name of Object.keys(before)) if (name !== 'bench') seconds += after[name]! - before[name]!;
-  return (seconds * 1e6) / units;
-}
+export const serviceCpuPerUnit = (before: CpuSnapshot, after: CpuSnapshot, units: number): number =>
+  cpuPerUnitUs(
+    before,
+    after,
+    units,
+    Object.keys(before).filter((name) => name !== 'bench'),
+  );

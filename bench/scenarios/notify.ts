@@ -11,7 +11,7 @@ import type { EventRecord } from '../../src/domain/types.ts';
 import { NOTIFIER_SETTINGS, openAlerting } from '../lib/alerting.ts';
 import type { BenchContext } from '../lib/context.ts';
 import { sleep, startBenchVigil } from '../lib/context.ts';
-import { describePerUnit, snapshot, type CpuSnapshot } from '../lib/cpu.ts';
+import { cpuPerUnitUs, describePerUnit, snapshot } from '../lib/cpu.ts';
 import { BENCH_ENV, deviceName } from '../lib/provision.ts';
 import { startReceiver } from '../lib/webhook-receiver.ts';
 
@@ -35,10 +35,6 @@ function event(i: number): EventRecord {
     receivedMs: Date.now(),
   };
 }
-
-/** The notifier's CPU µs per webhook between two snapshots. */
-const cpuPerWebhookUs = (before: CpuSnapshot, after: CpuSnapshot, webhooks: number) =>
-  ((after.notifier! - before.notifier!) * 1e6) / webhooks;
 
 async function notifyOnce(ctx: BenchContext, run: number): Promise<number> {
   const count = ctx.opts.notifyCount;
@@ -69,7 +65,8 @@ async function notifyOnce(ctx: BenchContext, run: number): Promise<number> {
     const deadline = started + 600_000;
     while (receiver.received < count && Date.now() < deadline) await sleep(50);
     const seconds = (Date.now() - started) / 1000;
-    const cpu = describePerUnit(cpuBefore, snapshot(cpuPids), count, 'webhook');
+    const cpuAfter = snapshot(cpuPids);
+    const cpu = describePerUnit(cpuBefore, cpuAfter, count, 'webhook');
     if (receiver.received < count)
       throw new Error(`notify: only ${receiver.received} of ${count} webhooks within 600 s`);
     if (receiver.unverified > 0)
@@ -77,7 +74,7 @@ async function notifyOnce(ctx: BenchContext, run: number): Promise<number> {
     ctx.report.notes.push(
       `notify run ${run + 1}: ${count} webhooks to ${CHANNELS} channels in ${seconds.toFixed(1)} s${rate === undefined ? '' : ` (events at ${rate}/s)`}; ${cpu}`,
     );
-    return rate === undefined ? count / seconds : cpuPerWebhookUs(cpuBefore, snapshot(cpuPids), count);
+    return rate === undefined ? count / seconds : cpuPerUnitUs(cpuBefore, cpuAfter, count, ['notifier']);
   } finally {
     await alerting.close();
     await bv.vigil.stop();

@@ -154,14 +154,11 @@ function storedText(
   const payload = r.payloadStr;
   const raw = item.body === payload ? undefined : item.body;
   if (raw !== undefined) header.pn = payload.length;
-  const head = JSON.stringify(header);
+  const whole = `${JSON.stringify(header)}\n${payload}${raw ?? ''}`;
   // Most entries fit whole, measured only when they might not (a UTF-16 unit is at most 3 bytes of
   // UTF-8).
-  const chars = head.length + 1 + payload.length + (raw?.length ?? 0);
-  if (chars * 3 <= maxBytes) return `${head}\n${payload}${raw ?? ''}`;
+  if (whole.length * 3 <= maxBytes || Buffer.byteLength(whole) <= maxBytes) return whole;
   const bytes = (text: string) => Buffer.byteLength(text);
-  if (bytes(head) + 1 + bytes(payload) + (raw === undefined ? 0 : bytes(raw)) <= maxBytes)
-    return `${head}\n${payload}${raw ?? ''}`;
   // What the entry holds besides the texts, with room for `pn`, `pb` and `rb`.
   const overhead = (h: StoredHeader) => bytes(JSON.stringify(h)) + 1 + SIZE_FIELDS_BYTES;
   if (maxBytes - overhead(header) < 0 && header.s) {

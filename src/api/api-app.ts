@@ -61,12 +61,8 @@ export function createApiApp(deps: ApiDeps, alongside: RequestHandler[] = []): e
   const observe = requestTimer(deps.metrics);
 
   const routes = apiRoutes(deps);
-  const openApiDocument = buildOpenApiDocument(routes);
-  app.get('/openapi.json', (_req, res) => {
-    res.setHeader('Cache-Control', NO_STORE);
-    res.json(openApiDocument);
-  });
-  for (const route of routes) {
+  // Express tries routes in the order they were added, so the data reads come first.
+  for (const route of [...routes].sort((a, b) => mountOrder(a) - mountOrder(b))) {
     const run = runRoute(route);
     for (const path of route.paths) {
       const r = app.route(path);
@@ -75,6 +71,11 @@ export function createApiApp(deps: ApiDeps, alongside: RequestHandler[] = []): e
       r.all(noStore, methodNotAllowed(route.methods, path));
     }
   }
+  const openApiDocument = buildOpenApiDocument(routes);
+  app.get('/openapi.json', (_req, res) => {
+    res.setHeader('Cache-Control', NO_STORE);
+    res.json(openApiDocument);
+  });
   // A path parameter that is not valid percent-encoding fails while the routes above are matched,
   // before any of their handlers ran.
   app.use((err: unknown, _req: Request, res: Response, next: NextFunction) => {
@@ -112,9 +113,20 @@ export function createApiApp(deps: ApiDeps, alongside: RequestHandler[] = []): e
       );
       // Named parameters only (`/login/:apiKey`), never wildcards: each is one string.
       const params = req.params as Record<string, string>;
-      // req.ip: the socket's peer, or X-Forwarded-For as far as 'trust proxy' (VIGIL_TRUST_PROXY) allows.
-      const clientAddress = req.ip ?? '';
-      const data = await route.handle({ env, token, attrs, nowMs, params, clientAddress, req, res });
+      const data = await route.handle({
+        env,
+        token,
+        attrs,
+        nowMs,
+        params,
+        // req.ip: the socket's peer, or X-Forwarded-For as far as 'trust proxy' (VIGIL_TRUST_PROXY)
+        // allows — worked out only for the routes that ask (login), not for every request.
+        get clientAddress() {
+          return req.ip ?? '';
+        },
+        req,
+        res,
+      });
       if (data !== STREAMED) sendJson(req, res, { status: 'success', data });
     };
   }
@@ -140,6 +152,15 @@ export function apiRoutes(deps: ApiDeps): ApiRoute[] {
     ...alarmRoutes(deps),
     ...ingestLogRoutes(deps),
   ];
+}
+
+/** Data points and devices are what clients poll; everything else is asked for now and then. */
+const FREQUENT_FIRST = ['/sensors/', '/devices/', '/alarms/', '/events/'];
+
+function mountOrder(route: ApiRoute): number {
+  const path = route.paths[0] ?? '';
+  const rank = FREQUENT_FIRST.findIndex((prefix) => path.startsWith(prefix));
+  return rank < 0 ? FREQUENT_FIRST.length : rank;
 }
 
 /** Times each request into `vigil_api_request_duration_seconds{route,status}`. */

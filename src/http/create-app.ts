@@ -6,8 +6,13 @@ import express, { type RequestHandler } from 'express';
 import helmet from 'helmet';
 
 /**
- * Helmet's defaults with a Content-Security-Policy for answers that are data, never pages
- * (`default-src 'none'`), and without Strict-Transport-Security: Vigil serves plain HTTP, and HSTS
+ * The headers of helmet that mean something for answers that are data, never pages: a
+ * Content-Security-Policy that allows nothing (`default-src 'none'`, `frame-ancestors 'none'`),
+ * `X-Content-Type-Options: nosniff`, `X-Frame-Options`, `Referrer-Policy` and
+ * `Cross-Origin-Resource-Policy` — what OWASP's REST security advice lists. The rest of helmet's
+ * defaults govern documents (opener policy, origin-keyed agent clusters, DNS prefetching, IE8
+ * downloads, Flash and PDF policies, the XSS auditor); the web console's pages get them from its own
+ * set (console/security.ts). No Strict-Transport-Security: Vigil serves plain HTTP, and HSTS
  * belongs to whatever terminates TLS in front of it.
  */
 const jsonSecurityHeaders = fixedHeaders(
@@ -17,6 +22,12 @@ const jsonSecurityHeaders = fixedHeaders(
       directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] },
     },
     strictTransportSecurity: false,
+    crossOriginOpenerPolicy: false,
+    originAgentCluster: false,
+    xDnsPrefetchControl: false,
+    xDownloadOptions: false,
+    xPermittedCrossDomainPolicies: false,
+    xXssProtection: false,
   }),
 );
 

@@ -33,6 +33,8 @@ declare module 'autocannon' {
     pipelining?: number;
     duration?: number;
     amount?: number;
+    /** Requests per second over all connections. */
+    overallRate?: number;
     timeout?: number;
     requests?: RequestSpec[];
   }

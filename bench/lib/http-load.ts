@@ -9,6 +9,8 @@ export interface HttpLoadOptions {
   headers?: Record<string, string>;
   /** Body of the n-th request of a connection (varies device names), or one fixed body. */
   body?: string | ((n: number) => string);
+  /** Requests per second over all connections; as many as they get answered when absent. */
+  rate?: number;
 }
 
 export interface HttpLoadResult {
@@ -38,6 +40,7 @@ export async function runHttpLoad(opts: HttpLoadOptions): Promise<HttpLoadResult
     headers: { 'content-type': 'application/json', ...opts.headers },
     requests: [request],
     timeout: 10,
+    ...(opts.rate ? { overallRate: opts.rate } : {}),
   });
   return {
     okPerSecond: result['2xx'] / result.duration,

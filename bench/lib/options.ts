@@ -68,13 +68,19 @@ export interface BenchOptions {
    * once: what a notification costs at the pace ingestion makes them.
    */
   notifyRate: number | undefined;
+  /**
+   * Requests per second the read API scenario sends (`--read-rate`), instead of as many as 10
+   * connections get answered: CPU per request compared at equal load, not at each code's own
+   * saturation (where a slower build also batches more per event-loop turn).
+   */
+  readRate: number | undefined;
   /** Values the backfill scenario uploads (over 24 hours, for 100 data points). */
   backfillValues: number;
 }
 
 const usage = `usage: npm run bench -- [--quick] [--soak] [--only ${SCENARIOS.join(',')}] [--runs N]
        [--measure S] [--sustain S] [--soak-seconds S] [--soak-rate N] [--drain-payloads N] [--drain-workers N] [--e2e-rate N] [--single] [--profile]
-       [--notify-count N] [--notify-rate N] [--backfill-values N] [--conditions]
+       [--notify-count N] [--notify-rate N] [--read-rate N] [--backfill-values N] [--conditions]
        [--set <config key>=<value>[,<key>=<value>…]]`;
 
 export function parseOptions(argv: readonly string[]): BenchOptions {
@@ -104,6 +110,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
         'help',
         'notify-count',
         'notify-rate',
+        'read-rate',
         'backfill-values',
         'conditions',
       ].includes(name)
@@ -162,6 +169,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     settings,
     notifyCount: Math.round(num('notify-count', quick ? 10_000 : 60_000)),
     notifyRate: flags.has('notify-rate') ? num('notify-rate', 1) : undefined,
+    readRate: flags.has('read-rate') ? num('read-rate', 1) : undefined,
     backfillValues: Math.round(num('backfill-values', quick ? 100_000 : 1_000_000)),
   };
 }

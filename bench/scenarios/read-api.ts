@@ -65,6 +65,7 @@ export async function runReadApi(ctx: BenchContext): Promise<void> {
         durationS: opts.warmupS,
         headers,
         body: s.body,
+        ...(opts.readRate ? { rate: opts.readRate } : {}),
       });
       if (warm.okPerSecond === 0) throw new Error(`${s.label}: no 2xx answer (${warm.non2xx} non-2xx)`);
       const rates: number[] = [];
@@ -80,6 +81,7 @@ export async function runReadApi(ctx: BenchContext): Promise<void> {
           durationS: opts.measureS,
           headers,
           body: s.body,
+          ...(opts.readRate ? { rate: opts.readRate } : {}),
         });
         rates.push(res.okPerSecond);
         p99.push(res.p99Ms);

@@ -2,8 +2,10 @@
  * The BullMQ queue of notification deliveries, as the notifier (producer and worker) and the CLI
  * (`vigil notify failed|retry`) open it: prefix `<VIGIL_KEY_PREFIX>:bull`, queue `notifications`.
  * Every job is retried on the configured schedule (the receiver's Retry-After wins for a 429),
- * completed jobs are kept an hour (their ids stop a replayed event from being enqueued twice), and
- * failed jobs are kept, bounded by count and age.
+ * completed jobs are deleted at once, and failed jobs are kept, bounded by count and age. A
+ * notification is enqueued at most once an hour: its id is also a deduplication key that lives that
+ * long, so the outbox entry of an event routed again (a notifier that died before acknowledging it)
+ * enqueues nothing, although the job it made may be done and gone.
  */
 import { Queue, type BackoffStrategy, type JobsOptions } from 'bullmq';
 import type { Config } from '../config/schema.ts';
@@ -14,9 +16,13 @@ import { NOTIFICATION_QUEUE, type NotificationJob } from './notification.ts';
 /** The backoff type of every notification job, served by {@link scheduleBackoff}. */
 export const BACKOFF_TYPE = 'vigil-schedule';
 
-/** How long completed jobs are kept, in seconds: a replay of the outbox within it enqueues nothing. */
-const COMPLETED_KEPT_SECONDS = 3600;
-const COMPLETED_KEPT_COUNT = 200_000;
+/**
+ * How long a notification's id keeps a second one with that id out, from when it was enqueued: far
+ * longer than the outbox takes to hand an unacknowledged entry to another notifier. (While the job
+ * itself exists, BullMQ adds nothing for its id anyway.) Keeping completed jobs for this instead
+ * held a copy of every event notified in the last hour in Redis, which runs without eviction.
+ */
+const ENQUEUED_ONCE_MS = 3_600_000;
 
 export interface RetryPolicy {
   /** Delay before each retry, ms (VIGIL_NOTIFY_RETRY_SCHEDULE); attempts = length + 1. */
@@ -53,9 +59,14 @@ export function notificationJobOptions(policy: RetryPolicy): JobsOptions {
   return {
     attempts: policy.scheduleMs.length + 1,
     backoff: { type: BACKOFF_TYPE },
-    removeOnComplete: { age: COMPLETED_KEPT_SECONDS, count: COMPLETED_KEPT_COUNT },
+    removeOnComplete: true,
     removeOnFail: { age: policy.failedKeptSeconds, count: policy.failedKept },
   };
+}
+
+/** The options of the job `jobId` (a notification id), delayed by `delayMs`. */
+export function notificationJob(options: JobsOptions, jobId: string, delayMs: number): JobsOptions {
+  return { ...options, jobId, delay: delayMs, deduplication: { id: jobId, ttl: ENQUEUED_ONCE_MS } };
 }
 
 /** Opens the queue on `connection` (a `blocking` connection: commands wait out a Redis restart). */

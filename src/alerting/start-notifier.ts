@@ -24,6 +24,7 @@ import { createDeliveryProcessor } from './delivery-processor.ts';
 import { createDigestBatches } from './digest-batches.ts';
 import { NOTIFICATION_QUEUE, NOTIFIER_GROUP, type NotificationJob } from './notification.ts';
 import {
+  notificationJob,
   notificationJobOptions,
   openNotificationQueue,
   retryPolicyOf,
@@ -115,7 +116,7 @@ export function startNotifier(deps: NotifierDeps): Notifier {
     const bulk = jobs.map((j) => ({
       name: j.data.kind,
       data: j.data,
-      opts: { ...options, jobId: j.id, delay: j.delayMs },
+      opts: notificationJob(options, j.id, j.delayMs),
     }));
     await queue.addBulk(bulk);
   };

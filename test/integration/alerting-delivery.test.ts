@@ -50,8 +50,36 @@ describe('notification delivery', () => {
       expect(r.headers['webhook-id']).toMatch(/^event_[0-9a-f]{32}$/);
       expect(r.headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]+=*$/);
     }
-    await eventually(() => notificationsSettled(p), { timeoutMs: 10_000, message: 'nothing left to deliver' });
+    await eventually(() => notificationsSettled(p), {
+      timeoutMs: 10_000,
+      message: 'nothing left to deliver',
+    });
     expect(receiver.requests).toHaveLength(2);
+  });
+
+  it('sends an event once even when its outbox entry is read again after the notification was delivered', async () => {
+    const p = await startPipeline({ roles: 'gateway,worker,notifier', ...ALERTING_TEST_CONFIG });
+    const { key } = await provisionComfort(p, 'acme', ['d1']);
+    const admin = alertingAdmin(p);
+    const receiver = await startHttpReceiver();
+    const { secret } = await admin.createChannel('acme', {
+      name: 'hook',
+      type: 'webhook',
+      url: `${receiver.url}/hook`,
+    });
+    receiver.secrets = [secret ?? ''];
+    await admin.createRoute('acme', { name: 'warnings', channels: ['hook'], minStatus: 'WARNING' });
+
+    await post(p, key, 'd1', { Temperature: 26 });
+    await until(() => receiver.accepted().length >= 1, 'the WARNING', 20_000);
+    await eventually(() => notificationsSettled(p), { timeoutMs: 10_000, message: 'the delivery done' });
+    // What a notifier that died after enqueueing, before acknowledging, leaves behind: the same
+    // entry read again, when the job it made is long done.
+    const entries = await p.redis.xrange(p.keys.eventOutbox(), '-', '+');
+    expect(entries).toHaveLength(1);
+    await p.redis.xadd(p.keys.eventOutbox(), '*', ...entries[0]![1]);
+    await eventually(() => notificationsSettled(p), { timeoutMs: 10_000, message: 'the entry read again' });
+    expect(receiver.requests).toHaveLength(1);
   });
 
   it('formats Slack messages and emails naming status, device display name, data point and message', async () => {

@@ -69,8 +69,8 @@ export interface BenchOptions {
    */
   notifyRate: number | undefined;
   /**
-   * Requests per second the read API scenario sends (`--read-rate`), instead of as many as 10
-   * connections get answered: CPU per request compared at equal load, not at each code's own
+   * Requests per second the read API scenario sends to `sensors/details` (`--read-rate`), instead
+   * of as many as 10 connections get answered: CPU per request compared at equal load, not at each code's own
    * saturation (where a slower build also batches more per event-loop turn).
    */
   readRate: number | undefined;

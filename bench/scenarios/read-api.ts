@@ -49,12 +49,14 @@ export async function runReadApi(ctx: BenchContext): Promise<void> {
           JSON.stringify({ deviceName: deviceName(n % opts.devices), sensorName: 'Temperature' }),
         target: { min: 2000 },
         p99Target: { max: 25 },
+        rate: opts.readRate,
       },
       {
         id: 'read.batchList',
         label: 'read API sensors/batchList (100 devices)',
         url: `${base}/sensors/batchList`,
         body: () => batch,
+        rate: undefined,
       },
     ];
     for (const s of scenarios) {
@@ -65,7 +67,7 @@ export async function runReadApi(ctx: BenchContext): Promise<void> {
         durationS: opts.warmupS,
         headers,
         body: s.body,
-        ...(opts.readRate ? { rate: opts.readRate } : {}),
+        ...(s.rate ? { rate: s.rate } : {}),
       });
       if (warm.okPerSecond === 0) throw new Error(`${s.label}: no 2xx answer (${warm.non2xx} non-2xx)`);
       const rates: number[] = [];
@@ -81,7 +83,7 @@ export async function runReadApi(ctx: BenchContext): Promise<void> {
           durationS: opts.measureS,
           headers,
           body: s.body,
-          ...(opts.readRate ? { rate: opts.readRate } : {}),
+          ...(s.rate ? { rate: s.rate } : {}),
         });
         rates.push(res.okPerSecond);
         p99.push(res.p99Ms);
@@ -100,7 +102,7 @@ export async function runReadApi(ctx: BenchContext): Promise<void> {
       report.notes.push(...cpu.map((c) => `${s.label}, ${c}`));
       report.add({
         id: s.id,
-        label: `${s.label} (ingesting ${rate}/s)`,
+        label: `${s.label} (${s.rate ? `${s.rate} req/s sent, ` : ''}ingesting ${rate}/s)`,
         unit: 'req/s',
         runs: rates,
         ceiling: 'ceiling.express',

@@ -10,7 +10,7 @@ export interface HttpLoadOptions {
   /** Body of the n-th request of a connection (varies device names), or one fixed body. */
   body?: string | ((n: number) => string);
   /** Requests per second over all connections; as many as they get answered when absent. */
-  rate?: number;
+  rate?: number | undefined;
 }
 
 export interface HttpLoadResult {

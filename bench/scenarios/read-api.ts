@@ -56,7 +56,6 @@ export async function runReadApi(ctx: BenchContext): Promise<void> {
         label: 'read API sensors/batchList (100 devices)',
         url: `${base}/sensors/batchList`,
         body: () => batch,
-        rate: undefined,
       },
     ];
     for (const s of scenarios) {
@@ -67,7 +66,7 @@ export async function runReadApi(ctx: BenchContext): Promise<void> {
         durationS: opts.warmupS,
         headers,
         body: s.body,
-        ...(s.rate ? { rate: s.rate } : {}),
+        rate: s.rate,
       });
       if (warm.okPerSecond === 0) throw new Error(`${s.label}: no 2xx answer (${warm.non2xx} non-2xx)`);
       const rates: number[] = [];
@@ -83,7 +82,7 @@ export async function runReadApi(ctx: BenchContext): Promise<void> {
           durationS: opts.measureS,
           headers,
           body: s.body,
-          ...(s.rate ? { rate: s.rate } : {}),
+          rate: s.rate,
         });
         rates.push(res.okPerSecond);
         p99.push(res.p99Ms);

@@ -15,20 +15,26 @@ async function post(p: Pipeline, key: string, device: string, reading: Record<st
   expect(res.status).toBe(202);
 }
 
+/** A pipeline with environment acme (device d1) whose WARNINGs and above go to a verifying webhook receiver. */
+async function warningsToWebhook(headers?: [string, string][]) {
+  const p = await startPipeline({ roles: 'gateway,worker,notifier', ...ALERTING_TEST_CONFIG });
+  const { key } = await provisionComfort(p, 'acme', ['d1']);
+  const admin = alertingAdmin(p);
+  const receiver = await startHttpReceiver();
+  const { secret } = await admin.createChannel('acme', {
+    name: 'hook',
+    type: 'webhook',
+    url: `${receiver.url}/hook`,
+    ...(headers ? { headers } : {}),
+  });
+  receiver.secrets = [secret ?? ''];
+  await admin.createRoute('acme', { name: 'warnings', channels: ['hook'], minStatus: 'WARNING' });
+  return { p, key, receiver };
+}
+
 describe('notification delivery', () => {
   it('sends a WARNING to a webhook, signed, with the event exactly as /events/list returns it, and skips returns to SUCCESS', async () => {
-    const p = await startPipeline({ roles: 'gateway,worker,notifier', ...ALERTING_TEST_CONFIG });
-    const { key } = await provisionComfort(p, 'acme', ['d1']);
-    const admin = alertingAdmin(p);
-    const receiver = await startHttpReceiver();
-    const { secret } = await admin.createChannel('acme', {
-      name: 'hook',
-      type: 'webhook',
-      url: `${receiver.url}/hook`,
-      headers: [['X-Team', 'ops']],
-    });
-    receiver.secrets = [secret ?? ''];
-    await admin.createRoute('acme', { name: 'warnings', channels: ['hook'], minStatus: 'WARNING' });
+    const { p, key, receiver } = await warningsToWebhook([['X-Team', 'ops']]);
 
     await post(p, key, 'd1', { Temperature: 26 });
     await until(() => receiver.accepted().length >= 1, 'the WARNING', 20_000);
@@ -58,17 +64,7 @@ describe('notification delivery', () => {
   });
 
   it('sends an event once even when its outbox entry is read again after the notification was delivered', async () => {
-    const p = await startPipeline({ roles: 'gateway,worker,notifier', ...ALERTING_TEST_CONFIG });
-    const { key } = await provisionComfort(p, 'acme', ['d1']);
-    const admin = alertingAdmin(p);
-    const receiver = await startHttpReceiver();
-    const { secret } = await admin.createChannel('acme', {
-      name: 'hook',
-      type: 'webhook',
-      url: `${receiver.url}/hook`,
-    });
-    receiver.secrets = [secret ?? ''];
-    await admin.createRoute('acme', { name: 'warnings', channels: ['hook'], minStatus: 'WARNING' });
+    const { p, key, receiver } = await warningsToWebhook();
 
     await post(p, key, 'd1', { Temperature: 26 });
     await until(() => receiver.accepted().length >= 1, 'the WARNING', 20_000);

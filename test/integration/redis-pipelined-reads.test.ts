@@ -1,5 +1,5 @@
 import { createServer, type Socket } from 'node:net';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { closeRedis, connectRedis } from '../../src/redis/connect.ts';
 import { createPipelinedReads } from '../../src/redis/pipelined-reads.ts';
 import { testConfig } from '../support/context.ts';
@@ -28,6 +28,24 @@ describe('pipelined reads', () => {
     expect(first).toEqual([['1', '2', null], 'x']);
     expect(second).toEqual([{ a: '1', b: '2' }]);
     expect(empty).toEqual([]);
+  });
+
+  it('writes the commands of one turn to the socket at once', async () => {
+    const { redis, key } = redisForTest();
+    await redis.set(key('s'), 'x');
+    const read = createPipelinedReads(redis);
+    // Node's socket writes what it is given at once, one call each, unless it is corked: count them.
+    const writes = [vi.spyOn(redis.stream, '_write'), vi.spyOn(redis.stream, '_writev')];
+    const replies = await Promise.all([
+      read((r) => {
+        r.get(key('s'));
+        r.hmget(key('h'), 'a');
+      }),
+      read((r) => r.get(key('s'))),
+      read((r) => r.hgetall(key('h'))),
+    ]);
+    expect(replies).toEqual([['x', [null]], ['x'], [{}]]);
+    expect(writes.reduce((n, spy) => n + spy.mock.calls.length, 0)).toBe(1);
   });
 
   it('fails only the caller whose command failed', async () => {

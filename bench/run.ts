@@ -9,6 +9,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startInflux, startRedis, type LocalService } from '../scripts/lib/local-services.ts';
 import type { BenchContext } from './lib/context.ts';
+import { configureLockstep } from './lib/lockstep.ts';
 import { parseOptions, type Scenario } from './lib/options.ts';
 import { machine, Report } from './lib/report.ts';
 import { runGatewayAccept, runMqttAccept } from './scenarios/accept.ts';
@@ -28,6 +29,7 @@ const RESULTS = new URL('results/latest.json', import.meta.url).pathname;
 
 async function main(): Promise<void> {
   const opts = parseOptions(process.argv.slice(2));
+  configureLockstep(opts.lockstep);
   const started = Date.now();
   const log = (message: string) =>
     process.stderr.write(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${message}\n`);

@@ -1,5 +1,6 @@
 /** HTTP load with autocannon: fixed connections, fixed duration, 2xx/s and latency percentiles. */
 import autocannon, { type RequestSpec } from 'autocannon';
+import { lockstep } from './lockstep.ts';
 
 export interface HttpLoadOptions {
   url: string;
@@ -25,6 +26,7 @@ export interface HttpLoadResult {
 let bodyCounter = 0;
 
 export async function runHttpLoad(opts: HttpLoadOptions): Promise<HttpLoadResult> {
+  await lockstep();
   const { body } = opts;
   const request: RequestSpec =
     typeof body === 'function'

@@ -76,11 +76,14 @@ export interface BenchOptions {
   readRate: number | undefined;
   /** Values the backfill scenario uploads (over 24 hours, for 100 data points). */
   backfillValues: number;
+  /** `--lockstep DIR:ME:OTHER`: wait for another run before every HTTP load (lib/lockstep.ts). */
+  lockstep: string | undefined;
 }
 
 const usage = `usage: npm run bench -- [--quick] [--soak] [--only ${SCENARIOS.join(',')}] [--runs N]
        [--measure S] [--sustain S] [--soak-seconds S] [--soak-rate N] [--drain-payloads N] [--drain-workers N] [--e2e-rate N] [--single] [--profile]
        [--notify-count N] [--notify-rate N] [--read-rate N] [--backfill-values N] [--conditions]
+       [--lockstep DIR:ME:OTHER]
        [--set <config key>=<value>[,<key>=<value>…]]`;
 
 export function parseOptions(argv: readonly string[]): BenchOptions {
@@ -113,6 +116,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
         'read-rate',
         'backfill-values',
         'conditions',
+        'lockstep',
       ].includes(name)
     )
       throw new Error(`unknown option --${name}\n${usage}`);
@@ -141,6 +145,8 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
         : [...SCENARIOS];
   const rate = flags.get('soak-rate');
   const set = flags.get('set');
+  const lockstep = flags.get('lockstep');
+  if (lockstep === true) throw new Error(`--lockstep needs DIR:ME:OTHER\n${usage}`);
   const settings: Record<string, string> = {};
   if (typeof set === 'string') {
     for (const pair of set.split(',')) {
@@ -171,5 +177,6 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     notifyRate: flags.has('notify-rate') ? num('notify-rate', 1) : undefined,
     readRate: flags.has('read-rate') ? num('read-rate', 1) : undefined,
     backfillValues: Math.round(num('backfill-values', quick ? 100_000 : 1_000_000)),
+    lockstep: typeof lockstep === 'string' ? lockstep : undefined,
   };
 }

@@ -12,7 +12,7 @@ export const COMMAND_TIMEOUT_MS = 5000;
  *   and a command Redis does not answer within 5 s fails ("Command timed out");
  * - `reads`: as `command`, without its timer per command (a setTimeout and a clearTimeout for each,
  *   6 % of the read API's CPU): for a caller that bounds its own waits, as pipelined-reads.ts does
- *   with one timer per pipeline;
+ *   with one timer per event-loop turn;
  * - `blocking`: the queue's producer and workers (`maxRetriesPerRequest: null`, reconnect forever).
  *
  * `autoPipeline`: commands issued in one event-loop turn go to Redis in one write (ioredis's

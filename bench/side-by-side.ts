@@ -1,7 +1,7 @@
 /**
  * Two builds measured in the same minutes: `node --no-node-snapshot bench/side-by-side.ts --with
- * <worktree of the other build> [--runs-each-as a|b] -- <bench options>` starts this tree's bench
- * (b) and the other tree's (a) at once, in lockstep (lib/lockstep.ts: both wait for each other
+ * <worktree of the other build> -- <bench options>` starts this tree's bench (b) and the other
+ * tree's (a) at once, in lockstep (lib/lockstep.ts: both wait for each other
  * before every HTTP load), and prints, for every measured window both reported, the CPU per unit
  * of each and the ratio b ÷ a. The other tree needs a bench with `--lockstep` (this one or later).
  * Both share the host's two cores, so absolute figures are higher than in a run alone; the ratios
@@ -29,19 +29,42 @@ const builds = [
 ];
 process.stderr.write(`side by side: a = ${builds[0]!.root}, b = ${builds[1]!.root}; logs in ${dir}\n`);
 
-const exits = builds.map(
-  ({ name, root }) =>
+const children = builds.map(({ name, root }) => {
+  const other = name === 'a' ? 'b' : 'a';
+  const child = spawn(
+    process.execPath,
+    ['--no-node-snapshot', 'bench/run.ts', ...benchArgs, '--lockstep', `${dir}:${name}:${other}`],
+    // Each run in a process group of its own, with its Redis, influxd and Vigil processes, so that
+    // stopping a run stops all of them.
+    { cwd: root, stdio: ['ignore', 'ignore', 'pipe'], detached: true },
+  );
+  child.stderr.pipe(createWriteStream(join(dir, `${name}.log`)));
+  return { name, child };
+});
+function stopAll(): void {
+  for (const { child } of children) {
+    if (child.exitCode !== null || child.pid === undefined) continue;
+    try {
+      process.kill(-child.pid, 'SIGINT');
+    } catch {
+      // Already gone.
+    }
+  }
+}
+// Ctrl-C reaches this process only: the runs are in groups of their own.
+process.once('SIGINT', () => {
+  stopAll();
+  process.exitCode = 130;
+});
+const exits = children.map(
+  ({ name, child }) =>
     new Promise<void>((done, fail) => {
-      const other = name === 'a' ? 'b' : 'a';
-      const child = spawn(
-        process.execPath,
-        ['--no-node-snapshot', 'bench/run.ts', ...benchArgs, '--lockstep', `${dir}:${name}:${other}`],
-        { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] },
-      );
-      child.stderr.pipe(createWriteStream(join(dir, `${name}.log`)));
-      child.on('exit', (code) =>
-        code === 0 ? done() : fail(new Error(`bench ${name} exited with ${code}; see ${dir}/${name}.log`)),
-      );
+      child.on('exit', (code, signal) => {
+        if (code === 0) return done();
+        // The other run would wait for this one at its next step: stop it too.
+        stopAll();
+        fail(new Error(`bench ${name} exited with ${code ?? signal}; see ${dir}/${name}.log`));
+      });
     }),
 );
 await Promise.all(exits);
@@ -68,13 +91,14 @@ const [a, b] = builds.map((x) => windows(x.root));
 for (const [label, pa] of a!) {
   const pb = b!.get(label);
   if (!pb) continue;
-  const vigil = (p: Map<string, number>) =>
-    [...p].filter(([k]) => k !== 'bench').reduce((s, [, v]) => s + v, 0);
+  // Vigil and its stores: every process but the bench's load generator.
+  const service = (p: Map<string, number>) =>
+    [...p].filter(([k]) => k !== 'bench').reduce((sum, [, v]) => sum + v, 0);
   const line = [...pa.keys()]
     .filter((k) => k !== 'bench')
     .map((k) => `${k} ${pa.get(k)} → ${pb.get(k) ?? '?'}`)
     .join(', ');
   process.stdout.write(
-    `${label}: CPU µs ${line}; b ÷ a: vigil ${((pb.get('vigil') ?? NaN) / (pa.get('vigil') ?? NaN)).toFixed(2)}, all but the bench ${(vigil(pb) / vigil(pa)).toFixed(2)}\n`,
+    `${label}: CPU µs ${line}; b ÷ a: vigil ${((pb.get('vigil') ?? NaN) / (pa.get('vigil') ?? NaN)).toFixed(2)}, all but the bench ${(service(pb) / service(pa)).toFixed(2)}\n`,
   );
 }

@@ -5,7 +5,13 @@
  */
 import { describe, expect, it } from 'vitest';
 import { listEvents } from '../../src/events/list-events.ts';
-import { ALERTING_TEST_CONFIG, alertingAdmin, notificationsSettled, until } from '../support/alerting.ts';
+import {
+  ALERTING_TEST_CONFIG,
+  alertingAdmin,
+  notificationsSettled,
+  until,
+  verifyingWebhook,
+} from '../support/alerting.ts';
 import { provisionComfort, startPipeline, type Pipeline } from '../support/pipeline.ts';
 import { eventually } from '../support/eventually.ts';
 import { startHttpReceiver, startSmtpReceiver } from '../support/receivers.ts';
@@ -20,14 +26,7 @@ async function warningsToWebhook(headers?: [string, string][]) {
   const p = await startPipeline({ roles: 'gateway,worker,notifier', ...ALERTING_TEST_CONFIG });
   const { key } = await provisionComfort(p, 'acme', ['d1']);
   const admin = alertingAdmin(p);
-  const receiver = await startHttpReceiver();
-  const { secret } = await admin.createChannel('acme', {
-    name: 'hook',
-    type: 'webhook',
-    url: `${receiver.url}/hook`,
-    ...(headers ? { headers } : {}),
-  });
-  receiver.secrets = [secret ?? ''];
+  const receiver = await verifyingWebhook(admin, 'acme', { path: '/hook', ...(headers ? { headers } : {}) });
   await admin.createRoute('acme', { name: 'warnings', channels: ['hook'], minStatus: 'WARNING' });
   return { p, key, receiver };
 }

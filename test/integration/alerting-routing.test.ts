@@ -16,6 +16,7 @@ import {
   makeEvent,
   notificationsSettled,
   until,
+  verifyingWebhook,
 } from '../support/alerting.ts';
 import { provisionComfort, startPipeline } from '../support/pipeline.ts';
 import { eventually } from '../support/eventually.ts';
@@ -61,7 +62,10 @@ describe('routing', () => {
       () => receivers.a.accepted().length >= 2 && receivers.b.accepted().length >= 2,
       'both environments',
     );
-    await eventually(() => notificationsSettled(p), { timeoutMs: 10_000, message: 'nothing left to deliver' });
+    await eventually(() => notificationsSettled(p), {
+      timeoutMs: 10_000,
+      message: 'nothing left to deliver',
+    });
     for (const env of ['a', 'b'] as const) {
       const got = bodies(receivers[env]);
       expect(got.map((b) => b.environment)).toEqual([env, env]);
@@ -74,14 +78,15 @@ describe('routing', () => {
     const p = await startPipeline({ roles: 'notifier', ...ALERTING_TEST_CONFIG, notifyFloodWindowMs: 3000 });
     await p.admin.createEnvironment('acme', 'en');
     const admin = alertingAdmin(p);
-    const r = await startHttpReceiver();
-    const { secret } = await admin.createChannel('acme', { name: 'hook', type: 'webhook', url: r.url });
-    r.secrets = [secret ?? ''];
+    const r = await verifyingWebhook(admin, 'acme');
     await admin.createRoute('acme', { name: 'all', channels: ['hook'] });
     const events = Array.from({ length: 1000 }, (_v, i) => makeEvent('acme', { deviceName: `dev-${i}` }));
     await emitEvents(p, events);
     await until(() => bodies(r).some((b) => b.type === 'digest'), 'the digest');
-    await eventually(() => notificationsSettled(p), { timeoutMs: 10_000, message: 'nothing left to deliver' });
+    await eventually(() => notificationsSettled(p), {
+      timeoutMs: 10_000,
+      message: 'nothing left to deliver',
+    });
     const got = bodies(r);
     expect(r.requests.length).toBeLessThanOrEqual(21);
     expect(got.filter((b) => b.type === 'event')).toHaveLength(20);
@@ -114,7 +119,10 @@ describe('routing', () => {
     expect(r.requests[0]?.atMs).toBeGreaterThanOrEqual(endMs);
     await emitEvents(p, [makeEvent('acme', { deviceName: 'after' })]);
     await until(() => r.requests.length >= 2, 'the event after quiet hours');
-    await eventually(() => notificationsSettled(p), { timeoutMs: 10_000, message: 'nothing left to deliver' });
+    await eventually(() => notificationsSettled(p), {
+      timeoutMs: 10_000,
+      message: 'nothing left to deliver',
+    });
     expect(bodies(r).map((b) => [b.type, b.data.count ?? b.data.deviceName])).toEqual([
       ['digest', 5],
       ['event', 'after'],
@@ -218,7 +226,10 @@ describe('routing', () => {
     const notifier = await startVigil({ ...p.config, roles: ['notifier'] }, createLogger('silent'));
     onTestFinished(() => notifier.close());
     await until(() => r.requests.length >= 1, 'the event created while no notifier ran');
-    await eventually(() => notificationsSettled(p), { timeoutMs: 10_000, message: 'nothing left to deliver' });
+    await eventually(() => notificationsSettled(p), {
+      timeoutMs: 10_000,
+      message: 'nothing left to deliver',
+    });
     expect(bodies(r).map((b) => b.data.deviceName)).toEqual(['while-down']);
   });
 

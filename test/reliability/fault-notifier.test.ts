@@ -16,10 +16,11 @@ import {
   makeEvent,
   notificationsSettled,
   until,
+  verifyingWebhook,
 } from '../support/alerting.ts';
 import { startPipeline, type Pipeline } from '../support/pipeline.ts';
 import { eventually } from '../support/eventually.ts';
-import { startHttpReceiver, type HttpReceiver } from '../support/receivers.ts';
+import type { HttpReceiver } from '../support/receivers.ts';
 import { spawnVigil } from '../support/workers.ts';
 
 /** Retries spread over ~20 s (long enough to outlast each fault), and no flood control. */
@@ -32,13 +33,7 @@ const FAULT_CONFIG = {
 async function setUp(p: Pipeline) {
   await p.admin.createEnvironment('acme', 'en');
   const admin = alertingAdmin(p);
-  const receiver = await startHttpReceiver();
-  const { secret } = await admin.createChannel('acme', {
-    name: 'hook',
-    type: 'webhook',
-    url: `${receiver.url}/in`,
-  });
-  receiver.secrets = [secret ?? ''];
+  const receiver = await verifyingWebhook(admin, 'acme', { path: '/in' });
   await admin.createRoute('acme', { name: 'all', channels: ['hook'] });
   return { admin, receiver };
 }
@@ -79,10 +74,15 @@ describe('notification faults', () => {
         return attempts.filter((a) => a.outcome === 'retrying' && a.attempt >= 3).length >= 5
           ? true
           : undefined;
-      }, { timeoutMs: 20_000, message: 'three failed attempts of each notification' });
+      },
+      { timeoutMs: 20_000, message: 'three failed attempts of each notification' },
+    );
     await receiver.start();
     await until(() => receiver.accepted().length >= 5, 'all five after the receiver is back', 30_000);
-    await eventually(() => notificationsSettled(p), { timeoutMs: 20_000, message: 'nothing left to deliver' });
+    await eventually(() => notificationsSettled(p), {
+      timeoutMs: 20_000,
+      message: 'nothing left to deliver',
+    });
     expectEveryEventOnce(receiver, events);
     expect(await admin.listFailed('acme')).toEqual([]);
   });
@@ -114,7 +114,10 @@ describe('notification faults', () => {
         'all 30',
         60_000,
       );
-      await eventually(() => notificationsSettled(p), { timeoutMs: 30_000, message: 'nothing left to deliver' });
+      await eventually(() => notificationsSettled(p), {
+        timeoutMs: 30_000,
+        message: 'nothing left to deliver',
+      });
       expectEveryEventOnce(receiver, events);
       expect(await admin.listFailed('acme')).toEqual([]);
       await child.kill('SIGTERM');
@@ -147,7 +150,10 @@ describe('notification faults', () => {
         'all 20',
         60_000,
       );
-      await eventually(() => notificationsSettled(p), { timeoutMs: 30_000, message: 'nothing left to deliver' });
+      await eventually(() => notificationsSettled(p), {
+        timeoutMs: 30_000,
+        message: 'nothing left to deliver',
+      });
       expectEveryEventOnce(receiver, events);
       expect(await admin.listFailed('acme')).toEqual([]);
     },

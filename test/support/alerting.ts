@@ -12,6 +12,7 @@ import type { Config } from '../../src/config/schema.ts';
 import type { EventRecord } from '../../src/domain/types.ts';
 import { adminDeps } from '../../src/keys.ts';
 import { type Pipeline } from './pipeline.ts';
+import { startHttpReceiver, type HttpReceiver } from './receivers.ts';
 import { eventually } from './eventually.ts';
 
 /** A fixed key for tests (the base64 of 32 bytes). */
@@ -31,6 +32,26 @@ export function alertingAdmin(p: Pipeline, config: Config = p.config): AlertingA
   const admin = createAlertingAdmin({ admin: adminDeps(p.redis, p.keys), keys: p.keys, config });
   onTestFinished(() => admin.close());
   return admin;
+}
+
+/**
+ * A receiver on loopback and a webhook channel `hook` of `env` posting to it (at `path`, with
+ * `headers`), the receiver checking every signature with the channel's signing secret.
+ */
+export async function verifyingWebhook(
+  admin: AlertingAdmin,
+  env: string,
+  opts: { path?: string; headers?: [string, string][] } = {},
+): Promise<HttpReceiver> {
+  const receiver = await startHttpReceiver();
+  const { secret } = await admin.createChannel(env, {
+    name: 'hook',
+    type: 'webhook',
+    url: `${receiver.url}${opts.path ?? ''}`,
+    ...(opts.headers ? { headers: opts.headers } : {}),
+  });
+  receiver.secrets = [secret ?? ''];
+  return receiver;
 }
 
 let sequence = 0;

@@ -34,6 +34,7 @@ import { createStateStore } from '../src/state/state-store.ts';
 import { createTenancyStore } from '../src/tenancy/tenancy-store.ts';
 import { createCatalog } from '../src/tenancy/catalog.ts';
 import { createIngestProcessor } from '../src/worker/ingest-processor.ts';
+import { startRecentPayloadWriter } from '../src/worker/recent-payloads.ts';
 import { createLateWrites } from '../src/worker/late-writes.ts';
 import { cpuSeconds } from './lib/cpu.ts';
 import { BENCH_ENV, deviceName, payloadBody, provisionBench } from './lib/provision.ts';
@@ -70,6 +71,8 @@ try {
   await provisionBench(redisServer.url, 'ws:', devices, { conditions: args.conditions });
   const sandbox = createSandbox({ timeoutMs: 50, memoryLimitMb: 32, log });
   const history = createHistoryWriter({ influx, log });
+  const recentCount = Number(args['recent-payloads']);
+  const recentWriter = startRecentPayloadWriter({ redis, keys, count: recentCount, log });
   const processItems = createIngestProcessor({
     catalog: createCatalog({ tenancy: createTenancyStore({ redis, keys }) }),
     sandbox,
@@ -78,7 +81,7 @@ try {
     ingestLog: createIngestLog({ redis, keys, size: 1000 }),
     log,
     defaultAvailabilityMinutes: 60,
-    recentPayloads: { keys, count: Number(args['recent-payloads']) },
+    recentPayloads: { keys, count: recentCount, writer: recentWriter },
     ...(args['no-late-writes'] ? {} : { lateWrites: createLateWrites({ keys, resampleEveryMs: 3_600_000 }) }),
   });
   let seq = 0;
@@ -110,12 +113,14 @@ try {
         const multi = redis.multi();
         queueCommands(multi, [...(result.logCommands ?? []), ...late]);
         await multi.exec();
+        result.acknowledged?.();
         finishing.delete(done);
       });
       finishing.add(done);
       while (finishing.size >= IN_FLIGHT) await Promise.race(finishing);
     }
     await Promise.all(finishing);
+    await recentWriter.flush();
   };
   await run(10); // warm-up: caches filled, code optimised
   for (let r = 0; r < rounds; r++) {
@@ -134,6 +139,7 @@ try {
   }
   await history.close();
   sandbox.close();
+  await recentWriter.close();
 } finally {
   await closeRedis(redis);
   await Promise.all([redisServer.stop(), influxServer.stop()]);

@@ -53,7 +53,7 @@ export function dependentData(keys: Keys): DependentData {
       dropDeviceAlarms(multi, keys, env, device);
     },
     deleteEnvironment(multi, env) {
-      multi.del(keys.envEvents(env), keys.ingestLog(env));
+      multi.del(keys.envEvents(env), keys.ingestLog(env), keys.recentPayloadsWritten(env));
       multi.del(keys.channels(env), keys.routes(env), keys.notifyLog(env));
       multi.del(keys.alarmIndex(env), keys.alarmRecords(env), keys.audit(env));
     },

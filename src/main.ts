@@ -118,6 +118,7 @@ export async function startVigil(config: Config, log: Logger, options: StartOpti
         { deadLetterOutcomes },
         { startWorker },
         { createLateWrites },
+        { startRecentPayloadWriter },
       ] = await Promise.all([
         import('./sandbox/sandbox.ts'),
         import('./events/outbox-drainer.ts'),
@@ -125,6 +126,7 @@ export async function startVigil(config: Config, log: Logger, options: StartOpti
         import('./worker/outcomes.ts'),
         import('./worker/start-worker.ts'),
         import('./worker/late-writes.ts'),
+        import('./worker/recent-payloads.ts'),
       ]);
       const schema = keepEnsuringSchema(influx, config, log);
       started.push(schema);
@@ -146,6 +148,9 @@ export async function startVigil(config: Config, log: Logger, options: StartOpti
         maxEntries: config.eventOutboxMaxEntries,
       });
       started.push({ name: 'event outbox', close: () => drainer.close() });
+      // Stopped after the worker (`started` stops in reverse): what its last steps kept is written.
+      const recentWriter = startRecentPayloadWriter({ redis, keys, count: config.deviceRecentPayloads, log });
+      started.push({ name: 'recent payloads', close: () => recentWriter.close() });
       const processItems = createIngestProcessor({
         catalog,
         sandbox,
@@ -154,7 +159,7 @@ export async function startVigil(config: Config, log: Logger, options: StartOpti
         ingestLog,
         log,
         defaultAvailabilityMinutes: config.defaultAvailabilityMinutes,
-        recentPayloads: { keys, count: config.deviceRecentPayloads },
+        recentPayloads: { keys, count: config.deviceRecentPayloads, writer: recentWriter },
         rawRetentionMs: retentionMs(config.rawRetention),
         ...(options.lateWrites === false
           ? {}

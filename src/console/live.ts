@@ -1,8 +1,8 @@
 /**
  * Live pages. While someone watches an environment, one timer per environment (VIGIL_CONSOLE_LIVE_MS)
  * reads a few keys that change whenever anything of it does — the head of its ingestion log (every
- * processed payload and its recent payload), its newest event (thresholds, lost and restored
- * contact), its device count — and when they change, every open page of it renders its regions
+ * processed payload), the counter its devices' recent payloads raise (written a moment after their
+ * step), its newest event (thresholds, lost and restored contact), its device count — and when they change, every open page of it renders its regions
  * again and its server-sent-event stream carries what differs. Reads behind the regions (the fleet,
  * a device) are shared by all pages and clients of the environment until the next change.
  *
@@ -18,6 +18,7 @@ import type { IngestKeys } from '../ingest/ingest-keys.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Redis } from '../redis/connect.ts';
 import type { TenancyKeys } from '../tenancy/tenancy-keys.ts';
+import type { RecentPayloadKeys } from '../worker/recent-payloads.ts';
 import type { ConsoleKeys } from './console-keys.ts';
 import type { Region } from './views/regions.ts';
 
@@ -95,7 +96,7 @@ interface Watch {
 
 export function createLiveHub(deps: {
   redis: Redis;
-  keys: TenancyKeys & EventKeys & IngestKeys & ConsoleKeys;
+  keys: TenancyKeys & EventKeys & IngestKeys & ConsoleKeys & RecentPayloadKeys;
   log: Logger;
   intervalMs: number;
   clock?: () => number;
@@ -113,6 +114,7 @@ export function createLiveHub(deps: {
     const replies = await deps.redis
       .pipeline()
       .lindex(keys.ingestLog(env), 0)
+      .get(keys.recentPayloadsWritten(env))
       .zrevrange(keys.envEvents(env), 0, 0, 'WITHSCORES')
       .zcard(keys.devices(env))
       .exec();

@@ -29,7 +29,7 @@ import type { LateWrites } from './late-writes.ts';
 import { OutcomeLog, type FailedPayload } from './outcomes.ts';
 import { parseReadings } from './parse.ts';
 import { preparse } from './preparse.ts';
-import { recentPayloadCommands, type RecentPayloadKeys } from './recent-payloads.ts';
+import { recentPayloadEntries, type RecentPayloadKeys, type RecentPayloadWriter } from './recent-payloads.ts';
 import { resolveDevices } from './resolve.ts';
 import { addTicks, splitTicks } from './ticks.ts';
 
@@ -41,8 +41,11 @@ export interface IngestProcessorDeps {
   ingestLog: IngestLog;
   log: Logger;
   defaultAvailabilityMinutes: number;
-  /** Recent payloads kept per device (VIGIL_DEVICE_RECENT_PAYLOADS); none when absent or 0. */
-  recentPayloads?: { keys: RecentPayloadKeys; count: number };
+  /**
+   * Recent payloads kept per device (VIGIL_DEVICE_RECENT_PAYLOADS), written by `writer` once the
+   * step is acknowledged; none when absent or 0.
+   */
+  recentPayloads?: { keys: RecentPayloadKeys; count: number; writer: RecentPayloadWriter };
   /**
    * Raw retention (VIGIL_RAW_RETENTION) in ms; readings older than it are refused
    * (TIMESTAMP_BEYOND_RETENTION). Undefined: kept forever.
@@ -67,6 +70,8 @@ export interface ProcessResult {
   written?: Promise<RedisCommand[]>;
   /** The commands that write the step's ingestion-log entries, run with its acknowledgement. */
   logCommands?: RedisCommand[];
+  /** Runs once the step's acknowledgement landed (what must not be written twice nor before it). */
+  acknowledged?: () => void;
   /**
    * Payloads whose processing failed on their own data: the acknowledgement moves them to the
    * dead-letter stream (the rest of their queue entries is done).
@@ -189,8 +194,10 @@ export function createIngestProcessor(deps: IngestProcessorDeps): ProcessItems {
     const entries = outcomes.entries();
     const logCommands = deps.ingestLog.commands(entries);
     const recent = deps.recentPayloads;
-    if (recent && recent.count > 0)
-      logCommands.push(...recentPayloadCommands(recent.keys, recent.count, resolved, devices, entries));
+    const kept =
+      recent && recent.count > 0
+        ? recentPayloadEntries(recent.keys, recent.count, resolved, devices, entries)
+        : undefined;
     let staleValues = 0;
     for (const statuses of applied) for (const s of statuses) if (s === null) staleValues += 1;
     const failed = outcomes.failures();
@@ -201,6 +208,7 @@ export function createIngestProcessor(deps: IngestProcessorDeps): ProcessItems {
       staleValues,
       written,
       logCommands,
+      ...(kept && kept.size > 0 ? { acknowledged: () => recent!.writer.add(kept) } : {}),
       ...(failed.length > 0 ? { failed } : {}),
     };
   };

@@ -3,15 +3,24 @@
  * what the device's parser received, with the outcome of its submission and the status each data
  * point got from it. A Redis LIST per device, newest first, bounded in count
  * (VIGIL_DEVICE_RECENT_PAYLOADS) and in bytes: every entry is at most RECENT_PAYLOADS_MAX_BYTES /
- * count, its payload shortened (and marked so) to fit. Written by the command that acknowledges the
- * worker's step — one LPUSH and one LTRIM per device and step, not per payload — so an entry is
- * there exactly when the step's ingestion-log entries are.
+ * count, its payload shortened (and marked so) to fit.
+ *
+ * They are a copy for people to look at, not data: the worker keeps the entries of its
+ * acknowledged steps in memory, the newest `count` per device, and writes them every
+ * RECENT_PAYLOADS_FLUSH_MS — one LPUSH and one LTRIM per device and write, however many steps and
+ * payloads it gathered. Kept only after the acknowledgement, a payload processed again (its step
+ * was not acknowledged) is kept once; a write that failed is tried again with the next one, and
+ * one whose reply a dropped connection lost may be there twice, which reading leaves out. A worker
+ * killed loses the entries of its last quarter second (the payloads themselves are processed, in
+ * state and history). Written by the acknowledging script, every payload had cost the worker and
+ * Redis about a tenth of the end-to-end rate; gathered, a device sending several payloads a second
+ * costs a command pair per write.
  */
 import type { IngestItem } from '../domain/ingest-item.ts';
 import type { Status } from '../domain/types.ts';
 import type { IngestLogRecord } from '../ingest/ingest-log.ts';
+import { sampledWarning, type Logger } from '../log/logger.ts';
 import type { Redis } from '../redis/connect.ts';
-import type { RedisCommand } from '../redis/command.ts';
 import type { DeviceRecord } from '../tenancy/types.ts';
 import type { ConvertedDevice } from './convert.ts';
 import type { ResolvedReading } from './resolve.ts';
@@ -23,11 +32,20 @@ export interface RecentPayloadKeys {
   readonly prefix: string;
   /** List of a device's recent payloads, newest first (JSON, see StoredEntry). */
   recentPayloads(env: string, device: string): string;
+  /**
+   * Counter of an environment, raised by every write that kept payloads of it: the console's live
+   * pages watch it, as the payloads come a moment after the rest of their step.
+   */
+  recentPayloadsWritten(env: string): string;
 }
 
 export function recentPayloadKeys(prefix: string): RecentPayloadKeys {
   // The device's hash tag, as its tenancy and state keys have it.
-  return { prefix, recentPayloads: (env, d) => `${prefix}:dev:{${env}/${d}}:recent-payloads` };
+  return {
+    prefix,
+    recentPayloads: (env, d) => `${prefix}:dev:{${env}/${d}}:recent-payloads`,
+    recentPayloadsWritten: (env) => `${prefix}:env:${env}:recent-payloads-written`,
+  };
 }
 
 /** A recent payload as the console reads it. */
@@ -84,20 +102,37 @@ const MESSAGE_CHARS = 300;
 /** Bytes of `,"pn":…,"pb":…,"rb":…` at most. */
 const SIZE_FIELDS_BYTES = 48;
 
+/** How often a worker writes the recent payloads it gathered, in ms (the console's delay). */
+export const RECENT_PAYLOADS_FLUSH_MS = 250;
+/** Gathered entries (UTF-16 units) above which they are written at once, before the next flush. */
+const GATHERED_MAX_UNITS = 8 * 1024 * 1024;
+/** Entries (UTF-16 units) written by one script call at most: each call holds Redis for its time. */
+const WRITE_MAX_UNITS = 1024 * 1024;
+
+/** Entries to keep of one device: oldest first, at most `count`. */
+export interface KeptDevice {
+  env: string;
+  texts: string[];
+}
+
+/** Entries to keep, by the list key of their device. */
+export type KeptPayloads = Map<string, KeptDevice>;
+
 /**
- * The commands that keep the recent payloads of the step's devices: the newest `count` readings of
+ * The entries that keep the recent payloads of a step's devices: the newest `count` readings of
  * each device, with the outcome of their submission (`entries`, the step's ingestion-log records)
  * and the statuses `converted` gave their values. Readings whose device has no definition parser
  * (preparseronly) are kept too: their payload is what the pre-parser made.
  */
-export function recentPayloadCommands(
+export function recentPayloadEntries(
   keys: RecentPayloadKeys,
   count: number,
   resolved: readonly ResolvedReading[],
   converted: readonly ConvertedDevice[],
   entries: readonly IngestLogRecord[],
-): RedisCommand[] {
-  if (count <= 0 || resolved.length === 0) return [];
+): KeptPayloads {
+  const out: KeptPayloads = new Map();
+  if (count <= 0 || resolved.length === 0) return out;
   const kept = new Map<DeviceRecord, ResolvedReading[]>();
   for (const r of resolved) {
     const list = kept.get(r.device);
@@ -110,14 +145,147 @@ export function recentPayloadCommands(
   const statuses = statusesOf(kept, converted);
   const outcomeOf = new Map<string, IngestLogRecord>(entries.map((e) => [e.ingestId, e]));
   const maxBytes = Math.floor(RECENT_PAYLOADS_MAX_BYTES / count);
-  const commands: RedisCommand[] = [];
   for (const [device, readings] of kept) {
-    const key = keys.recentPayloads(readings[0]!.item.env, device.deviceName);
-    // LPUSH puts the last argument first: the newest reading ends up at the head.
-    const texts = readings.map((r) => storedText(r, outcomeOf.get(r.item.id), statuses.get(r), maxBytes));
-    commands.push(['LPUSH', key, ...texts], ['LTRIM', key, 0, count - 1]);
+    const env = readings[0]!.item.env;
+    out.set(keys.recentPayloads(env, device.deviceName), {
+      env,
+      texts: readings.map((r) => storedText(r, outcomeOf.get(r.item.id), statuses.get(r), maxBytes)),
+    });
   }
-  return commands;
+  return out;
+}
+
+/**
+ * KEYS: the environments' written counters (raised once each). ARGV: the count kept, then per
+ * device its list key, n, and its n new entries oldest first (LPUSH puts the last argument first:
+ * the newest ends up at the head). A key that is not a list (written by hand) is passed over, not
+ * the end of the rest: answers how many were.
+ */
+const KEEP_LUA = `
+local keep = tonumber(ARGV[1])
+local refused = 0
+local i = 2
+for _, written in ipairs(KEYS) do redis.call('INCR', written) end
+while i <= #ARGV do
+  local key, n = ARGV[i], tonumber(ARGV[i + 1])
+  local pushed = redis.pcall('LPUSH', key, unpack(ARGV, i + 2, i + 1 + n))
+  if type(pushed) == 'table' and pushed.err then
+    refused = refused + 1
+  else
+    redis.call('LTRIM', key, 0, keep - 1)
+  end
+  i = i + 2 + n
+end
+return refused`;
+
+type KeepRedis = Redis & { vigilKeepRecent(numberOfKeys: number, ...args: (string | number)[]): Promise<number> };
+
+/** Gathers the recent payloads of a worker's acknowledged steps and writes them (module comment). */
+export interface RecentPayloadWriter {
+  /** Keeps the entries of a step whose acknowledgement landed. */
+  add(kept: KeptPayloads): void;
+  /** Writes what was gathered; the next write starts after it. */
+  flush(): Promise<void>;
+  /** Stops the timer and writes what is left. */
+  close(): Promise<void>;
+}
+
+export function startRecentPayloadWriter(o: {
+  redis: Redis;
+  keys: RecentPayloadKeys;
+  count: number;
+  log: Logger;
+  flushMs?: number;
+}): RecentPayloadWriter {
+  const redis = o.redis as KeepRedis;
+  if (typeof redis.vigilKeepRecent !== 'function') redis.defineCommand('vigilKeepRecent', { lua: KEEP_LUA });
+  const failed = sampledWarning(o.log, 'writing recent payloads failed; they are written with the next ones');
+  const notList = sampledWarning(o.log, "a device's recent payloads key holds no list: its payloads are not kept");
+  let gathered: KeptPayloads = new Map();
+  let units = 0;
+  let writing: Promise<void> | undefined;
+
+  /** Adds `kept`'s texts after what `into` holds for `key`, the newest `count` kept; answers the units added. */
+  const append = (into: KeptPayloads, key: string, kept: KeptDevice): number => {
+    let device = into.get(key);
+    if (!device) into.set(key, (device = { env: kept.env, texts: [] }));
+    const list = device.texts;
+    let added = 0;
+    for (const t of kept.texts) {
+      list.push(t);
+      added += t.length;
+    }
+    if (list.length > o.count) for (const t of list.splice(0, list.length - o.count)) added -= t.length;
+    return added;
+  };
+
+  /** Writes `batch`: answers how many of its keys were not lists. */
+  async function write(batch: KeptPayloads): Promise<number> {
+    let refused = 0;
+    let args: (string | number)[] = [];
+    let envs = new Set<string>();
+    let size = 0;
+    const call = async () => {
+      const written = [...envs].map((env) => o.keys.recentPayloadsWritten(env));
+      refused += await redis.vigilKeepRecent(written.length, ...written, o.count, ...args);
+      args = [];
+      envs = new Set();
+      size = 0;
+    };
+    for (const [key, { env, texts }] of batch) {
+      args.push(key, texts.length, ...texts);
+      envs.add(env);
+      for (const t of texts) size += t.length;
+      if (size >= WRITE_MAX_UNITS) await call();
+    }
+    if (args.length > 0) await call();
+    return refused;
+  }
+
+  async function writeGathered(): Promise<void> {
+    const batch = gathered;
+    gathered = new Map();
+    units = 0;
+    try {
+      const refused = await write(batch);
+      if (refused > 0) notList({ devices: refused });
+    } catch (err) {
+      // Kept for the next write, before what came meanwhile (a Redis outage holds at most `count`
+      // entries per device).
+      const merged: KeptPayloads = new Map();
+      units = 0;
+      for (const [key, kept] of batch) units += append(merged, key, kept);
+      for (const [key, kept] of gathered) units += append(merged, key, kept);
+      gathered = merged;
+      failed({ devices: batch.size, err });
+    }
+  }
+
+  function flush(): Promise<void> {
+    writing ??= writeGathered().finally(() => (writing = undefined));
+    return writing;
+  }
+
+  const timer = setInterval(() => {
+    if (gathered.size > 0) void flush();
+  }, o.flushMs ?? RECENT_PAYLOADS_FLUSH_MS);
+  timer.unref();
+
+  return {
+    add(kept) {
+      for (const [key, device] of kept) units += append(gathered, key, device);
+      if (units >= GATHERED_MAX_UNITS) void flush();
+    },
+    flush,
+    async close() {
+      clearInterval(timer);
+      await writing;
+      if (gathered.size === 0) return;
+      await flush();
+      if (gathered.size > 0)
+        o.log.error({ devices: gathered.size }, 'the last recent payloads could not be written: lost at stop');
+    },
+  };
 }
 
 /** The statuses of the values of the readings that are kept, by reading: names and statuses in turn. */
@@ -260,5 +428,15 @@ export async function listRecentPayloads(
   limit = 256,
 ): Promise<RecentPayload[]> {
   const texts = await redis.lrange(keys.recentPayloads(env, device), 0, limit - 1);
-  return texts.map(readRecentPayload).filter((p): p is RecentPayload => p !== null);
+  // A write whose reply a dropped connection lost is written again: its entries show once.
+  const seen = new Set<string>();
+  const out: RecentPayload[] = [];
+  for (const text of texts) {
+    const p = readRecentPayload(text);
+    if (p && !seen.has(p.ingestId)) {
+      seen.add(p.ingestId);
+      out.push(p);
+    }
+  }
+  return out;
 }

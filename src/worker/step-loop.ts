@@ -353,6 +353,7 @@ export async function runStepLoop(deps: StepLoopDeps): Promise<void> {
       // With what the step wrote late, made once its history is written (late-writes.ts).
       const late = (await result.written) ?? [];
       await finishStep(deps.control, keys, fence, refs, late.length > 0 ? [...commands, ...late] : commands);
+      result.acknowledged?.();
       end();
       metrics.steps.inc({ result: 'completed' });
       metrics.payloads.inc(result.payloads);

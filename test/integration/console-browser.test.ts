@@ -82,6 +82,14 @@ async function processed(env: string, count: number): Promise<void> {
   });
 }
 
+/** Waits until the worker has written `count` recent payloads of `device` (a moment after its step). */
+async function kept(env: string, device: string, count: number): Promise<void> {
+  const keys = createKeys(vigil.config.keyPrefix);
+  await eventually(async () => (await redis.llen(keys.recentPayloads(env, device))) >= count, {
+    message: `${count} recent payloads of ${env}/${device}`,
+  });
+}
+
 async function signIn(
   context: BrowserContext,
   env: string,
@@ -173,6 +181,14 @@ beforeAll(async () => {
   await submit(keyB, { deviceName: 'beta_device', Temperature: 20 });
   await processed('acme', 5);
   await processed('beta', 1);
+  for (const [env, device, count] of [
+    ['acme', 'hall_sensor', 2],
+    ['acme', 'server_room', 1],
+    ['acme', 'meeting_room', 1],
+    ['acme', 'probe_1', 1],
+    ['beta', 'beta_device', 1],
+  ] as const)
+    await kept(env, device, count);
   browser = await launchChromium();
 }, 120_000);
 

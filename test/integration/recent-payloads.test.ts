@@ -1,9 +1,22 @@
 /**
  * Recent payloads per device (VIGIL_DEVICE_RECENT_PAYLOADS): newest first, bounded in count and in
  * bytes (a long payload shortened and marked), with each one's outcome and statuses; none with 0.
+ * The worker gathers them from its acknowledged steps and writes them a moment later: what it
+ * gathered is written at once per device, a failed write is tried again with the next one, and
+ * stopping writes what is left.
  */
-import { describe, expect, it } from 'vitest';
-import { listRecentPayloads, RECENT_PAYLOADS_MAX_BYTES } from '../../src/worker/recent-payloads.ts';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { createLogger } from '../../src/log/logger.ts';
+import { closeRedis, connectRedis } from '../../src/redis/connect.ts';
+import {
+  listRecentPayloads,
+  RECENT_PAYLOADS_MAX_BYTES,
+  recentPayloadKeys,
+  startRecentPayloadWriter,
+  type KeptDevice,
+  type RecentPayload,
+} from '../../src/worker/recent-payloads.ts';
+import { testConfig } from '../support/context.ts';
 import { eventually } from '../support/eventually.ts';
 import { provisionComfort, startPipeline, type Pipeline } from '../support/pipeline.ts';
 
@@ -22,12 +35,13 @@ describe('recent payloads', () => {
     }
     await p.post('gateway/submit', key, JSON.stringify({ deviceName: 'd1', Temperature: 'warm' }));
     await logged(p, 'acme', 5);
-    const recent = await listRecentPayloads(p.redis, p.keys, 'acme', 'd1');
-    expect(recent.map((r) => JSON.parse(r.payload) as { Temperature: unknown }).map((j) => j.Temperature)).toEqual([
-      'warm',
-      22,
-      26,
-    ]);
+    const temperatures = (list: RecentPayload[]) =>
+      list.map((r) => (JSON.parse(r.payload) as { Temperature: unknown }).Temperature);
+    const recent = await eventually(() => listRecentPayloads(p.redis, p.keys, 'acme', 'd1'), {
+      until: (list) => list.length === 3 && temperatures(list)[0] === 'warm',
+      message: 'the newest three payloads kept',
+    });
+    expect(temperatures(recent)).toEqual(['warm', 22, 26]);
     expect(recent[1]).toMatchObject({ outcome: 'accepted', statuses: { Temperature: 'SUCCESS' } });
     expect(recent[2]).toMatchObject({ outcome: 'accepted', statuses: { Temperature: 'WARNING' } });
     expect(recent[0]?.outcome).not.toBe('accepted');
@@ -37,7 +51,10 @@ describe('recent payloads', () => {
     const long = JSON.stringify({ deviceName: 'd1', Temperature: 20, Note: 'x'.repeat(40_000) });
     await p.post('gateway/submit', key, long);
     await logged(p, 'acme', 6);
-    const [newest] = await listRecentPayloads(p.redis, p.keys, 'acme', 'd1');
+    const [newest] = await eventually(() => listRecentPayloads(p.redis, p.keys, 'acme', 'd1'), {
+      until: (list) => list[0]?.payloadBytes !== undefined,
+      message: 'the long payload kept',
+    });
     expect(newest?.payloadBytes).toBe(Buffer.byteLength(long));
     expect(long.startsWith(newest!.payload)).toBe(true);
     expect(newest!.payload.length).toBeLessThan(RECENT_PAYLOADS_MAX_BYTES / 3);
@@ -50,6 +67,75 @@ describe('recent payloads', () => {
     const { key } = await provisionComfort(p, 'acme', ['d1']);
     await p.post('gateway/submit', key, JSON.stringify({ deviceName: 'd1', Temperature: 20 }));
     await logged(p, 'acme', 1);
+    // Stopping writes what the worker gathered: with 0 it gathered nothing.
+    await p.vigil.close();
     expect(await p.redis.exists(p.keys.recentPayloads('acme', 'd1'))).toBe(0);
+  });
+});
+
+/** Entries of device `device` as the worker stores them (readRecentPayload's form) for ingest ids `ids`. */
+function kept(device: string, ...ids: string[]): [string, KeptDevice] {
+  return [device, { env: 'acme', texts: ids.map((i) => `{"t":1,"i":"${i}","o":"accepted"}\nbody ${i}`) }];
+}
+
+function writerForTest(count: number) {
+  const config = testConfig();
+  const redis = connectRedis(config.redisUrl, 'command', 'recent-payloads-test');
+  onTestFinished(() => closeRedis(redis));
+  const keys = recentPayloadKeys(config.keyPrefix);
+  // No timer write within a test: each writes with flush() or close().
+  const writer = startRecentPayloadWriter({ redis, keys, count, log: createLogger('silent'), flushMs: 3_600_000 });
+  const key = (device: string) => keys.recentPayloads('acme', device);
+  /** What the worker would hand over: the entries by their device's list key. */
+  const add = (...devices: [string, KeptDevice][]) =>
+    writer.add(new Map(devices.map(([device, k]) => [key(device), k])));
+  const ids = async (device: string) =>
+    (await redis.lrange(key(device), 0, -1)).map((t) => /"i":"([^"]*)"/.exec(t)?.[1]);
+  const written = async () => Number(await redis.get(keys.recentPayloadsWritten('acme')));
+  return { redis, writer, keys, key, add, ids, written };
+}
+
+describe('recent payload writer', () => {
+  it('writes what several steps gathered at once per device, newest first, the newest N', async () => {
+    const { redis, writer, key, add, ids, written } = writerForTest(3);
+    add(kept('d1', 'a', 'b'));
+    add(kept('d1', 'c', 'd', 'e'), kept('d2', 'x'));
+    expect(await redis.exists(key('d1'), key('d2'))).toBe(0);
+    await writer.flush();
+    expect(await ids('d1')).toEqual(['e', 'd', 'c']);
+    expect(await ids('d2')).toEqual(['x']);
+    // The console's live pages see that the environment's payloads changed: one raise per write.
+    expect(await written()).toBe(1);
+    add(kept('d1', 'f'));
+    await writer.close();
+    expect(await ids('d1')).toEqual(['f', 'e', 'd']);
+    expect(await written()).toBe(2);
+  });
+
+  it('keeps what a failed write had and writes it with the next one, in order', async () => {
+    const { redis, writer, add, ids } = writerForTest(3);
+    add(kept('d1', 'a', 'b'));
+    redis.disconnect();
+    await writer.flush();
+    await redis.connect();
+    add(kept('d1', 'c', 'd'));
+    await writer.flush();
+    expect(await ids('d1')).toEqual(['d', 'c', 'b']);
+  });
+
+  it('passes over a key that holds no list and writes the others', async () => {
+    const { redis, writer, key, add, ids } = writerForTest(3);
+    await redis.set(key('d1'), 'not a list');
+    add(kept('d1', 'a'), kept('d2', 'b'));
+    await writer.flush();
+    expect(await redis.get(key('d1'))).toBe('not a list');
+    expect(await ids('d2')).toEqual(['b']);
+  });
+
+  it('reads an entry written twice (a write whose reply was lost, tried again) once', async () => {
+    const { redis, keys, key } = writerForTest(3);
+    await redis.lpush(key('d1'), ...kept('d1', 'a', 'b', 'b')[1].texts);
+    const read = await listRecentPayloads(redis, keys, 'acme', 'd1');
+    expect(read.map((r) => r.ingestId)).toEqual(['b', 'a']);
   });
 });

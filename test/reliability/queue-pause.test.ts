@@ -3,8 +3,8 @@
  * frozen VM) while it holds processing steps, past its lease. The other worker takes its partitions
  * and processes their pending entries; then the paused one wakes up (SIGCONT) and tries to finish
  * its old steps. Fencing tokens refuse them: every acknowledged payload is applied once, each
- * device's transitions are those of an in-order run, no payload has two ingestion-log entries, and
- * the stale worker counts its refused steps.
+ * device's transitions are those of an in-order run, no payload has two ingestion-log entries nor
+ * two recent-payload entries, and the stale worker counts its refused steps.
  */
 import { describe, expect, it } from 'vitest';
 import { sendNumbered } from '../support/generator.ts';
@@ -14,6 +14,7 @@ import {
   leaseHolders,
   NUMBERED_COUNT,
   provisionNumbered,
+  recentPayloadDuplicates,
   settle,
 } from '../support/fault-run.ts';
 import { delayingInfluxProxy } from '../support/influx-proxy.ts';
@@ -35,7 +36,13 @@ describe('numbered run, a worker paused past its lease', () => {
       const workers = [0, 1].map(() =>
         spawnVigil(
           p.config,
-          { VIGIL_ROLES: 'worker', VIGIL_LOG_LEVEL: 'info', VIGIL_INFLUX_URL: influxUrl },
+          {
+            VIGIL_ROLES: 'worker',
+            VIGIL_LOG_LEVEL: 'info',
+            VIGIL_INFLUX_URL: influxUrl,
+            // Every payload kept (150 per device), so that one kept twice would show.
+            VIGIL_DEVICE_RECENT_PAYLOADS: '256',
+          },
           { captureOutput: true },
         ),
       );
@@ -89,6 +96,7 @@ describe('numbered run, a worker paused past its lease', () => {
       const fenced = await childCounter(stalled, 'vigil_worker_fenced_steps_total');
       expectNoLoss('worker paused past its lease (SIGSTOP)', run, { ...check, fenced });
       expect(await ingestLogDuplicates(p, 'acme')).toEqual([]);
+      expect(await recentPayloadDuplicates(p, 'acme', devices)).toEqual([]);
       expect(fenced).toBeGreaterThan(0);
     },
   );

@@ -14,6 +14,7 @@ import { NUMBERED_CO2_RULES, NUMBERED_PREPARSER, reportLine, verifyNumbered } fr
 import { provisionComfort, queueIdle, type Pipeline } from './pipeline.ts';
 import { eventually } from './eventually.ts';
 import { readEntry } from '../../src/ingest/ingest-log.ts';
+import { readRecentPayload } from '../../src/worker/recent-payloads.ts';
 
 /** Payloads per scenario: a few thousand by default, ten times that with VIGIL_TEST_LONG=1. */
 export const NUMBERED_COUNT = process.env.VIGIL_TEST_LONG ? 30_000 : 3_000;
@@ -114,6 +115,23 @@ export async function ingestLogDuplicates(p: Pipeline, env: string): Promise<str
     counts.set(id, (counts.get(id) ?? 0) + 1);
   }
   return [...counts].filter(([, n]) => n > 1).map(([id, n]) => `${id} ×${n}`);
+}
+
+/**
+ * Payloads kept twice in a device's recent payloads (as stored, before reading leaves repeats
+ * out): the worker keeps those of acknowledged steps only, so a stale step adds none.
+ */
+export async function recentPayloadDuplicates(p: Pipeline, env: string, devices: string[]): Promise<string[]> {
+  const out: string[] = [];
+  for (const device of devices) {
+    const seen = new Set<string>();
+    for (const text of await p.redis.lrange(p.keys.recentPayloads(env, device), 0, -1)) {
+      const id = readRecentPayload(text)?.ingestId ?? text;
+      if (seen.has(id)) out.push(`${device} ${id}`);
+      seen.add(id);
+    }
+  }
+  return out;
 }
 
 /** The worker token of each partition lease held now (a lease's value is `<token>:<fence>`). */

@@ -4,7 +4,7 @@ import type { ConvertedDevice } from '../../../src/worker/convert.ts';
 import {
   RECENT_PAYLOADS_MAX_BYTES,
   readRecentPayload,
-  recentPayloadCommands,
+  recentPayloadEntries,
   recentPayloadKeys,
 } from '../../../src/worker/recent-payloads.ts';
 import type { ResolvedReading } from '../../../src/worker/resolve.ts';
@@ -20,7 +20,7 @@ function reading(id: string, payloadStr: string, body = payloadStr, bodyIsHex = 
   } as unknown as ResolvedReading;
 }
 
-/** What the commands store for the readings, read back, newest first as LRANGE gives them. */
+/** What is kept of the readings, read back, newest first as LRANGE gives them. */
 function storeAndRead(
   readings: ResolvedReading[],
   statuses: [ResolvedReading, string, string][] = [],
@@ -30,12 +30,11 @@ function storeAndRead(
   const converted = [
     { values: statuses.map(([r, sensor, status]) => ({ reading: r, sensor, status })) },
   ] as unknown as ConvertedDevice[];
-  const commands = recentPayloadCommands(keys, count, readings, converted, outcomes as IngestLogRecord[]);
-  const [lpush, key, ...texts] = commands[0]!;
-  expect([lpush, key]).toEqual(['LPUSH', keys.recentPayloads('acme', 'd1')]);
-  for (const t of texts)
-    expect(Buffer.byteLength(String(t))).toBeLessThanOrEqual(RECENT_PAYLOADS_MAX_BYTES / count);
-  return texts.reverse().map((t) => readRecentPayload(String(t)));
+  const kept = recentPayloadEntries(keys, count, readings, converted, outcomes as IngestLogRecord[]);
+  expect([...kept.keys()]).toEqual([keys.recentPayloads('acme', 'd1')]);
+  const texts = [...kept.values()][0]!.texts;
+  for (const t of texts) expect(Buffer.byteLength(t)).toBeLessThanOrEqual(RECENT_PAYLOADS_MAX_BYTES / count);
+  return texts.reverse().map((t) => readRecentPayload(t));
 }
 
 describe('recent payloads', () => {

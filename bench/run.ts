@@ -25,18 +25,19 @@ import { runReadApi } from './scenarios/read-api.ts';
 import { runSoak } from './scenarios/soak.ts';
 import { runTimers } from './scenarios/timers.ts';
 
-const RESULTS = new URL('results/latest.json', import.meta.url).pathname;
+const LATEST = new URL('results/latest.json', import.meta.url).pathname;
 
 async function main(): Promise<void> {
   const opts = parseOptions(process.argv.slice(2));
   configureLockstep(opts.lockstep);
+  const resultsPath = opts.results ?? LATEST;
   const started = Date.now();
   const log = (message: string) =>
     process.stderr.write(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${message}\n`);
   const dir = mkdtempSync(join(tmpdir(), 'vigil-bench-'));
   const services: LocalService[] = [];
   const report = new Report();
-  report.loadBaseline(RESULTS);
+  report.loadBaseline(resultsPath);
   const load = loadavg()[0] ?? 0;
   if (load > 0.5)
     report.notes.push(
@@ -98,8 +99,8 @@ async function main(): Promise<void> {
   );
   // Figures this run did not measure (the soak in a default run, others with --only) are kept
   // from the previous run, each with its measuredUTC.
-  report.write(RESULTS, meta, true);
-  process.stdout.write(`written ${RESULTS}\n`);
+  report.write(resultsPath, meta, true);
+  process.stdout.write(`written ${resultsPath}\n`);
 }
 
 await main();

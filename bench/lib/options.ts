@@ -76,14 +76,24 @@ export interface BenchOptions {
   readRate: number | undefined;
   /** Values the backfill scenario uploads (over 24 hours, for 100 data points). */
   backfillValues: number;
-  /** `--lockstep DIR:ME:OTHER`: wait for another run before every HTTP load (lib/lockstep.ts). */
+  /**
+   * `--lockstep DIR:ME:OTHER`: wait for another run before every HTTP load and every window of an
+   * end-to-end feature cost (lib/lockstep.ts).
+   */
   lockstep: string | undefined;
+  /**
+   * `--config a|b`: the end-to-end feature costs run only that configuration, window after window
+   * (with `--e2e-rate`), for bench/side-by-side.ts to set against the other run's in the same minutes.
+   */
+  config: 'a' | 'b' | undefined;
+  /** `--results FILE`: where the report goes instead of bench/results/latest.json. */
+  results: string | undefined;
 }
 
 const usage = `usage: npm run bench -- [--quick] [--soak] [--only ${SCENARIOS.join(',')}] [--runs N]
        [--measure S] [--sustain S] [--soak-seconds S] [--soak-rate N] [--drain-payloads N] [--drain-workers N] [--e2e-rate N] [--single] [--profile]
        [--notify-count N] [--notify-rate N] [--read-rate N] [--backfill-values N] [--conditions]
-       [--lockstep DIR:ME:OTHER]
+       [--lockstep DIR:ME:OTHER] [--config a|b] [--results FILE]
        [--set <config key>=<value>[,<key>=<value>…]]`;
 
 export function parseOptions(argv: readonly string[]): BenchOptions {
@@ -117,6 +127,8 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
         'backfill-values',
         'conditions',
         'lockstep',
+        'config',
+        'results',
       ].includes(name)
     )
       throw new Error(`unknown option --${name}\n${usage}`);
@@ -147,6 +159,13 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
   const set = flags.get('set');
   const lockstep = flags.get('lockstep');
   if (lockstep === true) throw new Error(`--lockstep needs DIR:ME:OTHER\n${usage}`);
+  const config = flags.get('config');
+  if (config !== undefined && config !== 'a' && config !== 'b')
+    throw new Error(`--config expects a or b\n${usage}`);
+  if (config !== undefined && !flags.has('e2e-rate'))
+    throw new Error(`--config needs --e2e-rate: both runs must offer the same rate\n${usage}`);
+  const results = flags.get('results');
+  if (results === true) throw new Error(`--results needs a file\n${usage}`);
   const settings: Record<string, string> = {};
   if (typeof set === 'string') {
     for (const pair of set.split(',')) {
@@ -178,5 +197,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     readRate: flags.has('read-rate') ? num('read-rate', 1) : undefined,
     backfillValues: Math.round(num('backfill-values', quick ? 100_000 : 1_000_000)),
     lockstep: typeof lockstep === 'string' ? lockstep : undefined,
+    config,
+    results,
   };
 }

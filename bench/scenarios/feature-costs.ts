@@ -12,10 +12,11 @@
  * The alerting scenario (alerting.ts) runs the same way with and without routes.
  */
 import { SETTINGS } from '../../src/config/schema.ts';
-import { alternate, type Configuration, type WindowResult } from '../lib/alternate.ts';
+import { alternate, MIN_PAIRS, type Configuration, type WindowResult } from '../lib/alternate.ts';
 import type { BenchContext, EndToEndVigil } from '../lib/context.ts';
 import { startEndToEndVigil } from '../lib/context.ts';
 import { describePerUnit, serviceCpuPerUnit, snapshot } from '../lib/cpu.ts';
+import { lockstep } from '../lib/lockstep.ts';
 import type { HostOptions, Settings } from '../lib/vigil-process.ts';
 import { Ingestion, measureWindow, SPREAD_WARMUP_MAX_S } from './end-to-end.ts';
 
@@ -64,6 +65,8 @@ async function capacityWindow(
 ): Promise<Measured> {
   const { opts } = ctx;
   const { prepare, spread, ...start } = c.config;
+  // Side by side (--lockstep), both runs start their windows together and measure the same seconds.
+  await lockstep();
   const bv = await startEndToEndVigil(ctx, { label: `${scenario}-${c.key}`, ...start });
   const ingestion = new Ingestion(bv, { spread: spread ?? false });
   let hooks: WindowHooks | undefined;
@@ -71,6 +74,7 @@ async function capacityWindow(
     hooks = await prepare?.(bv);
     await ingestion.start(offered, opts.warmupS + SPREAD_WARMUP_MAX_S + opts.measureS + 10, opts.devices);
     const warmupS = await ingestion.warmUp(bv.worker, opts);
+    await lockstep();
     hooks?.start();
     const cpuBefore = snapshot(bv.cpuPids);
     const w = await measureWindow(bv.worker, ingestion, opts.measureS);
@@ -82,7 +86,7 @@ async function capacityWindow(
       value: w.processedPerSecond,
       cpuPerUnitUs: serviceCpuPerUnit(cpuBefore, cpuAfter, payloads),
       saturated,
-      note: `offered ${offered === undefined ? 'at full speed' : `${offered}/s`} (${warmupS} s of warm-up), accepted ${Math.round(w.acceptedPerSecond)}/s; backlog grew by ${Math.round(w.backlogGrowth)} (${saturated ? 'saturated' : 'NOT saturated: it kept up'})${hooks ? `; ${hooks.describe(payloads)}` : ''}; ${cpu}`,
+      note: `processed ${Math.round(w.processedPerSecond)}/s, offered ${offered === undefined ? 'at full speed' : `${offered}/s`} (${warmupS} s of warm-up), accepted ${Math.round(w.acceptedPerSecond)}/s; backlog grew by ${Math.round(w.backlogGrowth)} (${saturated ? 'saturated' : 'NOT saturated: it kept up'})${hooks ? `; ${hooks.describe(payloads)}` : ''}; ${cpu}`,
     };
   } finally {
     await ingestion.stop();
@@ -124,6 +128,10 @@ export async function runEndToEndAlternation(
   },
 ): Promise<void> {
   const start = await offeredRate(ctx, o.scenario, o.a);
+  if (ctx.opts.config) {
+    await oneConfiguration(ctx, o.scenario, ctx.opts.config === 'a' ? o.a : o.b, start);
+    return;
+  }
   let offered = start.offered;
   let unsaturated = 0;
   await alternate(ctx, {
@@ -185,5 +193,33 @@ export async function runConditions(ctx: BenchContext): Promise<void> {
     },
     minRatio: 0.95,
     note: 'the bench definition as usual, and as `--conditions` makes it (each rule `for: 10s`, each data point `stale: { after: 30m }`); the same code in both',
+  });
+}
+
+/**
+ * `--config a|b`: only that configuration, window after window at the same offered rate, for
+ * bench/side-by-side.ts to set against the other configuration's windows run in the same seconds
+ * by the other bench (`--lockstep`). No window runs again: both runs must take the same steps.
+ */
+async function oneConfiguration(
+  ctx: BenchContext,
+  scenario: string,
+  c: Configuration<EndToEndConfig>,
+  offered: { offered: number; basis: string },
+): Promise<void> {
+  const runs: number[] = [];
+  const windows = Math.max(MIN_PAIRS, ctx.opts.runs);
+  for (let i = 0; i < windows; i++) {
+    ctx.log(`${scenario}: window ${i + 1} of ${windows}, ${c.label}`);
+    const w = await capacityWindow(ctx, scenario, c, offered.offered);
+    runs.push(w.value);
+    ctx.report.notes.push(`${scenario} window ${i + 1}: ${c.label}: ${w.note}`);
+  }
+  ctx.report.add({
+    id: `${scenario}.${c.key}`,
+    label: `end-to-end processed, ${c.label}`,
+    unit: 'payloads/s',
+    runs,
+    note: `this configuration alone (--config), each window a fresh Vigil offered ${offered.offered}/s (${offered.basis})`,
   });
 }

@@ -184,7 +184,7 @@ type KeepRedis = Redis & { vigilKeepRecent(numberOfKeys: number, ...args: (strin
 export interface RecentPayloadWriter {
   /** Keeps the entries of a step whose acknowledgement landed. */
   add(kept: KeptPayloads): void;
-  /** Writes what was gathered; the next write starts after it. */
+  /** Writes what was gathered until now (after the write under way, if there is one). */
   flush(): Promise<void>;
   /** Stops the timer and writes what is left. */
   close(): Promise<void>;
@@ -261,13 +261,16 @@ export function startRecentPayloadWriter(o: {
     }
   }
 
-  function flush(): Promise<void> {
-    writing ??= writeGathered().finally(() => (writing = undefined));
-    return writing;
+  /** Writes what was gathered, after the write under way if there is one. */
+  async function flush(): Promise<void> {
+    while (writing) await writing;
+    if (gathered.size === 0) return;
+    writing = writeGathered().finally(() => (writing = undefined));
+    await writing;
   }
 
   const timer = setInterval(() => {
-    if (gathered.size > 0) void flush();
+    if (gathered.size > 0 && !writing) void flush();
   }, o.flushMs ?? RECENT_PAYLOADS_FLUSH_MS);
   timer.unref();
 
@@ -279,8 +282,6 @@ export function startRecentPayloadWriter(o: {
     flush,
     async close() {
       clearInterval(timer);
-      await writing;
-      if (gathered.size === 0) return;
       await flush();
       if (gathered.size > 0)
         o.log.error({ devices: gathered.size }, 'the last recent payloads could not be written: lost at stop');

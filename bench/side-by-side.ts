@@ -6,6 +6,8 @@
  *  - two configurations of this build, for what a feature costs end to end: `… side-by-side.ts
  *    --a='--config a' --b='--config b' -- --only recent-payloads --e2e-rate N` (`--a`/`--b`:
  *    options of one side only).
+ * `--pin`: a on the first core, b on the second, each with every process it starts (taskset): the
+ * runs no longer take CPU from each other, each is a one-core host of its own in the same minutes.
  * For every measured window both reported it prints the CPU per unit of each and the ratio b ÷ a,
  * and where windows say what they processed, the ratio of those rates; then the medians. The other
  * tree needs a bench with `--lockstep` and `--results` (this one or later). Both share the host's
@@ -23,11 +25,16 @@ const here = new URL('..', import.meta.url).pathname;
 const dashdash = process.argv.indexOf('--');
 const { values } = parseArgs({
   args: process.argv.slice(2, dashdash < 0 ? undefined : dashdash),
-  options: { with: { type: 'string' }, a: { type: 'string' }, b: { type: 'string' } },
+  options: {
+    with: { type: 'string' },
+    a: { type: 'string' },
+    b: { type: 'string' },
+    pin: { type: 'boolean', default: false },
+  },
 });
 if (!values.with && values.a === undefined && values.b === undefined)
   throw new Error(
-    'usage: bench/side-by-side.ts [--with <other worktree>] [--a <options of a>] [--b <options of b>] -- <bench options>',
+    'usage: bench/side-by-side.ts [--with <other worktree>] [--a=<options of a>] [--b=<options of b>] [--pin] -- <bench options>',
   );
 const benchArgs = dashdash < 0 ? [] : process.argv.slice(dashdash + 1);
 const dir = mkdtempSync(join(tmpdir(), 'vigil-side-by-side-'));
@@ -41,11 +48,15 @@ process.stderr.write(
 );
 const resultsOf = (name: string) => join(dir, `${name}.json`);
 
-const children = builds.map(({ name, root, args }) => {
+const children = builds.map(({ name, root, args }, i) => {
   const other = name === 'a' ? 'b' : 'a';
+  // --pin: each run, with every process it starts, on a core of its own (taskset).
+  const pinned = values.pin ? ['taskset', '-c', String(i)] : [];
   const child = spawn(
-    process.execPath,
+    pinned[0] ?? process.execPath,
     [
+      ...pinned.slice(1),
+      ...(values.pin ? [process.execPath] : []),
       '--no-node-snapshot',
       'bench/run.ts',
       ...benchArgs,

@@ -55,7 +55,7 @@ export interface BenchOptions {
   /** Write V8 CPU profiles of the Vigil process to bench/results/profiles. */
   profile: boolean;
   /**
-   * Every rule of the bench definition waits (`for: 10s`) and every data point has a stale rule
+   * Every rule of the bench definition waits (`for: 1s`) and every data point has a stale rule
    * (`after: 30m`): the state step's cost of conditions that wait.
    */
   conditions: boolean;

@@ -192,7 +192,7 @@ export async function runConditions(ctx: BenchContext): Promise<void> {
       config: { conditions: true },
     },
     minRatio: 0.95,
-    note: 'the bench definition as usual, and as `--conditions` makes it (each rule `for: 10s`, each data point `stale: { after: 30m }`); the same code in both',
+    note: 'the bench definition as usual, and as `--conditions` makes it (each rule `for: 1s`, each data point `stale: { after: 30m }`); the same code in both',
   });
 }
 

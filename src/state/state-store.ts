@@ -80,6 +80,11 @@ export interface DeviceReadings {
    * `sensors` must then hold, and set the timer to the next one.
    */
   tick?: boolean;
+  /**
+   * The values include one of every data point of the device's definition, so the script knows
+   * all of its deadlines and moves a timer that came early for them (apply-readings.lua).
+   */
+  allPoints?: boolean;
 }
 
 /**
@@ -325,6 +330,7 @@ function toScriptArg(devices: DeviceReadings[], nowMs: number, eventsCap: number
       metas,
       flat,
       dev.tick ? 1 : 0,
+      dev.allPoints ? 1 : 0,
     ];
   });
   return { n: nowMs, cap: eventsCap, omax: outboxMax, m, d };

@@ -180,6 +180,7 @@ export function convertDevice(
     timeoutMs: Math.round(minutes * 60_000),
     sensors: context.sensors,
     values,
+    ...(context.sensors.size === context.points.size ? { allPoints: true } : {}),
     readings,
   };
 }

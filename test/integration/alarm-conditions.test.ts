@@ -130,6 +130,27 @@ describe('rules that wait (for)', () => {
     expect(await events(p, 'f2')).toHaveLength(2);
   });
 
+  it('takes away the timer of a deadline that a value reset or met just before it, rather than tick for nothing', async () => {
+    const { p, base, send, at } = await setup(['f6', 'f7']);
+    await send('f6', [0, 31]);
+    await send('f7', [0, 31]);
+    await eventWith(p, 'f6', WARNING_31);
+    await eventWith(p, 'f7', WARNING_31);
+    expect(await p.redis.zscore(p.keys.deviceTimers(), 'acme\nf6')).toBe(String(base + 10 * MIN));
+    // Three seconds before the deadline, which the scheduler has not reached: f6's condition
+    // breaks, f7's is met by a value measured at the deadline. Each step has a value of every data
+    // point, so it knows the device has no other deadline.
+    at(10 - 3 / 60);
+    await send('f6', [9.9, 20]);
+    await send('f7', [10, 33]);
+    await eventWith(p, 'f6', 'Temperature - Returned to success status - SUCCESS - 20.0 °C');
+    await eventWith(p, 'f7', 'Temperature - Overheating for 10 min - CRITICAL - 33.0 °C');
+    expect(await p.redis.zscore(p.keys.deviceTimers(), 'acme\nf6')).toBeNull();
+    expect(await p.redis.zscore(p.keys.deviceTimers(), 'acme\nf7')).toBeNull();
+    expect((await storedState(p.redis, p.keys.deviceState('acme', 'f6'))).device['@tm']).toBeUndefined();
+    expect(await events(p, 'f7')).toHaveLength(2);
+  });
+
   it('enters the waiting rule at a later value that still meets the condition, before any tick', async () => {
     const { p, send, at } = await setup(['f3']);
     await send('f3', [0, 31]);

@@ -25,7 +25,7 @@ ARGV[1] JSON: {
          {sensor name …}, {index into m of each sensor …},
          {sensor index, ms, off, valueJson, currentValue, outcomes, number, receivedMs,
           sensor index, ms, off, …},               (VALUE_STRIDE slots per value, flat)
-         tick (0|1)} … }
+         tick (0|1), all (0|1: the values are of every data point of the definition)} … }
 }
 Values are sorted by ms, off. outcomes: the rule index for each previous rule -1..n-1 as a list,
 or one number when every previous rule gives the same; with waiting rules (fd), the rules met in
@@ -81,6 +81,9 @@ local POINT_FORMAT = '<BddddddddddddsssI4c0'
 local POINT_LAYOUT = 2
 local NEVER = 0 / 0
 local VALUE_STRIDE = 8
+-- A device's timer earlier than its next deadline is moved to it by a step that knows every
+-- deadline (it has a value of every data point) when the timer falls due within this many ms.
+local TIMER_SOON_MS = 10000
 local capped = {}
 -- Field names per data point name, made once per call: devices of one definition share them.
 local fieldNames = {}
@@ -217,8 +220,8 @@ end
 local function applyDevice(i, dev)
   local at = FIRST_DEVICE_KEY + KEYS_PER_DEVICE * i
   local stateKey, envEvents, devEvents = KEYS[at], KEYS[at + 1], KEYS[at + 2]
-  local env, device, contactMs, contactIso, timeoutMs, names, metaOf, vals, tick =
-    dev[1], dev[2], dev[4], dev[5], dev[6], dev[7], dev[8], dev[9], dev[10] == 1
+  local env, device, contactMs, contactIso, timeoutMs, names, metaOf, vals, tick, all =
+    dev[1], dev[2], dev[4], dev[5], dev[6], dev[7], dev[8], dev[9], dev[10] == 1, dev[11] == 1
 
   -- Read every field this device may need in one HMGET: the device's six, then one per data point.
   local fields = { '@lc', '@lost', '@dl', '@to', '@tm', '@sw' }
@@ -334,6 +337,19 @@ local function applyDevice(i, dev)
     if nextTimer ~= nil and (tm == nil or nextTimer < tm) then
       redis.call('ZADD', timers, string.format('%d', nextTimer), timerMember)
       flat[n + 1], flat[n + 2], n = '@tm', string.format('%d', nextTimer), n + 2
+    elseif all and tm ~= nil and tm <= nowMs + TIMER_SOON_MS and nextTimer ~= tm then
+      -- The timer was for a deadline this step met or reset, and with a value of every data point
+      -- the step knows the next one: a tick at the old time would find nothing to do (it costs the
+      -- scheduler, the queue and a state step). Only when the timer is near: a stale rule's
+      -- deadline moves with every value, and one tick per stale period costs less than a write per
+      -- step.
+      if nextTimer == nil then
+        redis.call('ZREM', timers, timerMember)
+        redis.call('HDEL', stateKey, '@tm')
+      else
+        redis.call('ZADD', timers, string.format('%d', nextTimer), timerMember)
+        flat[n + 1], flat[n + 2], n = '@tm', string.format('%d', nextTimer), n + 2
+      end
     end
   end
 

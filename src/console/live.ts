@@ -2,9 +2,10 @@
  * Live pages. While someone watches an environment, one timer per environment (VIGIL_CONSOLE_LIVE_MS)
  * reads a few keys that change whenever anything of it does — the head of its ingestion log (every
  * processed payload), the counter its devices' recent payloads raise (written a moment after their
- * step), its newest event (thresholds, lost and restored contact), its device count — and when they change, every open page of it renders its regions
- * again and its server-sent-event stream carries what differs. Reads behind the regions (the fleet,
- * a device) are shared by all pages and clients of the environment until the next change.
+ * step), its newest event (thresholds, lost and restored contact), its device count — and when
+ * they change, every open page of it renders its regions again and its server-sent-event stream
+ * carries what differs. Reads behind the regions (the fleet, a device) are shared by all pages and
+ * clients of the environment until the next change.
  *
  * Polling a handful of keys per environment, rather than reading the event outbox: a payload that
  * changes no status creates no event, yet changes the page (a value, a last contact), and one read

@@ -208,7 +208,7 @@ export function createIngestProcessor(deps: IngestProcessorDeps): ProcessItems {
       staleValues,
       written,
       logCommands,
-      ...(kept && kept.size > 0 ? { acknowledged: () => recent!.writer.add(kept) } : {}),
+      ...(recent && kept && kept.size > 0 ? { acknowledged: () => recent.writer.add(kept) } : {}),
       ...(failed.length > 0 ? { failed } : {}),
     };
   };

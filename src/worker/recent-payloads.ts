@@ -104,7 +104,10 @@ const SIZE_FIELDS_BYTES = 48;
 
 /** How often a worker writes the recent payloads it gathered, in ms (the console's delay). */
 export const RECENT_PAYLOADS_FLUSH_MS = 250;
-/** Gathered entries (UTF-16 units) above which they are written at once, before the next flush. */
+/**
+ * Gathered entries (UTF-16 units) above which they are written at once, before the next flush;
+ * what a failed write had is kept for the next one only while it stays under this.
+ */
 const GATHERED_MAX_UNITS = 8 * 1024 * 1024;
 /** Entries (UTF-16 units) written by one script call at most: each call holds Redis for its time. */
 const WRITE_MAX_UNITS = 1024 * 1024;
@@ -196,7 +199,9 @@ export function startRecentPayloadWriter(o: {
   count: number;
   log: Logger;
   flushMs?: number;
+  maxGatheredUnits?: number;
 }): RecentPayloadWriter {
+  const maxUnits = o.maxGatheredUnits ?? GATHERED_MAX_UNITS;
   const redis = o.redis as KeepRedis;
   if (typeof redis.vigilKeepRecent !== 'function') redis.defineCommand('vigilKeepRecent', { lua: KEEP_LUA });
   const failed = sampledWarning(o.log, 'writing recent payloads failed; they are written with the next ones');
@@ -250,14 +255,19 @@ export function startRecentPayloadWriter(o: {
       const refused = await write(batch);
       if (refused > 0) notList({ devices: refused });
     } catch (err) {
-      // Kept for the next write, before what came meanwhile (a Redis outage holds at most `count`
-      // entries per device).
+      // Kept for the next write, before what came meanwhile (at most `count` entries per device),
+      // unless that holds too much: while Redis is down no step is acknowledged, so little comes.
       const merged: KeptPayloads = new Map();
-      units = 0;
-      for (const [key, kept] of batch) units += append(merged, key, kept);
-      for (const [key, kept] of gathered) units += append(merged, key, kept);
-      gathered = merged;
-      failed({ devices: batch.size, err });
+      let mergedUnits = 0;
+      for (const [key, kept] of batch) mergedUnits += append(merged, key, kept);
+      for (const [key, kept] of gathered) mergedUnits += append(merged, key, kept);
+      if (mergedUnits <= maxUnits) {
+        gathered = merged;
+        units = mergedUnits;
+        failed({ devices: batch.size, err });
+      } else {
+        o.log.error({ devices: batch.size, err }, 'writing recent payloads failed; too many to keep for the next write: they are lost');
+      }
     }
   }
 
@@ -277,7 +287,7 @@ export function startRecentPayloadWriter(o: {
   return {
     add(kept) {
       for (const [key, device] of kept) units += append(gathered, key, device);
-      if (units >= GATHERED_MAX_UNITS) void flush();
+      if (units >= maxUnits) void flush();
     },
     flush,
     async close() {

@@ -78,13 +78,20 @@ function kept(device: string, ...ids: string[]): [string, KeptDevice] {
   return [device, { env: 'acme', texts: ids.map((i) => `{"t":1,"i":"${i}","o":"accepted"}\nbody ${i}`) }];
 }
 
-function writerForTest(count: number) {
+function writerForTest(count: number, maxGatheredUnits?: number) {
   const config = testConfig();
   const redis = connectRedis(config.redisUrl, 'command', 'recent-payloads-test');
   onTestFinished(() => closeRedis(redis));
   const keys = recentPayloadKeys(config.keyPrefix);
   // No timer write within a test: each writes with flush() or close().
-  const writer = startRecentPayloadWriter({ redis, keys, count, log: createLogger('silent'), flushMs: 3_600_000 });
+  const writer = startRecentPayloadWriter({
+    redis,
+    keys,
+    count,
+    log: createLogger('silent'),
+    flushMs: 3_600_000,
+    ...(maxGatheredUnits === undefined ? {} : { maxGatheredUnits }),
+  });
   const key = (device: string) => keys.recentPayloads('acme', device);
   /** What the worker would hand over: the entries by their device's list key. */
   const add = (...devices: [string, KeptDevice][]) =>
@@ -121,6 +128,20 @@ describe('recent payload writer', () => {
     add(kept('d1', 'c', 'd'));
     await writer.flush();
     expect(await ids('d1')).toEqual(['d', 'c', 'b']);
+  });
+
+  it('gives up what a failed write had when keeping it would hold more than its bound', async () => {
+    // Each entry is 37 UTF-16 units: the bound holds two, not three. Three gathered start a write
+    // at once, which fails.
+    const { redis, writer, add, ids } = writerForTest(3, 100);
+    redis.disconnect();
+    add(kept('d1', 'a', 'b', 'c'));
+    await writer.flush();
+    await redis.connect();
+    add(kept('d2', 'c', 'd'));
+    await writer.flush();
+    expect(await ids('d1')).toEqual([]);
+    expect(await ids('d2')).toEqual(['d', 'c']);
   });
 
   it('passes over a key that holds no list and writes the others', async () => {

@@ -21,6 +21,7 @@ import type { Status } from '../domain/types.ts';
 import type { IngestLogRecord } from '../ingest/ingest-log.ts';
 import { sampledWarning, type Logger } from '../log/logger.ts';
 import type { Redis } from '../redis/connect.ts';
+import type { TenancyKeys } from '../tenancy/tenancy-keys.ts';
 import type { DeviceRecord } from '../tenancy/types.ts';
 import type { ConvertedDevice } from './convert.ts';
 import type { ResolvedReading } from './resolve.ts';
@@ -115,6 +116,7 @@ const WRITE_MAX_UNITS = 1024 * 1024;
 /** Entries to keep of one device: oldest first, at most `count`. */
 export interface KeptDevice {
   env: string;
+  device: string;
   texts: string[];
 }
 
@@ -152,6 +154,7 @@ export function recentPayloadEntries(
     const env = readings[0]!.item.env;
     out.set(keys.recentPayloads(env, device.deviceName), {
       env,
+      device: device.deviceName,
       texts: readings.map((r) => storedText(r, outcomeOf.get(r.item.id), statuses.get(r), maxBytes)),
     });
   }
@@ -159,25 +162,35 @@ export function recentPayloadEntries(
 }
 
 /**
- * KEYS: the environments' written counters (raised once each). ARGV: the count kept, then per
- * device its list key, n, and its n new entries oldest first (LPUSH puts the last argument first:
- * the newest ends up at the head). A key that is not a list (written by hand) is passed over, not
- * the end of the rest: answers how many were.
+ * ARGV: the count kept, then per environment its written counter, its devices set and m, then m
+ * devices, each its name, list key, n and its n new entries oldest first (LPUSH puts the last
+ * argument first: the newest ends up at the head). A device deleted since its step (no longer in
+ * the set) gets nothing, and an environment's counter rises only when one of its devices got
+ * entries, so a deletion is not undone. A key that is not a list (written by hand) is passed over,
+ * not the end of the rest: answers how many were.
  */
 const KEEP_LUA = `
 local keep = tonumber(ARGV[1])
 local refused = 0
 local i = 2
-for _, written in ipairs(KEYS) do redis.call('INCR', written) end
 while i <= #ARGV do
-  local key, n = ARGV[i], tonumber(ARGV[i + 1])
-  local pushed = redis.pcall('LPUSH', key, unpack(ARGV, i + 2, i + 1 + n))
-  if type(pushed) == 'table' and pushed.err then
-    refused = refused + 1
-  else
-    redis.call('LTRIM', key, 0, keep - 1)
+  local written, devices, m = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
+  i = i + 3
+  local any = false
+  for _ = 1, m do
+    local device, key, n = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
+    if redis.call('ZSCORE', devices, device) then
+      local pushed = redis.pcall('LPUSH', key, unpack(ARGV, i + 3, i + 2 + n))
+      if type(pushed) == 'table' and pushed.err then
+        refused = refused + 1
+      else
+        redis.call('LTRIM', key, 0, keep - 1)
+        any = true
+      end
+    end
+    i = i + 3 + n
   end
-  i = i + 2 + n
+  if any then redis.call('INCR', written) end
 end
 return refused`;
 
@@ -195,7 +208,7 @@ export interface RecentPayloadWriter {
 
 export function startRecentPayloadWriter(o: {
   redis: Redis;
-  keys: RecentPayloadKeys;
+  keys: RecentPayloadKeys & Pick<TenancyKeys, 'devices'>;
   count: number;
   log: Logger;
   flushMs?: number;
@@ -213,7 +226,7 @@ export function startRecentPayloadWriter(o: {
   /** Adds `kept`'s texts after what `into` holds for `key`, the newest `count` kept; answers the units added. */
   const append = (into: KeptPayloads, key: string, kept: KeptDevice): number => {
     let device = into.get(key);
-    if (!device) into.set(key, (device = { env: kept.env, texts: [] }));
+    if (!device) into.set(key, (device = { env: kept.env, device: kept.device, texts: [] }));
     const list = device.texts;
     let added = 0;
     for (const t of kept.texts) {
@@ -226,24 +239,40 @@ export function startRecentPayloadWriter(o: {
 
   /** Writes `batch`: answers how many of its keys were not lists. */
   async function write(batch: KeptPayloads): Promise<number> {
+    const byEnv = new Map<string, [string, KeptDevice][]>();
+    for (const entry of batch) {
+      const list = byEnv.get(entry[1].env);
+      if (list) list.push(entry);
+      else byEnv.set(entry[1].env, [entry]);
+    }
     let refused = 0;
-    let args: (string | number)[] = [];
-    let envs = new Set<string>();
+    let args: (string | number)[] = [o.count];
     let size = 0;
     const call = async () => {
-      const written = [...envs].map((env) => o.keys.recentPayloadsWritten(env));
-      refused += await redis.vigilKeepRecent(written.length, ...written, o.count, ...args);
-      args = [];
-      envs = new Set();
+      refused += await redis.vigilKeepRecent(0, ...args);
+      args = [o.count];
       size = 0;
     };
-    for (const [key, { env, texts }] of batch) {
-      args.push(key, texts.length, ...texts);
-      envs.add(env);
-      for (const t of texts) size += t.length;
-      if (size >= WRITE_MAX_UNITS) await call();
+    for (const [env, devices] of byEnv) {
+      let group: (string | number)[] = [];
+      let count = 0;
+      const close = () => {
+        if (count > 0) args.push(o.keys.recentPayloadsWritten(env), o.keys.devices(env), count, ...group);
+        group = [];
+        count = 0;
+      };
+      for (const [key, { device, texts }] of devices) {
+        group.push(device, key, texts.length, ...texts);
+        count += 1;
+        for (const t of texts) size += t.length;
+        if (size >= WRITE_MAX_UNITS) {
+          close();
+          await call();
+        }
+      }
+      close();
     }
-    if (args.length > 0) await call();
+    if (args.length > 1) await call();
     return refused;
   }
 

@@ -6,12 +6,12 @@
  * stopping writes what is left.
  */
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { createKeys } from '../../src/keys.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { closeRedis, connectRedis } from '../../src/redis/connect.ts';
 import {
   listRecentPayloads,
   RECENT_PAYLOADS_MAX_BYTES,
-  recentPayloadKeys,
   startRecentPayloadWriter,
   type KeptDevice,
   type RecentPayload,
@@ -75,14 +75,14 @@ describe('recent payloads', () => {
 
 /** Entries of device `device` as the worker stores them (readRecentPayload's form) for ingest ids `ids`. */
 function kept(device: string, ...ids: string[]): [string, KeptDevice] {
-  return [device, { env: 'acme', texts: ids.map((i) => `{"t":1,"i":"${i}","o":"accepted"}\nbody ${i}`) }];
+  return [device, { env: 'acme', device, texts: ids.map((i) => `{"t":1,"i":"${i}","o":"accepted"}\nbody ${i}`) }];
 }
 
-function writerForTest(count: number, maxGatheredUnits?: number) {
+async function writerForTest(count: number, maxGatheredUnits?: number) {
   const config = testConfig();
   const redis = connectRedis(config.redisUrl, 'command', 'recent-payloads-test');
   onTestFinished(() => closeRedis(redis));
-  const keys = recentPayloadKeys(config.keyPrefix);
+  const keys = createKeys(config.keyPrefix);
   // No timer write within a test: each writes with flush() or close().
   const writer = startRecentPayloadWriter({
     redis,
@@ -99,12 +99,14 @@ function writerForTest(count: number, maxGatheredUnits?: number) {
   const ids = async (device: string) =>
     (await redis.lrange(key(device), 0, -1)).map((t) => /"i":"([^"]*)"/.exec(t)?.[1]);
   const written = async () => Number(await redis.get(keys.recentPayloadsWritten('acme')));
+  // The devices the tests write for exist (the writer passes over deleted ones).
+  await redis.zadd(keys.devices('acme'), 0, 'd1', 0, 'd2');
   return { redis, writer, keys, key, add, ids, written };
 }
 
 describe('recent payload writer', () => {
   it('writes what several steps gathered at once per device, newest first, the newest N', async () => {
-    const { redis, writer, key, add, ids, written } = writerForTest(3);
+    const { redis, writer, key, add, ids, written } = await writerForTest(3);
     add(kept('d1', 'a', 'b'));
     add(kept('d1', 'c', 'd', 'e'), kept('d2', 'x'));
     expect(await redis.exists(key('d1'), key('d2'))).toBe(0);
@@ -120,10 +122,11 @@ describe('recent payload writer', () => {
   });
 
   it('keeps what a failed write had and writes it with the next one, in order', async () => {
-    const { redis, writer, add, ids } = writerForTest(3);
+    const { redis, writer, add, ids } = await writerForTest(3);
     add(kept('d1', 'a', 'b'));
     redis.disconnect();
     await writer.flush();
+    await eventually(() => redis.status === 'end', { message: 'the connection closed' });
     await redis.connect();
     add(kept('d1', 'c', 'd'));
     await writer.flush();
@@ -133,10 +136,11 @@ describe('recent payload writer', () => {
   it('gives up what a failed write had when keeping it would hold more than its bound', async () => {
     // Each entry is 37 UTF-16 units: the bound holds two, not three. Three gathered start a write
     // at once, which fails.
-    const { redis, writer, add, ids } = writerForTest(3, 100);
+    const { redis, writer, add, ids } = await writerForTest(3, 100);
     redis.disconnect();
     add(kept('d1', 'a', 'b', 'c'));
     await writer.flush();
+    await eventually(() => redis.status === 'end', { message: 'the connection closed' });
     await redis.connect();
     add(kept('d2', 'c', 'd'));
     await writer.flush();
@@ -144,8 +148,22 @@ describe('recent payload writer', () => {
     expect(await ids('d2')).toEqual(['d', 'c']);
   });
 
+  it('writes nothing of a device deleted since its step, and leaves a deleted environment deleted', async () => {
+    const { redis, writer, keys, key, add, ids, written } = await writerForTest(3);
+    await redis.zrem(keys.devices('acme'), 'd1');
+    add(kept('d1', 'a'), kept('d2', 'b'));
+    await writer.flush();
+    expect(await redis.exists(key('d1'))).toBe(0);
+    expect(await ids('d2')).toEqual(['b']);
+    await redis.del(keys.devices('acme'), keys.recentPayloadsWritten('acme'));
+    add(kept('d2', 'c'));
+    await writer.flush();
+    expect(await ids('d2')).toEqual(['b']);
+    expect(await written()).toBe(0);
+  });
+
   it('passes over a key that holds no list and writes the others', async () => {
-    const { redis, writer, key, add, ids } = writerForTest(3);
+    const { redis, writer, key, add, ids } = await writerForTest(3);
     await redis.set(key('d1'), 'not a list');
     add(kept('d1', 'a'), kept('d2', 'b'));
     await writer.flush();
@@ -154,7 +172,7 @@ describe('recent payload writer', () => {
   });
 
   it('reads an entry written twice (a write whose reply was lost, tried again) once', async () => {
-    const { redis, keys, key } = writerForTest(3);
+    const { redis, keys, key } = await writerForTest(3);
     await redis.lpush(key('d1'), ...kept('d1', 'a', 'b', 'b')[1].texts);
     const read = await listRecentPayloads(redis, keys, 'acme', 'd1');
     expect(read.map((r) => r.ingestId)).toEqual(['b', 'a']);

@@ -51,12 +51,13 @@ const resultsOf = (name: string) => join(dir, `${name}.json`);
 const children = builds.map(({ name, root, args }, i) => {
   const other = name === 'a' ? 'b' : 'a';
   // --pin: each run, with every process it starts, on a core of its own (taskset).
-  const pinned = values.pin ? ['taskset', '-c', String(i)] : [];
+  const [command, ...prefix] = values.pin
+    ? ['taskset', '-c', String(i), process.execPath]
+    : [process.execPath];
   const child = spawn(
-    pinned[0] ?? process.execPath,
+    command,
     [
-      ...pinned.slice(1),
-      ...(values.pin ? [process.execPath] : []),
+      ...prefix,
       '--no-node-snapshot',
       'bench/run.ts',
       ...benchArgs,
@@ -156,6 +157,8 @@ for (const [label, wa] of a!) {
 const list = (r: number[]) => r.map((x) => x.toFixed(2)).join(' · ');
 process.stdout.write(
   `median of ${cpuRatios.length} windows: CPU per unit of all but the bench, b ÷ a ${median(cpuRatios).toFixed(2)} (${list(cpuRatios)})` +
-    (rateRatios.length > 0 ? `; processed, b ÷ a ${median(rateRatios).toFixed(2)} (${list(rateRatios)})` : '') +
+    (rateRatios.length > 0
+      ? `; processed, b ÷ a ${median(rateRatios).toFixed(2)} (${list(rateRatios)})`
+      : '') +
     '\n',
 );

@@ -15,12 +15,15 @@ const LONG = Boolean(process.env.VIGIL_TEST_LONG);
 /** Payloads, paced so that the run lasts at least RUN_SECONDS. */
 const COUNT = LONG ? 12_000 : 4000;
 const RUN_SECONDS = LONG ? 60 : 20;
+/** The test's whole budget; settling gets what sending left of it, so a stall reports its state. */
+const TIMEOUT_MS = 300_000;
 
 describe('numbered run under lease churn', () => {
   it(
     'keeps every effect to the current owner while partitions change hands again and again',
-    { timeout: 300_000 },
+    { timeout: TIMEOUT_MS },
     async () => {
+      const began = Date.now();
       const p = await startPipeline({ roles: 'gateway', partitionLeaseMs: 300, ingestLogSize: 100_000 });
       const devices = Array.from({ length: 20 }, (_, i) => `dev-${i}`);
       const { key } = await provisionNumbered(p, 'acme', devices);
@@ -28,7 +31,12 @@ describe('numbered run under lease churn', () => {
         spawnVigil(p.config, { VIGIL_ROLES: 'worker', VIGIL_LOG_LEVEL: 'info' }, { captureOutput: true });
       /** Steps refused by fencing, over every worker of the run (read from each before it stops). */
       let fenced = 0;
-      const fencedOf = (w: ChildVigil) => childCounter(w, 'vigil_worker_fenced_steps_total').catch(() => 0);
+      // A worker that cannot answer counts none; one that exited by itself fails the run.
+      const fencedOf = (w: ChildVigil) =>
+        childCounter(w, 'vigil_worker_fenced_steps_total').catch((err: unknown) => {
+          if (w.process.exitCode !== null) throw err;
+          return 0;
+        });
       const workers: ChildVigil[] = [start(), start(), start()];
       let churns = 0;
       let sending = true;
@@ -56,7 +64,8 @@ describe('numbered run under lease churn', () => {
       }).finally(() => (sending = false));
       await churn;
       const seconds = (Date.now() - started) / 1000;
-      const check = await settle(p, 'acme', run, 180_000);
+      // What sending left of the budget, less a margin for the checks after it.
+      const check = await settle(p, 'acme', run, TIMEOUT_MS - 30_000 - (Date.now() - began));
       for (const w of workers) fenced += await fencedOf(w);
       expectNoLoss(
         `lease churn (${churns} worker restarts in ${Math.round(seconds)} s, leases of 300 ms)`,

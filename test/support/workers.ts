@@ -1,10 +1,13 @@
 /** Worker processes started as real child processes (`node src/main.ts` with VIGIL_ROLES=worker). */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { onTestFinished } from 'vitest';
 import type { Config } from '../../src/config/schema.ts';
 import { SETTINGS } from '../../src/config/schema.ts';
 
 const root = new URL('../../', import.meta.url).pathname;
+/** Longest wait for a child's 'Vigil started' line, in ms. */
+const STARTUP_BOUND_MS = 60_000;
 
 /** A config value as its VIGIL_ variable carries it. */
 function settingText(value: unknown): string {
@@ -22,7 +25,8 @@ export interface ChildVigil {
   output(): string;
   /**
    * The ports from its 'Vigil started' log line, once it has started (needs `captureOutput` and a
-   * log level of info or lower).
+   * log level of info or lower). Rejects, with what it printed, when it exits first or has not
+   * started within a minute.
    */
   ports(): Promise<{ api: number; gateway: number; mqtt: number; ops: number }>;
 }
@@ -30,7 +34,9 @@ export interface ChildVigil {
 /** Fetches a child's /metrics and answers the value of a counter without labels (0 when absent). */
 export async function childCounter(child: ChildVigil, name: string): Promise<number> {
   const { ops } = await child.ports();
-  const text = await (await fetch(`http://127.0.0.1:${ops}/metrics`)).text();
+  const text = await (
+    await fetch(`http://127.0.0.1:${ops}/metrics`, { signal: AbortSignal.timeout(10_000) })
+  ).text();
   const line = text.split('\n').find((l) => l.startsWith(`${name} `));
   return line === undefined ? 0 : Number(line.split(' ')[1]);
 }
@@ -73,6 +79,7 @@ export function spawnVigil(
     },
     output: () => Buffer.concat(chunks).toString('utf8'),
     async ports() {
+      const giveUpAt = Date.now() + STARTUP_BOUND_MS;
       for (;;) {
         for (const line of handle.output().split('\n')) {
           if (!line.includes('"Vigil started"')) continue;
@@ -80,8 +87,17 @@ export function spawnVigil(
             .ports;
         }
         if (child.exitCode !== null || child.signalCode !== null)
-          throw new Error('the process exited before it started');
-        await new Promise<void>((resolve) => child.stdout?.once('data', () => resolve()) ?? resolve());
+          throw new Error(`the process exited before it started; it printed:\n${handle.output()}`);
+        if (Date.now() >= giveUpAt)
+          throw new Error(
+            `the process had not started after ${STARTUP_BOUND_MS} ms; it printed:\n${handle.output()}`,
+          );
+        // Its last output can come before its exit: wait for whichever is next.
+        await Promise.race([
+          exited,
+          new Promise<void>((resolve) => child.stdout?.once('data', () => resolve()) ?? resolve()),
+          sleep(giveUpAt - Date.now(), undefined, { ref: false }),
+        ]);
       }
     },
   };

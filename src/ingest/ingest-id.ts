@@ -53,6 +53,18 @@ export function createIngestId(nowMs: number = Date.now()): string {
   return prefix + randomSuffix();
 }
 
+let checkedMs = -1;
+let checkedPrefix = '';
+
+/** Whether `id` is an ingest id of time `ms` (what ingestIdTimeMs answers, without parsing it). */
+export function ingestIdHasTime(id: string, ms: number): boolean {
+  if (ms !== checkedMs) {
+    checkedMs = ms;
+    checkedPrefix = ms.toString(36).padStart(9, '0');
+  }
+  return id.length === 17 && id.startsWith(checkedPrefix);
+}
+
 /** Epoch ms encoded in an ingest id, or undefined when it is not one. */
 export function ingestIdTimeMs(id: string): number | undefined {
   if (!/^[0-9a-z]{9}[A-Za-z0-9_-]{8}$/.test(id)) return undefined;

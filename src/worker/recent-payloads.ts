@@ -17,7 +17,8 @@
  * costs a command pair per write.
  */
 import type { IngestItem } from '../domain/ingest-item.ts';
-import type { Status } from '../domain/types.ts';
+import { STATUSES, type Status } from '../domain/types.ts';
+import { ingestIdHasTime, ingestIdTimeMs } from '../ingest/ingest-id.ts';
 import type { IngestLogRecord } from '../ingest/ingest-log.ts';
 import { sampledWarning, type Logger } from '../log/logger.ts';
 import type { Redis } from '../redis/connect.ts';
@@ -76,23 +77,28 @@ export interface RecentPayload {
  * payload's text as it is and, when there is one, the raw body right after it (`pn`: where the
  * payload ends, in UTF-16 units). The texts go unescaped — they are most of an entry, and escaping
  * them cost the worker more than the rest of keeping them; JSON never holds a raw newline, so the
- * first one ends the header. Statuses are a flat list of names and statuses.
+ * first one ends the header. Every byte of an entry costs the worker and Redis twice (sent, then
+ * copied by the script), so the header says only what cannot be told otherwise: the receive time
+ * `t` only when the ingest id does not hold it, the outcome `o` only when not 'accepted', and the
+ * statuses as a flat list of names and indexes into STATUSES.
  */
 interface StoredHeader {
-  t: number;
+  t?: number;
   i: string;
-  o: RecentPayload['outcome'];
+  o?: RecentPayload['outcome'];
   c?: string;
   m?: string;
   pn?: number;
   h?: 1;
   pb?: number;
   rb?: number;
-  s?: string[];
+  s?: (string | number)[];
 }
 
 /** The form of entries written before the header line (one JSON text, statuses as an object). */
-interface JsonEntry extends Omit<StoredHeader, 's' | 'pn'> {
+interface JsonEntry extends Omit<StoredHeader, 't' | 'o' | 's' | 'pn'> {
+  t: number;
+  o: RecentPayload['outcome'];
   p: string;
   r?: string;
   s?: Record<string, Status>;
@@ -147,7 +153,7 @@ export function recentPayloadEntries(
       if (list.length > count) list.shift();
     }
   }
-  const statuses = statusesOf(kept, converted);
+  const statuses = statusesOf(converted);
   const outcomeOf = new Map<string, IngestLogRecord>(entries.map((e) => [e.ingestId, e]));
   const maxBytes = Math.floor(RECENT_PAYLOADS_MAX_BYTES / count);
   for (const [device, readings] of kept) {
@@ -194,7 +200,9 @@ while i <= #ARGV do
 end
 return refused`;
 
-type KeepRedis = Redis & { vigilKeepRecent(numberOfKeys: number, ...args: (string | number)[]): Promise<number> };
+type KeepRedis = Redis & {
+  vigilKeepRecent(numberOfKeys: number, ...args: (string | number)[]): Promise<number>;
+};
 
 /** Gathers the recent payloads of a worker's acknowledged steps and writes them (module comment). */
 export interface RecentPayloadWriter {
@@ -218,7 +226,10 @@ export function startRecentPayloadWriter(o: {
   const redis = o.redis as KeepRedis;
   if (typeof redis.vigilKeepRecent !== 'function') redis.defineCommand('vigilKeepRecent', { lua: KEEP_LUA });
   const failed = sampledWarning(o.log, 'writing recent payloads failed; they are written with the next ones');
-  const notList = sampledWarning(o.log, "a device's recent payloads key holds no list: its payloads are not kept");
+  const notList = sampledWarning(
+    o.log,
+    "a device's recent payloads key holds no list: its payloads are not kept",
+  );
   let gathered: KeptPayloads = new Map();
   let units = 0;
   let writing: Promise<void> | undefined;
@@ -295,7 +306,10 @@ export function startRecentPayloadWriter(o: {
         units = mergedUnits;
         failed({ devices: batch.size, err });
       } else {
-        o.log.error({ devices: batch.size, err }, 'writing recent payloads failed; too many to keep for the next write: they are lost');
+        o.log.error(
+          { devices: batch.size, err },
+          'writing recent payloads failed; too many to keep for the next write: they are lost',
+        );
       }
     }
   }
@@ -323,25 +337,28 @@ export function startRecentPayloadWriter(o: {
       clearInterval(timer);
       await flush();
       if (gathered.size > 0)
-        o.log.error({ devices: gathered.size }, 'the last recent payloads could not be written: lost at stop');
+        o.log.error(
+          { devices: gathered.size },
+          'the last recent payloads could not be written: lost at stop',
+        );
     },
   };
 }
 
-/** The statuses of the values of the readings that are kept, by reading: names and statuses in turn. */
-function statusesOf(
-  kept: ReadonlyMap<DeviceRecord, readonly ResolvedReading[]>,
-  converted: readonly ConvertedDevice[],
-): Map<ResolvedReading, string[]> {
-  const wanted = new Set<ResolvedReading>();
-  for (const list of kept.values()) for (const r of list) wanted.add(r);
-  const out = new Map<ResolvedReading, string[]>();
+/** A status's index in STATUSES, as entries store it. */
+const STATUS_INDEX = Object.fromEntries(STATUSES.map((s, i) => [s, i])) as Record<Status, number>;
+
+/**
+ * The statuses of the values of the step's readings, by reading: names and status indexes in turn
+ * (of every reading: nearly all of them are kept, and asking which costs more than it saves).
+ */
+function statusesOf(converted: readonly ConvertedDevice[]): Map<ResolvedReading, (string | number)[]> {
+  const out = new Map<ResolvedReading, (string | number)[]>();
   for (const device of converted) {
     for (const v of device.values) {
-      if (!wanted.has(v.reading)) continue;
       const s = out.get(v.reading);
-      if (s) s.push(v.sensor, v.status);
-      else out.set(v.reading, [v.sensor, v.status]);
+      if (s) s.push(v.sensor, STATUS_INDEX[v.status]);
+      else out.set(v.reading, [v.sensor, STATUS_INDEX[v.status]]);
     }
   }
   return out;
@@ -350,11 +367,13 @@ function statusesOf(
 function storedText(
   r: ResolvedReading,
   outcome: IngestLogRecord | undefined,
-  statuses: string[] | undefined,
+  statuses: (string | number)[] | undefined,
   maxBytes: number,
 ): string {
   const item: IngestItem = r.item;
-  const header: StoredHeader = { t: item.receivedMs, i: item.id, o: outcome?.outcome ?? 'accepted' };
+  const header: StoredHeader = { i: item.id };
+  if (!ingestIdHasTime(item.id, item.receivedMs)) header.t = item.receivedMs;
+  if (outcome && outcome.outcome !== 'accepted') header.o = outcome.outcome;
   if (outcome?.code) header.c = outcome.code;
   if (outcome?.message) header.m = clipChars(outcome.message, MESSAGE_CHARS);
   if (item.bodyIsHex) header.h = 1;
@@ -412,9 +431,13 @@ function clipChars(text: string, chars: number): string {
 }
 
 /** Statuses by data point (no prototype: a data point may be named `__proto__`). */
-function statusRecord(s: string[] | Record<string, Status> | undefined): Record<string, Status> {
+function statusRecord(s: (string | number)[] | Record<string, Status> | undefined): Record<string, Status> {
   const out = Object.create(null) as Record<string, Status>;
-  if (Array.isArray(s)) for (let i = 0; i + 1 < s.length; i += 2) out[s[i]!] = s[i + 1] as Status;
+  if (Array.isArray(s))
+    for (let i = 0; i + 1 < s.length; i += 2) {
+      const status = s[i + 1]!;
+      out[String(s[i])] = typeof status === 'number' ? STATUSES[status]! : (status as Status);
+    }
   else if (s && typeof s === 'object') Object.assign(out, s);
   return out;
 }
@@ -443,10 +466,11 @@ export function readRecentPayload(text: string): RecentPayload | null {
     payload = pn === undefined ? body : body.slice(0, pn);
     raw = pn === undefined ? undefined : body.slice(pn);
   }
+  const ingestId = String(header.i);
   const out: RecentPayload = {
-    receivedMs: Number(header.t),
-    ingestId: String(header.i),
-    outcome: header.o,
+    receivedMs: header.t === undefined ? (ingestIdTimeMs(ingestId) ?? Number.NaN) : Number(header.t),
+    ingestId,
+    outcome: header.o ?? 'accepted',
     code: header.c ?? null,
     message: header.m ?? null,
     payload,

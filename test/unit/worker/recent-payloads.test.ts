@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { createIngestId } from '../../../src/ingest/ingest-id.ts';
 import type { IngestLogRecord } from '../../../src/ingest/ingest-log.ts';
 import type { ConvertedDevice } from '../../../src/worker/convert.ts';
 import {
@@ -70,6 +71,27 @@ describe('recent payloads', () => {
       raw: b.item.body,
     });
     expect(rc).toMatchObject({ payload: '', raw: '00ff10', hex: true, statuses: {} });
+  });
+
+  it('leaves out of the header what the ingest id and the defaults tell: one line of few bytes', () => {
+    const receivedMs = 1_795_000_000_123;
+    const r = reading(createIngestId(receivedMs), '{"t":21}');
+    (r.item as { receivedMs: number }).receivedMs = receivedMs;
+    const converted = [
+      { values: [{ reading: r, sensor: 'Temperature', status: 'WARNING' }] },
+    ] as unknown as ConvertedDevice[];
+    const [text] = [...recentPayloadEntries(keys, 20, [r], converted, []).values()][0]!.texts;
+    expect(text).toBe(`{"i":"${r.item.id}","s":["Temperature",2]}\n{"t":21}`);
+    expect(readRecentPayload(text!)).toMatchObject({
+      receivedMs,
+      ingestId: r.item.id,
+      outcome: 'accepted',
+      code: null,
+      statuses: { Temperature: 'WARNING' },
+    });
+    // An id that does not hold the receive time: the time is written.
+    const [other] = storeAndRead([reading('i9', '{}')]);
+    expect(other!.receivedMs).toBe(1_795_000_000_000);
   });
 
   it('shortens what does not fit, never halving a character, and says how long it was', () => {

@@ -37,8 +37,24 @@ export function base64urlOfSix(b: Uint8Array, i: number): string {
   );
 }
 
-let prefixMs = -1;
-let prefix = '';
+/**
+ * The 9 base-36 digits of a time in ms, remembering the last: ids made or checked in the same ms
+ * share them. One per caller, so that making ids and checking them do not evict each other.
+ */
+function timePrefixes(): (ms: number) => string {
+  let lastMs = -1;
+  let last = '';
+  return (ms) => {
+    if (ms !== lastMs) {
+      lastMs = ms;
+      last = ms.toString(36).padStart(9, '0');
+    }
+    return last;
+  };
+}
+
+const newIdPrefix = timePrefixes();
+const checkedPrefix = timePrefixes();
 
 /**
  * A new ingest id: the receive time in ms as 9 base-36 digits (so ids sort by time as strings until
@@ -46,23 +62,12 @@ let prefix = '';
  * across processes without coordination; 17 characters.
  */
 export function createIngestId(nowMs: number = Date.now()): string {
-  if (nowMs !== prefixMs) {
-    prefixMs = nowMs;
-    prefix = nowMs.toString(36).padStart(9, '0');
-  }
-  return prefix + randomSuffix();
+  return newIdPrefix(nowMs) + randomSuffix();
 }
-
-let checkedMs = -1;
-let checkedPrefix = '';
 
 /** Whether `id` is an ingest id of time `ms` (what ingestIdTimeMs answers, without parsing it). */
 export function ingestIdHasTime(id: string, ms: number): boolean {
-  if (ms !== checkedMs) {
-    checkedMs = ms;
-    checkedPrefix = ms.toString(36).padStart(9, '0');
-  }
-  return id.length === 17 && id.startsWith(checkedPrefix);
+  return id.length === 17 && id.startsWith(checkedPrefix(ms));
 }
 
 /** Epoch ms encoded in an ingest id, or undefined when it is not one. */

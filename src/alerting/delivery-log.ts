@@ -4,6 +4,7 @@
  * the receiver's answer (HTTP status or SMTP reply) and how long it took. Answers never hold
  * secrets: they are what the receiver said.
  */
+import type { Logger } from '../log/logger.ts';
 import type { Redis } from '../redis/connect.ts';
 import type { AlertingKeys } from './alerting-keys.ts';
 import type { ChannelType } from './channel-spec.ts';
@@ -34,20 +35,86 @@ export interface DeliveryLog {
   record(env: string, attempt: DeliveryAttempt): Promise<void>;
   /** Newest first. */
   list(env: string, limit: number): Promise<DeliveryAttempt[]>;
+  /** Writes what a gathering log holds (at once for one that does not gather). */
+  flush(): Promise<void>;
 }
 
-export function createDeliveryLog(deps: { redis: Redis; keys: AlertingKeys; size: number }): DeliveryLog {
+interface DeliveryLogDeps {
+  redis: Redis;
+  keys: AlertingKeys;
+  size: number;
+}
+
+/** Writes each attempt as it is recorded: the CLI's (`channel test`), which exits right after. */
+export function createDeliveryLog(deps: DeliveryLogDeps): DeliveryLog {
   const { redis, keys, size } = deps;
   return {
     async record(env, attempt) {
-      // Two commands rather than a transaction: the trim may follow a moment late, harmlessly, and
-      // on an auto-pipelined connection the concurrent deliveries' lines go out in one write.
       const key = keys.notifyLog(env);
-      await Promise.all([redis.lpush(key, JSON.stringify(attempt)), redis.ltrim(key, 0, size - 1)]);
+      await redis.multi().lpush(key, JSON.stringify(attempt)).ltrim(key, 0, size - 1).exec();
     },
     async list(env, limit) {
       const rows = await redis.lrange(keys.notifyLog(env), 0, Math.max(limit, 1) - 1);
       return rows.map((r) => JSON.parse(r) as DeliveryAttempt);
     },
+    flush: () => Promise.resolve(),
+  };
+}
+
+/**
+ * The notifier's log: attempts are gathered and written `gatherMs` after the first of them, all of
+ * an environment in one LPUSH and LTRIM. Deliveries come one by one, and writing each attempt on
+ * its own cost a Redis round trip per delivery, in its critical path. The log is for people: an
+ * attempt shows in `vigil notify log` up to `gatherMs` late, a write that fails is logged and its
+ * lines lost (never the notification sent again), and a killed notifier loses its last `gatherMs`
+ * of lines. At most `size` lines per environment are held, as the log keeps no more.
+ */
+export function createGatheringDeliveryLog(
+  deps: DeliveryLogDeps & { gatherMs: number; log: Logger },
+): DeliveryLog {
+  const { redis, keys, size } = deps;
+  const direct = createDeliveryLog(deps);
+  let held = new Map<string, string[]>();
+  let timer: NodeJS.Timeout | undefined;
+  let writing: Promise<void> = Promise.resolve();
+
+  async function write(lines: Map<string, string[]>): Promise<void> {
+    const multi = redis.multi();
+    for (const [env, list] of lines) {
+      const key = keys.notifyLog(env);
+      multi.lpush(key, ...list).ltrim(key, 0, size - 1);
+    }
+    try {
+      await multi.exec();
+    } catch (err) {
+      deps.log.warn(
+        { err: err instanceof Error ? err.message : String(err), lines: [...lines.values()].flat().length },
+        'delivery log: write failed, its lines are lost',
+      );
+    }
+  }
+
+  function flush(): Promise<void> {
+    clearTimeout(timer);
+    timer = undefined;
+    if (held.size > 0) {
+      const lines = held;
+      held = new Map();
+      writing = writing.then(() => write(lines));
+    }
+    return writing;
+  }
+
+  return {
+    record(env, attempt) {
+      const list = held.get(env) ?? [];
+      list.push(JSON.stringify(attempt));
+      if (list.length > size) list.shift();
+      held.set(env, list);
+      timer ??= setTimeout(() => void flush(), deps.gatherMs);
+      return Promise.resolve();
+    },
+    list: (env, limit) => direct.list(env, limit),
+    flush,
   };
 }

@@ -9,7 +9,7 @@ import { UnrecoverableError, type Job } from 'bullmq';
 import { LRUCache } from 'lru-cache';
 import { AppError } from '../errors/app-error.ts';
 import type { Logger } from '../log/logger.ts';
-import type { Redis } from '../redis/connect.ts';
+import type { TrackedHashes } from '../redis/tracked-hashes.ts';
 import type { AlertingKeys } from './alerting-keys.ts';
 import { openChannel } from './channel-admin.ts';
 import type { ChannelRecord, OpenChannel } from './channel-spec.ts';
@@ -25,7 +25,8 @@ import type { ReminderDecision } from './reminders.ts';
 import type { SecretBox } from './secret-box.ts';
 
 export interface ProcessorDeps {
-  redis: Redis;
+  /** Channel records, read through the notifier's client-side cache. */
+  hashes: Pick<TrackedHashes, 'hgetall'>;
   keys: AlertingKeys;
   box: SecretBox;
   batches: DigestBatches;
@@ -60,18 +61,19 @@ interface OpenedChannel {
 const OPENED_KEPT = 1000;
 
 export function createDeliveryProcessor(deps: ProcessorDeps): (job: Job<NotificationJob>) => Promise<string> {
-  const { redis, keys, box, batches, deliver, deliveryLog, metrics } = deps;
+  const { hashes, keys, box, batches, deliver, deliveryLog, metrics } = deps;
   const clock = deps.clock ?? Date.now;
   const opened = new LRUCache<string, OpenedChannel>({ max: OPENED_KEPT });
 
   /**
    * The channel the job was made for, opened; undefined when it was deleted (or deleted and made
-   * anew) since. Read at every attempt, so a change applies at once; opened again only when what is
-   * stored changed or its previous secret's grace period ended.
+   * anew) since. Read at every attempt, so a change applies at once (through the client-side cache,
+   * which Redis tells of every change); opened again only when what is stored changed or its
+   * previous secret's grace period ended.
    */
   async function channelOf(data: NotificationJob): Promise<OpenChannel | undefined> {
-    const json = await redis.hget(keys.channels(data.env), data.channelName);
-    if (json === null) return undefined;
+    const json = (await hashes.hgetall(keys.channels(data.env)))[data.channelName];
+    if (json === undefined) return undefined;
     const cacheKey = `${data.env}\n${data.channelName}`;
     const nowMs = clock();
     const hit = opened.get(cacheKey);

@@ -9,7 +9,7 @@
 import type { EventRecord } from '../domain/types.ts';
 import type { OutboxEntry } from '../events/outbox-consumer.ts';
 import type { Logger } from '../log/logger.ts';
-import type { Redis } from '../redis/connect.ts';
+import type { TrackedHashes } from '../redis/tracked-hashes.ts';
 import type { AlertingKeys } from './alerting-keys.ts';
 import type { ChannelRecord } from './channel-spec.ts';
 import type { Admission, DigestBatches } from './digest-batches.ts';
@@ -42,7 +42,8 @@ interface Plan {
 }
 
 export interface RouterDeps {
-  redis: Redis;
+  /** Routes and channels, read through the notifier's client-side cache. */
+  hashes: Pick<TrackedHashes, 'hgetall'>;
   keys: AlertingKeys;
   batches: DigestBatches;
   enqueue(jobs: PlannedNotification[]): Promise<void>;
@@ -51,7 +52,7 @@ export interface RouterDeps {
 }
 
 export function createNotificationRouter(deps: RouterDeps): (entries: OutboxEntry[]) => Promise<void> {
-  const { redis, keys, batches, log } = deps;
+  const { hashes, keys, batches, log } = deps;
   const clock = deps.clock ?? Date.now;
 
   /** Per environment: its routes and channels as last read, and what they compiled to. */
@@ -60,6 +61,7 @@ export function createNotificationRouter(deps: RouterDeps): (entries: OutboxEntr
     { routes: Record<string, string>; channels: Record<string, string>; plan: Plan }
   >();
   const sameTexts = (a: Record<string, string>, b: Record<string, string>) => {
+    if (a === b) return true; // kept by the client-side cache, unchanged
     const keysA = Object.keys(a);
     return keysA.length === Object.keys(b).length && keysA.every((k) => a[k] === b[k]);
   };
@@ -71,8 +73,8 @@ export function createNotificationRouter(deps: RouterDeps): (entries: OutboxEntr
    */
   async function load(env: string): Promise<Plan> {
     const [routes, channels] = await Promise.all([
-      redis.hgetall(keys.routes(env)),
-      redis.hgetall(keys.channels(env)),
+      hashes.hgetall(keys.routes(env)),
+      hashes.hgetall(keys.channels(env)),
     ]);
     const last = loaded.get(env);
     if (last && sameTexts(last.routes, routes) && sameTexts(last.channels, channels)) return last.plan;

@@ -15,11 +15,12 @@ import { startOutboxConsumer } from '../events/outbox-consumer.ts';
 import type { Logger } from '../log/logger.ts';
 import type { StateKeys } from '../state/state-keys.ts';
 import { closeRedis, connectRedis, type Redis } from '../redis/connect.ts';
+import { openTrackedHashes } from '../redis/tracked-hashes.ts';
 import { createAddressGuard } from './address-guard.ts';
 import type { AlertingKeys } from './alerting-keys.ts';
 import { deliverTo } from './deliverer.ts';
 import { createChannelDeliverers } from './delivery/create-deliverers.ts';
-import { createDeliveryLog } from './delivery-log.ts';
+import { createGatheringDeliveryLog } from './delivery-log.ts';
 import { createDeliveryProcessor } from './delivery-processor.ts';
 import { createDigestBatches } from './digest-batches.ts';
 import { NOTIFICATION_QUEUE, NOTIFIER_GROUP, type NotificationJob } from './notification.ts';
@@ -34,6 +35,9 @@ import { createNotificationRouter, type PlannedNotification } from './notificati
 import { createNotifyMetrics } from './notify-metrics.ts';
 import { createReminderCheck } from './reminders.ts';
 import { createSecretBox } from './secret-box.ts';
+
+/** How long delivery attempts are gathered before they are written to the delivery log. */
+const DELIVERY_LOG_GATHER_MS = 250;
 
 /** Stalls are never held against a job: a notifier may die any number of times. */
 const UNLIMITED_STALLS = 1_000_000_000;
@@ -96,6 +100,8 @@ export function startNotifier(deps: NotifierDeps): Notifier {
   const redis = connectRedis(config.redisUrl, 'command', 'vigil-notifier', { autoPipeline: true });
   const queueConnection = connectRedis(config.redisUrl, 'blocking', 'vigil-notify-queue');
   const workerConnection = connectRedis(config.redisUrl, 'blocking', 'vigil-notify-worker');
+  // Routes and channels change seldom and are read for every batch and every delivery.
+  const hashes = openTrackedHashes(config.redisUrl, 'vigil-notifier', log);
   const queue = openNotificationQueue(queueConnection, keys, policy);
   const metrics = createNotifyMetrics(deps.metrics, queue);
   const deliverers = createChannelDeliverers({
@@ -120,14 +126,21 @@ export function startNotifier(deps: NotifierDeps): Notifier {
     }));
     await queue.addBulk(bulk);
   };
-  const route = createNotificationRouter({ redis, keys, batches, log, enqueue });
-  const processor = createDeliveryProcessor({
+  const route = createNotificationRouter({ hashes, keys, batches, log, enqueue });
+  const deliveryLog = createGatheringDeliveryLog({
     redis,
+    keys,
+    size: config.notifyLogSize,
+    gatherMs: DELIVERY_LOG_GATHER_MS,
+    log,
+  });
+  const processor = createDeliveryProcessor({
+    hashes,
     keys,
     box: createSecretBox(config.secretsKey),
     batches,
     deliver: deliverTo(deliverers),
-    deliveryLog: createDeliveryLog({ redis, keys, size: config.notifyLogSize }),
+    deliveryLog,
     metrics,
     checkReminder: createReminderCheck({ redis, keys }),
     enqueue,
@@ -152,8 +165,10 @@ export function startNotifier(deps: NotifierDeps): Notifier {
       [
         ['outbox reader', () => consumer.close()],
         ['worker', () => worker.close()],
+        ['delivery log', () => deliveryLog.flush()],
         ['queue', () => queue.close()],
         ['deliverers', () => Promise.resolve(deliverers.close())],
+        ['tracked reads', () => hashes.close()],
         ['redis', () => Promise.all([redis, queueConnection, workerConnection].map(closeRedis))],
       ],
       log,

@@ -13,6 +13,7 @@ import {
   makeEvent,
   notificationsSettled,
 } from '../support/alerting.ts';
+import type { AlertingAdmin } from '../../src/alerting/alerting-admin.ts';
 import { startPipeline, type Pipeline } from '../support/pipeline.ts';
 import { eventually } from '../support/eventually.ts';
 import { startHttpReceiver, type HttpReceiver } from '../support/receivers.ts';
@@ -39,6 +40,16 @@ async function setUp(receiverCount = 1) {
 const settled = (p: Pipeline) => eventually(() => notificationsSettled(p), { timeoutMs: 15_000, message: 'nothing left to deliver' });
 const arrived = (r: HttpReceiver, n: number) => until(() => r.accepted().length >= n, `${n} accepted`);
 
+/** The delivery log of acme once it holds `n` attempts: the notifier writes it a moment after them. */
+const logged = (admin: AlertingAdmin, n: number) =>
+  eventually(
+    async () => {
+      const log = await admin.listAttempts('acme', 10);
+      return log.length >= n ? log : undefined;
+    },
+    { message: `${n} attempts in the delivery log` },
+  );
+
 describe('retries', () => {
   it('delivers on the 4th attempt after three 500s, with one webhook-id, each attempt logged', async () => {
     const { p, admin, receivers } = await setUp();
@@ -50,7 +61,7 @@ describe('retries', () => {
     expect(r.requests.map((q) => q.status)).toEqual([500, 500, 500, 200]);
     expect(new Set(r.requests.map((q) => q.headers['webhook-id'])).size).toBe(1);
     expect(r.requests.every((q) => q.verifiedWith === 0)).toBe(true);
-    const log = await admin.listAttempts('acme', 10);
+    const log = await logged(admin, 4);
     expect(log.map((a) => [a.attempt, a.outcome, a.status])).toEqual([
       [4, 'delivered', 200],
       [3, 'retrying', 500],
@@ -103,7 +114,7 @@ describe('retries', () => {
     await emitEvents(p, [makeEvent('acme')]);
     await until(() => r.requests.length >= 2, 'a second attempt');
     await settled(p);
-    const log = await admin.listAttempts('acme', 10);
+    const log = await logged(admin, 2);
     expect(log.map((a) => a.outcome)).toEqual(['delivered', 'retrying']);
     expect(log[1]?.answer).toMatch(/no answer within 1000 ms/);
     expect(r.requests[0]?.headers['webhook-id']).toBe(r.requests[1]?.headers['webhook-id']);

@@ -1,0 +1,113 @@
+/**
+ * Whole hashes read from Redis and kept in this process until Redis says they changed: Redis's
+ * server-assisted client-side caching (`CLIENT TRACKING`), with the reading connection's
+ * invalidations redirected to a second, subscribed one. Any change by anyone (a command, a script,
+ * a transaction, a deletion, FLUSHALL) reaches this process as the key's invalidation, so a read
+ * after it returns the new value as a read from Redis would. What it saves is a round trip per read
+ * of a value that seldom changes on a hot path: the notifier reads its channels for every delivery.
+ *
+ * Reads go to Redis and nothing is kept while tracking is not on: before both connections are
+ * ready, and from the moment either loses its connection (invalidations sent meanwhile are lost)
+ * until tracking is on again with everything kept before thrown away.
+ *
+ * A read's answer is kept only if no invalidation arrived while it was on its way: the
+ * invalidation of a change made right after the read travels on the other connection and may be
+ * handled first, and keeping the answer then would keep a stale value until the next change.
+ */
+import type { Logger } from '../log/logger.ts';
+import { closeRedis, connectRedis, type Redis } from './connect.ts';
+
+const INVALIDATIONS = '__redis__:invalidate';
+
+export interface TrackedHashes {
+  /** HGETALL `key`, from what is kept when Redis has not said it changed since. */
+  hgetall(key: string): Promise<Record<string, string>>;
+  /** Whether reads are being kept (for tests and metrics). */
+  tracking(): boolean;
+  close(): Promise<void>;
+}
+
+export function openTrackedHashes(redisUrl: string, name: string, log: Logger): TrackedHashes {
+  const kept = new Map<string, Record<string, string>>();
+  /** Counts invalidations and connection losses: an answer is kept only if it did not move meanwhile. */
+  let epoch = 0;
+  let on = false;
+  let closed = false;
+  const reader = connectRedis(redisUrl, 'command', `${name}-reads`);
+  // Subscribing by hand after each connection: the connection's id must be asked for first, which a
+  // connection in subscriber mode cannot do.
+  const invalidations: Redis = connectRedis(redisUrl, 'command', `${name}-invalidations`);
+  invalidations.options.autoResubscribe = false;
+
+  const forget = () => {
+    on = false;
+    epoch++;
+    kept.clear();
+  };
+
+  invalidations.on('messageBuffer', (channel: Buffer, keys: Buffer[] | null) => {
+    if (channel.toString() !== INVALIDATIONS) return;
+    epoch++;
+    if (keys === null) kept.clear(); // FLUSHALL / FLUSHDB
+    else for (const key of keys) kept.delete(key.toString());
+  });
+
+  /** The id of the invalidations connection, once it is subscribed; reads redirect to it. */
+  let subscribedId: number | undefined;
+  let starting: Promise<void> = Promise.resolve();
+
+  /** Subscribes a (re)connected invalidations connection, after asking for its id. */
+  async function subscribe(): Promise<void> {
+    const id = await invalidations.client('ID');
+    await invalidations.subscribe(INVALIDATIONS);
+    subscribedId = id;
+  }
+
+  /** Turns tracking on once both connections are ready; again after either reconnected. */
+  async function start(resubscribe: boolean): Promise<void> {
+    if (closed || invalidations.status !== 'ready') return;
+    forget();
+    const startedEpoch = epoch;
+    try {
+      if (resubscribe || subscribedId === undefined) await subscribe();
+      if (reader.status !== 'ready') return; // its own 'ready' comes later
+      await reader.call('CLIENT', 'TRACKING', 'ON', 'REDIRECT', String(subscribedId));
+      // A connection lost meanwhile moved the epoch: its own 'ready' starts again.
+      if (epoch === startedEpoch && !closed) on = true;
+    } catch (err) {
+      log.warn(
+        { err: err instanceof Error ? err.message : String(err), connection: name },
+        'redis: client-side caching not turned on; reading every time until the next reconnection',
+      );
+    }
+  }
+  const restart = (resubscribe: boolean) => {
+    starting = starting.then(() => start(resubscribe));
+  };
+  reader.on('ready', () => restart(false));
+  invalidations.on('ready', () => restart(true));
+  reader.on('close', forget);
+  invalidations.on('close', () => {
+    subscribedId = undefined;
+    forget();
+  });
+
+  return {
+    async hgetall(key) {
+      const hit = on ? kept.get(key) : undefined;
+      if (hit) return hit;
+      const readEpoch = epoch;
+      const wasOn = on;
+      const value = await reader.hgetall(key);
+      if (wasOn && on && epoch === readEpoch) kept.set(key, value);
+      return value;
+    },
+    tracking: () => on,
+    async close() {
+      closed = true;
+      forget();
+      await starting;
+      await Promise.all([reader, invalidations].map(closeRedis));
+    },
+  };
+}

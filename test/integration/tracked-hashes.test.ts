@@ -1,0 +1,78 @@
+/**
+ * Hashes kept in the process with Redis's client tracking: a kept hash is served without a round
+ * trip, every change (by any connection) reaches the next reads, and a lost connection, whose
+ * invalidations may be lost with it, never leaves a stale hash behind.
+ */
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { createLogger } from '../../src/log/logger.ts';
+import { closeRedis, connectRedis, type Redis } from '../../src/redis/connect.ts';
+import { openTrackedHashes } from '../../src/redis/tracked-hashes.ts';
+import { testConfig } from '../support/context.ts';
+import { eventually } from '../support/eventually.ts';
+
+function setUp(name: string) {
+  const config = testConfig();
+  const writer = connectRedis(config.redisUrl, 'command', `${name}-writer`);
+  const hashes = openTrackedHashes(config.redisUrl, name, createLogger('silent'));
+  onTestFinished(async () => {
+    await hashes.close();
+    await closeRedis(writer);
+  });
+  return { writer, hashes, key: `${config.keyPrefix}:tracked` };
+}
+
+/** Closes the connection named `name` from Redis's side. */
+async function killConnection(redis: Redis, name: string) {
+  const list = (await redis.client('LIST')) as string;
+  const line = list.split('\n').find((l) => l.includes(` name=${name} `));
+  const id = /id=(\d+)/.exec(line ?? '')?.[1];
+  if (!id) throw new Error(`no connection named ${name}`);
+  await redis.client('KILL', 'ID', id);
+}
+
+describe('tracked hashes', () => {
+  it('serves a kept hash until Redis says it changed, then reads the change', async () => {
+    const { writer, hashes, key } = setUp(`tracked-${process.pid}-a`);
+    await writer.hset(key, { a: '1' });
+    await eventually(() => hashes.tracking(), { message: 'tracking on' });
+    const first = await hashes.hgetall(key);
+    expect(first).toEqual({ a: '1' });
+    expect(await hashes.hgetall(key)).toBe(first); // the kept object: no read from Redis
+
+    await writer.hset(key, { a: '2' });
+    await eventually(async () => (await hashes.hgetall(key)).a === '2', { message: 'the change' });
+    const second = await hashes.hgetall(key);
+    expect(await hashes.hgetall(key)).toBe(second);
+
+    await writer.multi().del(key).hset(key, { b: '3' }).exec();
+    await eventually(async () => (await hashes.hgetall(key)).b === '3', { message: 'a transaction' });
+    expect(await hashes.hgetall(key)).toEqual({ b: '3' });
+    await writer.del(key);
+    await eventually(async () => Object.keys(await hashes.hgetall(key)).length === 0, {
+      message: 'the deletion',
+    });
+  });
+
+  for (const connection of ['reads', 'invalidations']) {
+    it(`forgets what it kept when its ${connection} connection is lost, as changes meanwhile go unannounced`, async () => {
+      const name = `tracked-${process.pid}-${connection}`;
+      const { writer, hashes, key } = setUp(name);
+      await writer.hset(key, { a: '1' });
+      await eventually(() => hashes.tracking(), { message: 'tracking on' });
+      expect(await hashes.hgetall(key)).toEqual({ a: '1' });
+
+      await killConnection(writer, `${name}-${connection}`);
+      await writer.hset(key, { a: '2' });
+      await eventually(async () => (await hashes.hgetall(key)).a === '2', {
+        message: 'the change made while the connection was lost',
+      });
+      await eventually(() => hashes.tracking(), { message: 'tracking on again' });
+      const kept = await hashes.hgetall(key);
+      expect(kept).toEqual({ a: '2' });
+      await writer.hset(key, { a: '3' });
+      await eventually(async () => (await hashes.hgetall(key)).a === '3', {
+        message: 'a change after tracking is on again',
+      });
+    });
+  }
+});

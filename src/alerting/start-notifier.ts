@@ -155,6 +155,7 @@ export function startNotifier(deps: NotifierDeps): Notifier {
     log,
     handle: route,
     reclaimIdleMs: config.notifyReclaimIdleMs,
+    gatherMs: config.notifyGatherMs,
     maxEntries: config.eventOutboxMaxEntries,
   });
   log.debug('notifier started');

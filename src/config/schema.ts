@@ -544,6 +544,12 @@ export const SETTINGS = {
     '30000',
     z.coerce.number().int().min(500),
   ),
+  notifyGatherMs: setting(
+    'VIGIL_NOTIFY_GATHER_MS',
+    'How long a notifier waits, after reading events from the event outbox, before it reads again, in ms: an event after a quiet spell is routed at once, the events that follow it wait up to this long to be routed and enqueued together, whose Redis round trips are then paid once for many instead of once per event (0 = read again at once).',
+    '250',
+    z.coerce.number().int().min(0).max(10_000),
+  ),
   notifyReclaimIdleMs: setting(
     'VIGIL_NOTIFY_RECLAIM_IDLE_MS',
     'Events a notifier read from the event outbox but did not finish routing are taken over by another notifier after this long, in ms.',

@@ -60,6 +60,13 @@ export interface OutboxConsumerDeps {
   retryDelayMs?: number;
   /** The outbox's length cap (VIGIL_EVENT_OUTBOX_MAX_ENTRIES). */
   maxEntries?: number;
+  /**
+   * After a read that found some new entries (not a full batch), how long the next read waits for
+   * more, so that entries arriving one by one are handled several at a time. The first entry after
+   * a quiet spell is handled at once (the read was waiting for it), a backlog without pause. 0 by
+   * default.
+   */
+  gatherMs?: number;
 }
 
 function decode(entries: StreamEntries, log: Logger): OutboxEntry[] {
@@ -84,6 +91,7 @@ export function startOutboxConsumer(deps: OutboxConsumerDeps): OutboxConsumer {
   const blockMs = deps.blockMs ?? 1000;
   const reclaimIdleMs = deps.reclaimIdleMs ?? 30_000;
   const retryDelayMs = deps.retryDelayMs ?? 1000;
+  const gatherMs = deps.gatherMs ?? 0;
   const trimmer = createOutboxTrimmer({
     redis,
     stream,
@@ -113,8 +121,16 @@ export function startOutboxConsumer(deps: OutboxConsumerDeps): OutboxConsumer {
     await handle(claimed);
   }
 
+  /** When the last read of new entries returned, if the next one should wait for more. */
+  let gatherFromMs: number | undefined;
+
   /** Reads own pending entries ('0') until there are none, then new ones ('>'). */
   async function read(pendingFirst: boolean): Promise<boolean> {
+    if (!pendingFirst && gatherFromMs !== undefined) {
+      const waitMs = gatherFromMs + gatherMs - Date.now();
+      if (waitMs > 0) await sleeps.sleep(waitMs);
+      if (stopped) return false;
+    }
     const res = (await redis.xreadgroup(
       'GROUP',
       group,
@@ -128,6 +144,11 @@ export function startOutboxConsumer(deps: OutboxConsumerDeps): OutboxConsumer {
       pendingFirst ? '0' : '>',
     )) as [string, StreamEntries][] | null;
     const entries = res?.[0]?.[1] ?? [];
+    // Entries, but not a full batch of them: the next read waits for more to gather.
+    gatherFromMs =
+      gatherMs > 0 && !pendingFirst && entries.length > 0 && entries.length < batchSize
+        ? Date.now()
+        : undefined;
     await handle(entries);
     return pendingFirst && entries.length > 0;
   }

@@ -4,10 +4,12 @@
  * every group is past them (with a length cap as the last resort).
  */
 import { describe, expect, it } from 'vitest';
-import { ensureOutboxGroup } from '../../src/events/outbox-consumer.ts';
+import type { EventRecord } from '../../src/domain/types.ts';
+import { ensureOutboxGroup, startOutboxConsumer } from '../../src/events/outbox-consumer.ts';
 import { compareStreamIds, createOutboxTrimmer } from '../../src/events/outbox-trim.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { provisionComfort, startPipeline } from '../support/pipeline.ts';
+import { makeEvent } from '../support/alerting.ts';
 import { eventually } from '../support/eventually.ts';
 
 type Entries = [string, string[]][];
@@ -99,5 +101,43 @@ describe('event outbox', () => {
     const length = await p.redis.xlen(stream);
     expect(length).toBeGreaterThanOrEqual(1000);
     expect(length).toBeLessThan(1200);
+  });
+  it('handles the first event after a quiet spell at once and gathers those that follow it', async () => {
+    const p = await startPipeline({ roles: 'api' });
+    const batches: string[][] = [];
+    const consumer = startOutboxConsumer({
+      redisUrl: p.config.redisUrl,
+      keys: p.keys,
+      group: 'gathering',
+      consumer: 'c1',
+      log: createLogger('silent'),
+      gatherMs: 400,
+      handle: (entries) => {
+        batches.push(entries.map((e) => e.event.id));
+        return Promise.resolve();
+      },
+    });
+    try {
+      await eventually(async () => (await p.redis.exists(p.keys.eventOutbox())) === 1, {
+        message: 'the group made',
+      });
+      const emit = (e: EventRecord) => p.redis.xadd(p.keys.eventOutbox(), '*', 'e', JSON.stringify(e));
+      const first = makeEvent('acme');
+      await emit(first);
+      await eventually(() => batches.length === 1, { message: 'the first event handled' });
+      expect(batches[0]).toEqual([first.id]);
+      // Ten more, 20 ms apart (each its own batch for a reader that does not wait): within the
+      // 400 ms the reader waits after the first, they make one batch, two if the host stalls.
+      const rest = Array.from({ length: 10 }, () => makeEvent('acme'));
+      for (const e of rest) {
+        await emit(e);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      await eventually(() => batches.flat().length === 11, { message: 'every event handled' });
+      expect(batches.flat()).toEqual([first.id, ...rest.map((e) => e.id)]);
+      expect(batches.length).toBeLessThanOrEqual(3);
+    } finally {
+      await consumer.close();
+    }
   });
 });

@@ -5,7 +5,8 @@
  * the worker's state step writes them, `--per-step` every `--step-ms`; in a round "with" they match
  * the route (Temperature, WARNING and above) and are each delivered, in a round "without" they match
  * none, so the difference is what a route that notifies costs. Rounds alternate without/with.
- * `node --no-node-snapshot bench/notify-cost.ts [--count N] [--per-step N] [--step-ms N] [--rounds N] [--set key=value,…]`
+ * `node --no-node-snapshot bench/notify-cost.ts [--count N] [--per-step N] [--step-ms N] [--rounds N] [--set key=value,…] [--commands]`
+ * (`--commands`: Redis's commands per event of each round, with their µs, from INFO commandstats).
  * Defaults: 1,200 events per round, 16 every 400 ms (~40/s, the end-to-end bench's 1 % of
  * ~4,000 payloads/s), 3 pairs of rounds.
  */

@@ -51,7 +51,11 @@ export function createDeliveryLog(deps: DeliveryLogDeps): DeliveryLog {
   return {
     async record(env, attempt) {
       const key = keys.notifyLog(env);
-      await redis.multi().lpush(key, JSON.stringify(attempt)).ltrim(key, 0, size - 1).exec();
+      await redis
+        .multi()
+        .lpush(key, JSON.stringify(attempt))
+        .ltrim(key, 0, size - 1)
+        .exec();
     },
     async list(env, limit) {
       const rows = await redis.lrange(keys.notifyLog(env), 0, Math.max(limit, 1) - 1);

@@ -48,7 +48,8 @@ export function openTrackedHashes(redisUrl: string, name: string, log: Logger): 
   invalidations.on('messageBuffer', (channel: Buffer, keys: Buffer[] | null) => {
     if (channel.toString() !== INVALIDATIONS) return;
     epoch++;
-    if (keys === null) kept.clear(); // FLUSHALL / FLUSHDB
+    // No keys: FLUSHALL or FLUSHDB.
+    if (keys === null) kept.clear();
     else for (const key of keys) kept.delete(key.toString());
   });
 

@@ -37,7 +37,8 @@ async function setUp(receiverCount = 1) {
   return { p, admin, receivers };
 }
 
-const settled = (p: Pipeline) => eventually(() => notificationsSettled(p), { timeoutMs: 15_000, message: 'nothing left to deliver' });
+const settled = (p: Pipeline) =>
+  eventually(() => notificationsSettled(p), { timeoutMs: 15_000, message: 'nothing left to deliver' });
 const arrived = (r: HttpReceiver, n: number) => until(() => r.accepted().length >= n, `${n} accepted`);
 
 /** The delivery log of acme once it holds `n` attempts: the notifier writes it a moment after them. */

@@ -33,7 +33,9 @@ describe('event outbox', () => {
         return info.get('pending') === 0 && info.get('lag') === 0 && info.get('entries-read') === 1
           ? true
           : undefined;
-      }, { timeoutMs: 15_000, message: 'the InfluxDB writer to acknowledge the event' });
+      },
+      { timeoutMs: 15_000, message: 'the InfluxDB writer to acknowledge the event' },
+    );
     const read = (await p.redis.xreadgroup(
       'GROUP',
       'other',

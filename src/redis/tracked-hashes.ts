@@ -27,6 +27,7 @@ export interface TrackedHashes {
   close(): Promise<void>;
 }
 
+/** For a few hashes (everything read is kept until it changes): the notifier's routes and channels. */
 export function openTrackedHashes(redisUrl: string, name: string, log: Logger): TrackedHashes {
   const kept = new Map<string, Record<string, string>>();
   /** Counts invalidations and connection losses: an answer is kept only if it did not move meanwhile. */
@@ -97,10 +98,11 @@ export function openTrackedHashes(redisUrl: string, name: string, log: Logger): 
     async hgetall(key) {
       const hit = on ? kept.get(key) : undefined;
       if (hit) return hit;
-      const readEpoch = epoch;
-      const wasOn = on;
+      // Kept only if tracking was on when the read went out (else Redis may not track the key) and
+      // nothing was invalidated or forgotten since (a forgetting also turns tracking off).
+      const readEpoch = on ? epoch : undefined;
       const value = await reader.hgetall(key);
-      if (wasOn && on && epoch === readEpoch) kept.set(key, value);
+      if (epoch === readEpoch) kept.set(key, value);
       return value;
     },
     tracking: () => on,

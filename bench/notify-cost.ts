@@ -7,11 +7,13 @@
  * none, so the difference is what a route that notifies costs. Rounds alternate without/with.
  * `node --no-node-snapshot bench/notify-cost.ts [--count N] [--per-step N] [--step-ms N] [--rounds N] [--set key=value,…] [--commands]`
  * (`--commands`: Redis's commands per event of each round, with their µs, from INFO commandstats).
+ * Each round also prints this process's read and write system calls per event and its CPU split
+ * into user and system time: whether a notification's cost is round trips or JavaScript.
  * Defaults: 1,200 events per round, 16 every 400 ms (~40/s, the end-to-end bench's 1 % of
  * ~4,000 payloads/s), 3 pairs of rounds.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -63,6 +65,13 @@ if (args.receiver) {
   process.stdin.on('end', () => process.exit(0));
 } else {
   await main();
+}
+
+/** This process's read and write system calls so far (Linux: /proc/self/io). */
+function syscalls(): { reads: number; writes: number } {
+  const io = readFileSync('/proc/self/io', 'utf8');
+  const field = (name: string) => Number(new RegExp(`^${name}: (\\d+)`, 'm').exec(io)?.[1] ?? NaN);
+  return { reads: field('syscr'), writes: field('syscw') };
 }
 
 type ReceiverChild = Awaited<ReturnType<typeof startReceiverChild>>;
@@ -186,6 +195,7 @@ async function measure(
   async function round(matching: boolean) {
     const pid = server.process?.pid ?? 0;
     const commands0 = args.commands ? await commandStats() : undefined;
+    const io0 = syscalls();
     const before = await receiver.received();
     const redis0 = cpuSeconds(pid);
     const self0 = process.cpuUsage();
@@ -216,6 +226,11 @@ async function measure(
         `${matching ? 'with' : 'without'}, per event: ${rows.map((r) => `${r.name} ${r.calls.toFixed(2)}× ${r.us.toFixed(1)} µs`).join(', ')}\n`,
       );
     }
+    const io = syscalls();
+    const perEvent = (k: 'reads' | 'writes') => ((io[k] - io0[k]) / count).toFixed(2);
+    process.stdout.write(
+      `${matching ? 'with' : 'without'}: this process's system calls per event: ${perEvent('reads')} reads, ${perEvent('writes')} writes; CPU µs per event: user ${(self.user / count).toFixed(0)}, system ${(self.system / count).toFixed(0)}\n`,
+    );
     return {
       self: (self.user + self.system) / count,
       redis: ((cpuSeconds(pid) - redis0) * 1e6) / count,

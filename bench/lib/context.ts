@@ -65,8 +65,9 @@ export async function startBenchVigil(
     // 503s (whole or per environment) would be counted against the entry's rate.
     backlogHighWater: 50_000_000,
     backlogEnvHighWater: 0,
-    ...ctx.opts.settings,
     ...extra,
+    // An explicit --set wins over a scenario's own settings (flood control raised for alerting…).
+    ...ctx.opts.settings,
     keyPrefix: `bench${instance}`,
     influxDatabase: `bench${instance}`,
   };

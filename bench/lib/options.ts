@@ -59,7 +59,10 @@ export interface BenchOptions {
    * (`after: 30m`): the state step's cost of conditions that wait.
    */
   conditions: boolean;
-  /** Vigil settings for every Vigil process (`--set queuePartitions=2`), for experiments. */
+  /**
+   * Vigil settings for every Vigil process (`--set queuePartitions=2`), for experiments; they win
+   * over a scenario's own settings.
+   */
   settings: Record<string, string>;
   /** Webhooks the notify scenario delivers (one event each, spread over its 100 channels). */
   notifyCount: number;

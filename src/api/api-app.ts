@@ -119,11 +119,10 @@ export function createApiApp(deps: ApiDeps, alongside: RequestHandler[] = []): e
         attrs,
         nowMs,
         params,
-        // req.ip: the socket's peer, or X-Forwarded-For as far as 'trust proxy' (VIGIL_TRUST_PROXY)
-        // allows — worked out only for the routes that ask (login), not for every request.
-        get clientAddress() {
-          return req.ip ?? '';
-        },
+        // No getter in this literal (a `get clientAddress()` once worked out req.ip on demand): V8
+        // builds an object literal with an accessor in dictionary mode, and what the getter closes
+        // over (here the request and response) outlived young-generation collections, copied into
+        // the old generation for every request.
         req,
         res,
       });

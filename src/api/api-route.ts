@@ -54,8 +54,10 @@ export interface ApiRequest<A = unknown> {
   nowMs: number;
   /** Path parameters (`/login/:key` gives `key`), decoded. */
   params: Record<string, string>;
-  /** The client's address: the socket's peer, or X-Forwarded-For as VIGIL_TRUST_PROXY allows. */
-  clientAddress: string;
+  /**
+   * The request; `req.ip` is the client's address (the socket's peer, or X-Forwarded-For as far as
+   * VIGIL_TRUST_PROXY allows).
+   */
   req: Request;
   res: Response;
 }

@@ -27,7 +27,7 @@ export function loginRoutes(deps: ApiDeps): ApiRoute[] {
           .optional()
           .describe('The current code, when the user has multi-factor authentication.'),
       }),
-      async handle({ attrs: { username, password, totp: code }, nowMs, params, clientAddress }) {
+      async handle({ attrs: { username, password, totp: code }, nowMs, params, req }) {
         const totp = typeof code === 'number' ? String(code).padStart(6, '0') : code;
         const apiKey = await deps.tenancy.resolveApiKey(params.apiKey ?? '');
         if (!apiKey) throw new AppError('INVALID_API_KEY', 'The API key is unknown or revoked.');
@@ -36,7 +36,8 @@ export function loginRoutes(deps: ApiDeps): ApiRoute[] {
           username,
           password,
           totp,
-          clientAddress,
+          // The socket's peer, or X-Forwarded-For as far as VIGIL_TRUST_PROXY allows.
+          clientAddress: req.ip ?? '',
           nowMs,
         });
         if (!result.ok) {

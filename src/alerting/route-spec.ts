@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { STATUSES, type EventRecord, type Status } from '../domain/types.ts';
 import { formatDurationMs, parseDurationMs } from '../lib/duration.ts';
 import { ALERTING_NAME } from './channel-spec.ts';
+import { matchesGlob } from './device-glob.ts';
 import { parseQuietHours, type QuietHours } from './quiet-hours.ts';
 
 /** Shortest reminder interval by default (VIGIL_NOTIFY_MIN_REMIND_EVERY_MS). */
@@ -76,21 +77,13 @@ export type RouteRecord = CheckedRouteInput & {
 
 const severity = (s: Status): number => STATUSES.indexOf(s);
 
-function globToRegExp(glob: string): RegExp {
-  const body = [...glob]
-    .map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[\\^$.|+()[\]{}]/g, '\\$&')))
-    .join('');
-  return new RegExp(`^${body}$`, 's');
-}
-
 /** A route's filter, compiled once per route. */
 export function routeFilter(route: RouteRecord): (event: EventRecord) => boolean {
-  const device = route.device === undefined ? undefined : globToRegExp(route.device);
   const least = route.minStatus === undefined ? undefined : severity(route.minStatus);
   return (event) => {
     if (route.category !== undefined && event.eventCategory !== route.category) return false;
     if (route.sensor !== undefined && event.sensorName !== route.sensor) return false;
-    if (device && !device.test(event.deviceName)) return false;
+    if (route.device !== undefined && !matchesGlob(route.device, event.deviceName)) return false;
     if (event.eventStatus === 'SUCCESS') return route.includeSuccess;
     return least === undefined || severity(event.eventStatus) >= least;
   };

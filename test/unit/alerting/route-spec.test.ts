@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
 import { routeFilter, routeInput, type RouteRecord } from '../../../src/alerting/route-spec.ts';
 import type { EventRecord } from '../../../src/domain/types.ts';
 
@@ -58,5 +59,43 @@ describe('route filters', () => {
     expect(routeInput.safeParse({ name: 'r', channels: [] }).success).toBe(false);
     expect(routeInput.safeParse({ name: 'r r', channels: ['c'] }).success).toBe(false);
     expect(route({ channels: ['a', 'b', 'a'] }).channels).toEqual(['a', 'b']);
+  });
+});
+
+/** What a device glob means, said as simply as possible: `*` any characters, `?` one, the rest itself. */
+function referenceMatch(glob: string, name: string): boolean {
+  const memo = new Map<number, boolean>();
+  const from = (g: number, n: number): boolean => {
+    const key = g * (name.length + 1) + n;
+    let result = memo.get(key);
+    if (result !== undefined) return result;
+    if (g === glob.length) result = n === name.length;
+    else if (glob[g] === '*') result = from(g + 1, n) || (n < name.length && from(g, n + 1));
+    else result = n < name.length && (glob[g] === '?' || glob[g] === name[n]) && from(g + 1, n + 1);
+    memo.set(key, result);
+    return result;
+  };
+  return from(0, 0);
+}
+
+describe('device globs', () => {
+  const matches = (glob: string, deviceName: string) =>
+    routeFilter(route({ device: glob }))(event({ deviceName }));
+
+  it('match as the plain reference matcher does', () => {
+    // Characters a regular expression would treat as syntax stand beside the wildcards.
+    const globText = fc.string({ unit: fc.constantFrom('a', 'b', '*', '?', '.', '\\', '\n'), minLength: 1 });
+    const nameText = fc.string({ unit: fc.constantFrom('a', 'b', '.', '\\', '\n'), maxLength: 24 });
+    fc.assert(
+      fc.property(globText, nameText, (glob, name) => matches(glob, name) === referenceMatch(glob, name)),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('answers a glob of many stars on a 10,000-character name', () => {
+    const glob = `${'*a'.repeat(12)}*b`;
+    expect(matches(glob, 'a'.repeat(10_000))).toBe(false);
+    expect(matches(glob, `${'a'.repeat(9_999)}b`)).toBe(true);
+    expect(matches(glob, `b${'a'.repeat(9_999)}`)).toBe(false);
   });
 });

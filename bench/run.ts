@@ -23,6 +23,7 @@ import { runNotify } from './scenarios/notify.ts';
 import { runEndToEnd } from './scenarios/end-to-end.ts';
 import { runReadApi } from './scenarios/read-api.ts';
 import { runSoak } from './scenarios/soak.ts';
+import { runTenants } from './scenarios/tenants.ts';
 import { runTimers } from './scenarios/timers.ts';
 
 const LATEST = new URL('results/latest.json', import.meta.url).pathname;
@@ -66,6 +67,7 @@ async function main(): Promise<void> {
       'recent-payloads': () => runRecentPayloads(ctx),
       'late-writes': () => runLateWrites(ctx),
       conditions: () => runConditions(ctx),
+      tenants: () => runTenants(ctx),
       backfill: () => runBackfill(ctx),
       timers: () => runTimers(ctx),
     };

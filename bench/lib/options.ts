@@ -21,6 +21,7 @@ export const SCENARIOS = [
   'recent-payloads',
   'late-writes',
   'conditions',
+  'tenants',
   'backfill',
   'timers',
 ] as const;
@@ -77,6 +78,11 @@ export interface BenchOptions {
    * saturation (where a slower build also batches more per event-loop turn).
    */
   readRate: number | undefined;
+  /**
+   * Environments of the tenants scenario (`--tenants`, default 100), each with its own private
+   * definition and API key; a tenth of them also have devices of one public definition.
+   */
+  tenants: number;
   /** Values the backfill scenario uploads (over 24 hours, for 100 data points). */
   backfillValues: number;
   /**
@@ -95,7 +101,7 @@ export interface BenchOptions {
 
 const usage = `usage: npm run bench -- [--quick] [--soak] [--only ${SCENARIOS.join(',')}] [--runs N]
        [--measure S] [--sustain S] [--soak-seconds S] [--soak-rate N] [--drain-payloads N] [--drain-workers N] [--e2e-rate N] [--single] [--profile]
-       [--notify-count N] [--notify-rate N] [--read-rate N] [--backfill-values N] [--conditions]
+       [--notify-count N] [--notify-rate N] [--read-rate N] [--tenants N] [--backfill-values N] [--conditions]
        [--lockstep DIR:ME:OTHER] [--config a|b] [--results FILE]
        [--set <config key>=<value>[,<key>=<value>…]]`;
 
@@ -127,6 +133,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
         'notify-count',
         'notify-rate',
         'read-rate',
+        'tenants',
         'backfill-values',
         'conditions',
         'lockstep',
@@ -198,6 +205,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     notifyCount: Math.round(num('notify-count', quick ? 10_000 : 60_000)),
     notifyRate: flags.has('notify-rate') ? num('notify-rate', 1) : undefined,
     readRate: flags.has('read-rate') ? num('read-rate', 1) : undefined,
+    tenants: Math.round(num('tenants', 100)),
     backfillValues: Math.round(num('backfill-values', quick ? 100_000 : 1_000_000)),
     lockstep: typeof lockstep === 'string' ? lockstep : undefined,
     config,

@@ -53,7 +53,12 @@ export function loginRoutes(deps: ApiDeps): ApiRoute[] {
           });
         }
         deps.log.info({ env: apiKey.env, username }, 'login');
-        return deps.tenancy.createLoginToken(apiKey.env, username, deps.config.loginTokenTtlSeconds);
+        return deps.tenancy.createLoginToken(
+          apiKey.env,
+          username,
+          deps.config.loginTokenTtlSeconds,
+          result.generation,
+        );
       },
     }),
   ];

@@ -76,11 +76,23 @@ export interface WebConsole {
 
 /** Largest form accepted (a payload in the workbench). */
 const FORM_LIMIT = '1mb';
+/** Bounds of a live stream's session check: no busy loop without a credential cache, no long wait with one. */
+const MIN_SESSION_CHECK_MS = 250;
+const MAX_SESSION_CHECK_MS = 30_000;
 
 export function createConsole(deps: ConsoleDeps): WebConsole {
   const clock = deps.clock ?? Date.now;
   const { config, redis, keys } = deps;
-  const live = createLiveHub({ redis, keys, log: deps.log, intervalMs: config.consoleLiveMs, clock });
+  const live = createLiveHub({
+    redis,
+    keys,
+    log: deps.log,
+    intervalMs: config.consoleLiveMs,
+    // An open page learns that its session ended elsewhere (a password change, the user deleted) as
+    // soon as a cached credential would: within the credential cache time.
+    sessionCheckMs: Math.min(MAX_SESSION_CHECK_MS, Math.max(MIN_SESSION_CHECK_MS, config.credentialCacheMs)),
+    clock,
+  });
   const fleet = (env: string) => live.shared(env, 'fleet', () => readFleet(redis, keys, env, clock()));
   const sessions = createSessionStore({
     redis,

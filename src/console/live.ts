@@ -72,7 +72,6 @@ export interface StreamOptions {
 
 /** Pages render again at least this often, changed or not (states that change with time: silence, suppressions ending). */
 const FORCE_MS = 15_000;
-const SESSION_CHECK_MS = 30_000;
 const KEEPALIVE_MS = 20_000;
 
 interface Stream {
@@ -100,6 +99,8 @@ export function createLiveHub(deps: {
   keys: TenancyKeys & EventKeys & IngestKeys & ConsoleKeys & RecentPayloadKeys;
   log: Logger;
   intervalMs: number;
+  /** How often an open stream checks that its session still holds, in ms. */
+  sessionCheckMs: number;
   clock?: () => number;
 }): LiveHub {
   const clock = deps.clock ?? Date.now;
@@ -269,7 +270,7 @@ export function createLiveHub(deps: {
             (valid) => valid || stream.end('signed-out'),
             () => undefined,
           );
-        }, SESSION_CHECK_MS),
+        }, deps.sessionCheckMs),
       );
       for (const t of timers) t.unref();
       // Whatever changed between the page's render and now.

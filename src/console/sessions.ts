@@ -1,13 +1,16 @@
 /**
  * Console sessions, kept server-side in Redis (ConsoleKeys.consoleSession). The browser holds only
  * `<env>.<secret>` in an HttpOnly cookie; Redis holds the secret's SHA-256, so a copy of Redis gives
- * no live session. A session ends after `idleMs` without a request, `maxMs` after sign-in, on sign-out,
- * and when its user is deleted (checked on every request). Each session carries the synchronizer
- * token that every state-changing console request must send back (CSRF).
+ * no live session. A session ends after `idleMs` without a request, `maxMs` after sign-in, on
+ * sign-out, and — checked on every request — when its user is deleted or their credentials change:
+ * it stores the credential generation its sign-in was checked against (UserRecord.generation), and
+ * is refused once the user's differs. Its role is the user's as it is now. Each session carries the
+ * synchronizer token that every state-changing console request must send back (CSRF).
  */
 import { randomBytes } from 'node:crypto';
 import { ENV_NAME_PATTERN } from '../domain/identifiers.ts';
 import type { Redis } from '../redis/connect.ts';
+import { decodeUser, isCurrentGeneration } from '../tenancy/records.ts';
 import { sha256Hex } from '../tenancy/secrets.ts';
 import type { TenancyKeys } from '../tenancy/tenancy-keys.ts';
 import type { ConsoleKeys } from './console-keys.ts';
@@ -29,10 +32,23 @@ export interface ConsoleSession {
 }
 
 export interface SessionStore {
-  /** A new session; `cookie` is the value the browser keeps. */
-  create(env: string, username: string, nowMs: number): Promise<{ cookie: string; session: ConsoleSession }>;
+  /**
+   * A new session; `cookie` is the value the browser keeps. `generation` is the user's credential
+   * generation the sign-in was checked against (LoginResult): if it has changed since, the session
+   * never opens anything.
+   */
+  create(
+    env: string,
+    username: string,
+    nowMs: number,
+    generation: string,
+  ): Promise<{ cookie: string; session: ConsoleSession }>;
   /** The session of a cookie value, renewing its idle time; null when it has ended. */
-  resolve(cookie: string | undefined, nowMs: number, opts?: { renew?: boolean }): Promise<ConsoleSession | null>;
+  resolve(
+    cookie: string | undefined,
+    nowMs: number,
+    opts?: { renew?: boolean },
+  ): Promise<ConsoleSession | null>;
   destroy(session: ConsoleSession): Promise<void>;
 }
 
@@ -48,7 +64,7 @@ export function createSessionStore(deps: {
   const ttlMs = (endMs: number, nowMs: number) => Math.max(1, Math.min(idleMs, endMs - nowMs));
 
   return {
-    async create(env, username, nowMs) {
+    async create(env, username, nowMs, generation) {
       const secret = randomBytes(32).toString('base64url');
       const secretHash = sha256Hex(secret);
       const session: ConsoleSession = {
@@ -68,6 +84,7 @@ export function createSessionStore(deps: {
           csrf: session.csrf,
           createdMs: String(session.createdMs),
           endMs: String(session.endMs),
+          generation,
         })
         .pexpire(key, ttlMs(session.endMs, nowMs))
         .hget(keys.users(env), username)
@@ -88,15 +105,17 @@ export function createSessionStore(deps: {
       if (opts.renew !== false) pipe.pexpire(key, ttlMs(endMs, nowMs));
       const [[err, userJson] = [null, null]] = (await pipe.exec()) ?? [];
       if (err) throw err;
-      // A deleted user's sessions end with them.
-      if (typeof userJson !== 'string') {
+      // A deleted user's sessions end with them, and so do those of credentials since replaced.
+      const json = typeof userJson === 'string' ? userJson : null;
+      const user = decodeUser(json);
+      if (!user || !isCurrentGeneration(user, h.generation)) {
         await redis.del(key);
         return null;
       }
       return {
         env: parsed.env,
         username: h.username,
-        role: roleOf(userJson),
+        role: roleOf(json),
         csrf: h.csrf,
         createdMs: Number(h.createdMs),
         endMs,

@@ -76,7 +76,7 @@ export function signInRoutes(router: Router, ctx: ConsoleContext): void {
         again(status, MESSAGES[result.code], result.code === 'MFA_REQUIRED');
         return;
       }
-      const { cookie } = await sessions.create(env, username, ctx.clock());
+      const { cookie } = await sessions.create(env, username, ctx.clock(), result.generation);
       cookies.set(req, res, cookies.sessionName(req), cookie);
       cookies.clear(req, res, cookies.signInName(req));
       deps.log.info({ env, username, via: 'console' }, 'login');

@@ -1,23 +1,16 @@
 /**
- * Administration of an environment's credentials: API keys, CLI bearer tokens, users and
- * their TOTP second factor. Secrets are returned once by the create operations and stored only as
- * hashes. The `put…` operations serve provisioning: they take the secret from the caller and
- * report whether anything changed, so applying the same files twice writes nothing.
+ * Administration of an environment's credentials: API keys and CLI bearer tokens (users are in
+ * admin-users.ts; the checks of their input are here, shared with the CLI and provisioning).
+ * Secrets are returned once by the create operations and stored only as hashes. The `put…`
+ * operations serve provisioning: they take the secret from the caller and report whether anything
+ * changed, so applying the same files twice writes nothing. CLI tokens belong to no user: user
+ * changes leave them alone.
  */
 import { AppError } from '../errors/app-error.ts';
 import { checkName, invalid, type AdminContext } from './admin-support.ts';
-import { decodeUser, encodeToken, roleOf } from './records.ts';
-import {
-  generateApiKey,
-  generateToken,
-  generateTotpSecret,
-  hashPassword,
-  secretId,
-  sha256Hex,
-  totpUri,
-  verifyPassword,
-} from './secrets.ts';
-import { SCOPES, USER_ROLES, type Scope, type TokenRecord, type UserRecord, type UserRole } from './types.ts';
+import { encodeToken } from './records.ts';
+import { generateApiKey, generateToken, secretId, sha256Hex } from './secrets.ts';
+import { SCOPES, USER_ROLES, type Scope, type TokenRecord, type UserRole } from './types.ts';
 
 /** Metadata kept per API key / CLI token in `Keys.envApiKeys` / `Keys.envTokens`. */
 export interface CredentialMeta {
@@ -48,6 +41,14 @@ export function checkScopes(names: readonly string[]): Scope[] {
     throw invalid(`invalid scope ${JSON.stringify(names.join(','))}: use read or read,write`);
   if (!names.includes('read')) throw invalid('a token that writes must also read: use read,write');
   return SCOPES.filter((s) => names.includes(s));
+}
+
+/** Throws INVALID_INPUT unless the password's length is within MIN/MAX_PASSWORD_LENGTH. */
+export function checkPassword(password: string): void {
+  if (password.length < MIN_PASSWORD_LENGTH)
+    throw invalid(`password too short: use at least ${MIN_PASSWORD_LENGTH} characters`);
+  if (password.length > MAX_PASSWORD_LENGTH)
+    throw invalid(`password too long: use at most ${MAX_PASSWORD_LENGTH} characters`);
 }
 
 /** Throws INVALID_INPUT unless `role` is a user role. */
@@ -157,23 +158,6 @@ export function createCredentialAdmin(ctx: AdminContext) {
     return meta;
   }
 
-  async function getUser(env: string, username: string): Promise<UserRecord> {
-    await ctx.requireEnv(env);
-    const user = decodeUser(await redis.hget(keys.users(env), username));
-    if (!user) throw new AppError('USER_NOT_FOUND', `no user ${JSON.stringify(username)} in ${env}`);
-    return user;
-  }
-
-  const saveUser = (env: string, user: UserRecord) =>
-    redis.hset(keys.users(env), user.username, JSON.stringify(user));
-
-  function checkPassword(password: string) {
-    if (password.length < MIN_PASSWORD_LENGTH)
-      throw invalid(`password too short: use at least ${MIN_PASSWORD_LENGTH} characters`);
-    if (password.length > MAX_PASSWORD_LENGTH)
-      throw invalid(`password too long: use at most ${MAX_PASSWORD_LENGTH} characters`);
-  }
-
   return {
     async createApiKey(env: string, name?: string) {
       if (name !== undefined) checkName('key name', name);
@@ -257,88 +241,6 @@ export function createCredentialAdmin(ctx: AdminContext) {
       await ctx.requireEnv(env);
       const { id, name } = await revoke(keys.envTokens(env), (h) => keys.token(h), idOrName);
       return { id, name };
-    },
-
-    /** Creates a user; an operator unless `role` says viewer. */
-    async createUser(env: string, username: string, password: string, role: UserRole = 'operator') {
-      checkName('username', username);
-      checkPassword(password);
-      await ctx.requireEnv(env);
-      const user: UserRecord = {
-        username,
-        role,
-        passwordHash: await hashPassword(password),
-        mfaEnabled: false,
-        createdUTC: ctx.nowUTC(),
-      };
-      if (!(await redis.hsetnx(keys.users(env), username, JSON.stringify(user)))) {
-        throw new AppError('ALREADY_EXISTS', `user ${username} exists already in ${env}`);
-      }
-      return { username, role, createdUTC: user.createdUTC };
-    },
-    /** Provisioning: creates the user, or resets the password or role where they differ. */
-    async putUser(
-      env: string,
-      username: string,
-      password: string,
-      role: UserRole = 'operator',
-    ): Promise<boolean> {
-      checkName('username', username);
-      checkPassword(password);
-      await ctx.requireEnv(env);
-      const user = decodeUser(await redis.hget(keys.users(env), username));
-      const samePassword = user !== null && (await verifyPassword(password, user.passwordHash));
-      if (user && samePassword && roleOf(user) === role) return false;
-      const passwordHash = samePassword && user ? user.passwordHash : await hashPassword(password);
-      await saveUser(
-        env,
-        user
-          ? { ...user, role, passwordHash }
-          : { username, role, passwordHash, mfaEnabled: false, createdUTC: ctx.nowUTC() },
-      );
-      return true;
-    },
-    async listUsers(env: string) {
-      await ctx.requireEnv(env);
-      const h = await redis.hgetall(keys.users(env));
-      return Object.values(h)
-        .map((json) => JSON.parse(json) as UserRecord)
-        .map((u) => ({
-          username: u.username,
-          role: roleOf(u),
-          mfaEnabled: u.mfaEnabled,
-          createdUTC: u.createdUTC,
-        }))
-        .sort((a, b) => a.username.localeCompare(b.username));
-    },
-    /** Changes a user's role; their login tokens follow at once (tenancy-store.ts). */
-    async setRole(env: string, username: string, role: UserRole) {
-      const user = await getUser(env, username);
-      await saveUser(env, { ...user, role });
-      return { username, role };
-    },
-    async deleteUser(env: string, username: string) {
-      await getUser(env, username);
-      // Login tokens die with the user: resolveToken checks that their user still exists.
-      await redis.multi().hdel(keys.users(env), username).del(keys.loginFailures(env, username)).exec();
-    },
-    async setPassword(env: string, username: string, password: string) {
-      checkPassword(password);
-      const user = await getUser(env, username);
-      await saveUser(env, { ...user, passwordHash: await hashPassword(password) });
-    },
-    /** Turns TOTP on with a new secret; returns the otpauth URI (the only time it is shown). */
-    async enableMfa(env: string, username: string, issuer = 'Vigil') {
-      const user = await getUser(env, username);
-      if (user.mfaEnabled)
-        throw new AppError('ALREADY_EXISTS', `MFA is already enabled for ${username}; disable it first`);
-      const secret = generateTotpSecret();
-      await saveUser(env, { ...user, mfaEnabled: true, mfaSecret: secret });
-      return { username, secret, uri: totpUri(secret, issuer, `${env}:${username}`) };
-    },
-    async disableMfa(env: string, username: string) {
-      const { mfaSecret: _dropped, ...user } = await getUser(env, username);
-      await saveUser(env, { ...user, mfaEnabled: false });
     },
   };
 }

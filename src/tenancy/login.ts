@@ -28,7 +28,8 @@ import {
 import { ROLE_SCOPES, type TokenRecord } from './types.ts';
 
 export type LoginResult =
-  | { ok: true }
+  /** `generation`: the user's credential generation the login was checked against ('' for none yet). */
+  | { ok: true; generation: string }
   | { ok: false; code: 'INVALID_CREDENTIALS' | 'MFA_REQUIRED' | 'LOGIN_LOCKED'; retryAfterSeconds?: number };
 
 export interface LoginAttempt {
@@ -175,11 +176,14 @@ export function createLogin(deps: LoginDeps) {
         return { ok: false, code: 'INVALID_CREDENTIALS' };
     }
     await release(counters, 1);
-    return { ok: true };
+    return { ok: true, generation: user.generation ?? '' };
   }
 
-  /** A login token carrying the scopes of the user's role (resolving narrows them to the role's then). */
-  async function createLoginToken(env: string, username: string, ttlSeconds: number) {
+  /**
+   * A login token carrying the scopes of the user's role (resolving narrows them to the role's then),
+   * bound to the credential generation its login was checked against.
+   */
+  async function createLoginToken(env: string, username: string, ttlSeconds: number, generation: string) {
     const user = decodeUser(await redis.hget(keys.users(env), username));
     const token = generateToken();
     const hash = sha256Hex(token);
@@ -192,6 +196,7 @@ export function createLogin(deps: LoginDeps) {
       expiresMs: now + ttlSeconds * 1000,
       createdUTC: new Date(now).toISOString(),
       scopes: user ? ROLE_SCOPES[roleOf(user)] : [],
+      generation,
     };
     const key = keys.token(hash);
     await redis.multi().hset(key, encodeToken(record)).pexpireat(key, record.expiresMs).exec();

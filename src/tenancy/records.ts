@@ -37,6 +37,7 @@ export const encodeToken = (t: TokenRecord): Hash => ({
   expiresMs: String(t.expiresMs),
   createdUTC: t.createdUTC,
   scopes: t.scopes.join(','),
+  ...(t.generation === undefined ? {} : { generation: t.generation }),
 });
 
 /**
@@ -54,6 +55,7 @@ export function decodeToken(h: Hash | null | undefined): TokenRecord | null {
     expiresMs: Number(h.expiresMs ?? 0) || 0,
     createdUTC: h.createdUTC ?? '',
     scopes: h.scopes === undefined ? (kind === 'login' ? SCOPES : ['read']) : parseStoredScopes(h.scopes),
+    ...(h.generation === undefined ? {} : { generation: h.generation }),
   };
 }
 
@@ -64,6 +66,14 @@ export function decodeUser(json: string | null | undefined): UserRecord | null {
   if (!json) return null;
   return JSON.parse(json) as UserRecord;
 }
+
+/**
+ * Whether something issued under credential generation `issued` (a session, a login token) still
+ * belongs to `user`'s current credentials. A user and a credential stored before generations
+ * existed have none, and match each other until the user's next change.
+ */
+export const isCurrentGeneration = (user: UserRecord, issued: string | undefined): boolean =>
+  (user.generation ?? '') === (issued ?? '');
 
 /** The user's role; users stored before roles existed are operators. */
 export const roleOf = (user: UserRecord): UserRole => user.role ?? 'operator';

@@ -15,6 +15,8 @@ export const generateApiKey = (): string => `vk_${randomBytes(32).toString('base
 /** A new bearer token: `vt_` + 32 random bytes, base64url. */
 export const generateToken = (): string => `vt_${randomBytes(32).toString('base64url')}`;
 
+/** A new credential generation of a user (UserRecord.generation): 16 random bytes, base64url. */
+export const generateGeneration = (): string => randomBytes(16).toString('base64url');
 
 /** Public identifier of a key or token: the first 12 hex digits of its hash (stable, not secret). */
 export const secretId = (hash: string): string => hash.slice(0, 12);

@@ -8,6 +8,7 @@ import { createDefinitionAdmin } from './admin-definitions.ts';
 import { createDeviceAdmin } from './admin-devices.ts';
 import { createEnvironmentAdmin } from './admin-environments.ts';
 import { createAdminContext, type AdminDeps } from './admin-support.ts';
+import { createUserAdmin } from './admin-users.ts';
 
 export type { AdminDeps } from './admin-support.ts';
 
@@ -16,6 +17,7 @@ export function createTenancyAdmin(deps: AdminDeps) {
   return {
     ...createEnvironmentAdmin(ctx),
     ...createCredentialAdmin(ctx),
+    ...createUserAdmin(ctx),
     ...createDefinitionAdmin(ctx),
     ...createDeviceAdmin(ctx),
     requireEnv: ctx.requireEnv,

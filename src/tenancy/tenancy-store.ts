@@ -16,6 +16,7 @@ import {
   decodeThresholds,
   decodeToken,
   decodeUser,
+  isCurrentGeneration,
   pipelineValues,
   roleOf,
 } from './records.ts';
@@ -61,16 +62,22 @@ export interface TenancyStore {
   getDeviceSettings(env: string, devices: string[]): Promise<DeviceSettings[]>;
   resolveApiKey(key: string): Promise<ApiKeyRecord | null>;
   /**
-   * The token's record, or null when unknown, revoked, expired or its user was deleted. A login
-   * token's scopes are narrowed to what its user's role allows now, so a user made viewer loses
-   * write at once (within the callers' cache time).
+   * The token's record, or null when unknown, revoked or expired, and for a login token also when
+   * its user was deleted or their credentials changed since it was issued (another generation). A
+   * login token's scopes are narrowed to what its user's role allows now, so a user made viewer
+   * loses write at once (within the callers' cache time).
    */
   resolveToken(token: string, nowMs: number): Promise<TokenRecord | null>;
-  /** Issues a login token (kind `login`) that expires after `ttlSeconds`. */
+  /**
+   * Issues a login token (kind `login`) that expires after `ttlSeconds`, bound to the credential
+   * `generation` the login was verified against (LoginResult): if the credentials changed since,
+   * the token never works.
+   */
   createLoginToken(
     env: string,
     username: string,
     ttlSeconds: number,
+    generation: string,
   ): Promise<{ token: string; expiresUTC: string }>;
   /** Checks credentials, with the lockout per username and address, username, and address. */
   verifyLogin(attempt: LoginAttempt): Promise<LoginResult>;
@@ -184,7 +191,7 @@ export function createTenancyStore(deps: TenancyDeps): TenancyStore {
       if (record.expiresMs !== 0 && nowMs >= record.expiresMs) return null;
       if (record.kind === 'cli') return record;
       const user = decodeUser(await redis.hget(keys.users(record.env), record.subject));
-      if (!user) return null;
+      if (!user || !isCurrentGeneration(user, record.generation)) return null;
       const allowed = ROLE_SCOPES[roleOf(user)];
       return { ...record, scopes: record.scopes.filter((s) => allowed.includes(s)) };
     },

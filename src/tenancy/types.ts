@@ -51,6 +51,12 @@ export interface TokenRecord {
    * `read` (all it could do), a login token what its user's role allows (tenancy-store.ts).
    */
   scopes: readonly Scope[];
+  /**
+   * Login tokens: the credential generation of the user it was issued to (UserRecord.generation);
+   * the token works only while the user's is the same. Absent on tokens issued before generations
+   * existed, which match a user without one.
+   */
+  generation?: string;
 }
 
 export interface UserRecord {
@@ -63,6 +69,13 @@ export interface UserRecord {
   /** Base32 TOTP secret; present once MFA is being or has been enabled. */
   mfaSecret?: string;
   createdUTC: string;
+  /**
+   * Random id of the user's current credentials: new when the user is created and whenever the
+   * password or MFA changes, so that sessions and login tokens issued under other credentials (or
+   * to an earlier user of the same name) no longer match. Absent on users stored before
+   * generations existed, until their next change.
+   */
+  generation?: string;
 }
 
 /** A stored definition: its spec, parser source and a revision that changes with every apply. */

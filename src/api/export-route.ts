@@ -1,15 +1,18 @@
 /**
  * sensors/export (docs/interface.md#sensors-export): one data point's raw history over
  * [startUTC, endUTC], oldest first, streamed as JSON (the usual envelope) or CSV (`time,value`) with
- * bounded memory. At most VIGIL_EXPORT_LIMIT_PER_MONTH successful exports per environment and data
- * point per calendar month (UTC); only a completed export is counted, so a failed one costs nothing.
+ * bounded memory. Each export takes its place in the monthly allowance (export-allowance.ts) before
+ * it streams, and gives it back when it does not complete (InfluxDB failing, the client gone), so
+ * a failed export costs nothing; refused input is refused before the allowance is looked at.
  */
 import { finished } from 'node:stream/promises';
 import type { ServerResponse } from 'node:http';
+import type { z } from 'zod';
 import { DATA_TYPE_INFO } from '../domain/data-types.ts';
-import type { DataValue } from '../domain/types.ts';
+import type { DataType, DataValue } from '../domain/types.ts';
 import { AppError } from '../errors/app-error.ts';
 import { exportValues, type ExportedValue } from '../history/export-values.ts';
+import { createExportAllowance } from './export-allowance.ts';
 import { apiRoute, STREAMED, type ApiDeps, type ApiRoute } from './api-route.ts';
 import { attr, attributes } from './attributes.ts';
 import { deviceNotFound } from './devices-routes.ts';
@@ -43,7 +46,11 @@ const exportAttributes = attributes({
 });
 
 export function exportRoutes(deps: ApiDeps): ApiRoute[] {
-  const quota = createExportQuota(deps);
+  const allowance = createExportAllowance({
+    redis: deps.redis,
+    keys: deps.keys,
+    limitPerMonth: deps.config.exportLimitPerMonth,
+  });
   return [
     apiRoute({
       paths: ['/sensors/export'],
@@ -52,68 +59,97 @@ export function exportRoutes(deps: ApiDeps): ApiRoute[] {
       scope: 'read',
       attributes: exportAttributes,
       async handle({ env, attrs, nowMs, req, res }) {
-        const { deviceName, sensorName, startUTC, endUTC } = attrs;
-        const csv = wantsCsv(attrs.format, req.headers.accept);
-        const device = await deps.tenancy.getDevice(env, deviceName);
-        if (!device) throw deviceNotFound(deviceName);
-        const definition = await deps.tenancy.getDefinition(
-          env,
-          device.definitionName,
-          device.definitionIsPublic,
-        );
-        const dp = definition?.spec.dataPoints.find((p) => p.name === sensorName);
-        if (!dp)
-          throw new AppError('SENSOR_NOT_FOUND', `No data point ${sensorName} on device ${deviceName}.`, {
-            details: { deviceName, sensorName },
+        const { deviceName, sensorName } = attrs;
+        const dataType = await dataTypeOf(deps, env, deviceName, sensorName);
+        const reservation = await allowance.reserve(env, `${deviceName}|${sensorName}`, nowMs);
+        try {
+          await sendExport(deps, res, {
+            env,
+            attrs,
+            dataType,
+            nowMs,
+            csv: wantsCsv(attrs.format, req.headers.accept),
           });
-        const item = `${deviceName}|${sensorName}`;
-        await quota.check(env, item, nowMs);
+        } catch (err) {
+          // Not completed: the export did not use the allowance.
+          await reservation
+            .release()
+            .catch((releaseErr: unknown) =>
+              deps.log.warn({ err: releaseErr, env }, 'export allowance not given back'),
+            );
+          // Nothing sent yet (the first 64 KiB are buffered): the client still gets a proper error.
+          if (!res.headersSent) throw err;
+          deps.log.warn({ err, env, device: deviceName, sensor: sensorName }, 'export did not complete');
+          res.destroy();
+        }
+        return STREAMED;
+      },
+    }),
+  ];
+}
 
-        const endSeconds = endUTC ?? Math.floor(nowMs / 1000);
-        const values = exportValues(deps.influx, {
-          env,
-          device: deviceName,
-          sensor: sensorName,
-          dataType: dp.dataType,
-          startMs: startUTC === undefined ? undefined : startUTC * 1000,
-          endMs: endUTC === undefined ? nowMs : endUTC * 1000,
-        });
-        // The first page is read before anything is sent: a history outage is still a clean 503.
-        const first = await values.next();
-        const info = DATA_TYPE_INFO[dp.dataType];
-        const head = {
+type ExportAttributes = z.infer<typeof exportAttributes>;
+
+/** The data point's type; DEVICE_NOT_FOUND / SENSOR_NOT_FOUND when the environment has no such thing. */
+async function dataTypeOf(
+  deps: ApiDeps,
+  env: string,
+  deviceName: string,
+  sensorName: string,
+): Promise<DataType> {
+  const device = await deps.tenancy.getDevice(env, deviceName);
+  if (!device) throw deviceNotFound(deviceName);
+  const definition = await deps.tenancy.getDefinition(env, device.definitionName, device.definitionIsPublic);
+  const dp = definition?.spec.dataPoints.find((p) => p.name === sensorName);
+  if (!dp)
+    throw new AppError('SENSOR_NOT_FOUND', `No data point ${sensorName} on device ${deviceName}.`, {
+      details: { deviceName, sensorName },
+    });
+  return dp.dataType;
+}
+
+/** Streams the export into `res`; resolves once all of it went out, throws when it did not. */
+async function sendExport(
+  deps: ApiDeps,
+  res: ServerResponse,
+  o: { env: string; attrs: ExportAttributes; dataType: DataType; nowMs: number; csv: boolean },
+): Promise<void> {
+  const { deviceName, sensorName, startUTC, endUTC } = o.attrs;
+  const values = exportValues(deps.influx, {
+    env: o.env,
+    device: deviceName,
+    sensor: sensorName,
+    dataType: o.dataType,
+    startMs: startUTC === undefined ? undefined : startUTC * 1000,
+    endMs: endUTC === undefined ? o.nowMs : endUTC * 1000,
+  });
+  try {
+    // The first page is read before anything is sent: a history outage is still a clean 503.
+    const first = await values.next();
+    const info = DATA_TYPE_INFO[o.dataType];
+    const format = o.csv
+      ? csvFormat()
+      : jsonFormat({
           deviceName,
           sensorName,
           sensorType: info.sensorType,
           units: info.units,
           startUTC: startUTC ?? 0,
-          endUTC: endSeconds,
-        };
-        try {
-          const format = csv ? csvFormat() : jsonFormat(head);
-          res.statusCode = 200;
-          res.setHeader('Content-Type', format.contentType);
-          const out = createChunkWriter(res);
-          await out.push(format.open);
-          let n = 0;
-          for (let next = first; next.done !== true; next = await values.next()) {
-            await out.push(format.value(next.value, n++));
-          }
-          await out.push(format.close);
-          await out.end();
-        } catch (err) {
-          await values.return(undefined);
-          // Nothing sent yet (the first 64 KiB are buffered): the client still gets a proper error.
-          if (!res.headersSent) throw err;
-          deps.log.warn({ err, env, device: deviceName, sensor: sensorName }, 'export did not complete');
-          res.destroy();
-          return STREAMED;
-        }
-        await quota.record(env, item, nowMs);
-        return STREAMED;
-      },
-    }),
-  ];
+          endUTC: endUTC ?? Math.floor(o.nowMs / 1000),
+        });
+    res.statusCode = 200;
+    res.setHeader('Content-Type', format.contentType);
+    const out = createChunkWriter(res);
+    await out.push(format.open);
+    let n = 0;
+    for (let next = first; next.done !== true; next = await values.next()) {
+      await out.push(format.value(next.value, n++));
+    }
+    await out.push(format.close);
+    await out.end();
+  } finally {
+    await values.return(undefined);
+  }
 }
 
 /** CSV when `format` says so, or when it is absent and the client accepts text/csv. */
@@ -200,35 +236,4 @@ function drained(res: ServerResponse): Promise<void> {
     res.on('drain', onDrain);
     res.on('close', onClose);
   });
-}
-
-/** The monthly export allowance, counted in `Keys.exports(env, 'YYYY-MM')` (field `device|sensor`). */
-function createExportQuota(deps: ApiDeps) {
-  const limit = deps.config.exportLimitPerMonth;
-  const monthOf = (ms: number) => new Date(ms).toISOString().slice(0, 7);
-  return {
-    async check(env: string, item: string, nowMs: number) {
-      if (limit === 0) return;
-      const used = Number((await deps.redis.hget(deps.keys.exports(env, monthOf(nowMs)), item)) ?? 0);
-      if (used < limit) return;
-      const now = new Date(nowMs);
-      const nextMs = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);
-      const nextAllowedUTC = new Date(nextMs).toISOString();
-      throw new AppError(
-        'EXPORT_LIMIT_REACHED',
-        `The export allowance of this data point for this month is used; next export allowed from ${nextAllowedUTC}.`,
-        { retryAfterSeconds: Math.ceil((nextMs - nowMs) / 1000), details: { nextAllowedUTC } },
-      );
-    },
-    async record(env: string, item: string, nowMs: number) {
-      if (limit === 0) return;
-      const key = deps.keys.exports(env, monthOf(nowMs));
-      // Kept a little beyond the month it counts.
-      await deps.redis
-        .multi()
-        .hincrby(key, item, 1)
-        .expire(key, 40 * 24 * 3600)
-        .exec();
-    },
-  };
 }

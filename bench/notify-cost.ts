@@ -31,7 +31,7 @@ import { createLogger } from '../src/log/logger.ts';
 import { createTenancyAdmin } from '../src/tenancy/tenancy-admin.ts';
 import { closeRedis, connectRedis } from '../src/redis/connect.ts';
 import { cpuSeconds } from './lib/cpu.ts';
-import { NOTIFIER_SETTINGS } from './lib/alerting.ts';
+import { notifierSettings } from './lib/alerting.ts';
 import { BENCH_ENV } from './lib/provision.ts';
 
 const { values: args } = parseArgs({
@@ -131,7 +131,7 @@ async function measure(
   const keys = createKeys('vigil');
   const config: Config = loadConfig(
     {},
-    { ...NOTIFIER_SETTINGS, ...extra, redisUrl: server.url, roles: 'notifier' },
+    { ...notifierSettings(receiver.url), ...extra, redisUrl: server.url, roles: 'notifier' },
   );
   const redis = connectRedis(server.url, 'command', 'bench-notify-cost');
   cleanups.push(() => closeRedis(redis));

@@ -15,22 +15,23 @@ import type { Receiver } from './webhook-receiver.ts';
 const SECRETS_KEY = Buffer.alloc(32, 42).toString('base64');
 
 /**
- * What a notifier needs to deliver on loopback: a key for channel secrets, the receiver's address
- * allowed. Flood control as shipped (the end-to-end cost of a route is measured as deployed).
+ * What a notifier needs to deliver to `receiverUrl` on loopback: a key for channel secrets, the
+ * receiver's address and port allowed (VIGIL_NOTIFY_ALLOWED_HOSTS admits one port per entry).
+ * Flood control as shipped (the end-to-end cost of a route is measured as deployed).
  */
-export const NOTIFIER_DEFAULT_SETTINGS: Settings = {
+export const notifierDefaultSettings = (receiverUrl: string): Settings => ({
   secretsKey: SECRETS_KEY,
-  notifyAllowedHosts: '127.0.0.1',
-};
+  notifyAllowedHosts: new URL(receiverUrl).host,
+});
 
 /**
  * The same with flood control raised out of the way, so that every notification is delivered on
  * its own (a digest per minute would measure the flood window, not delivery).
  */
-export const NOTIFIER_SETTINGS: Settings = {
-  ...NOTIFIER_DEFAULT_SETTINGS,
+export const notifierSettings = (receiverUrl: string): Settings => ({
+  ...notifierDefaultSettings(receiverUrl),
   notifyDigestThreshold: 1_000_000_000,
-};
+});
 
 export interface BenchAlerting {
   redis: Redis;

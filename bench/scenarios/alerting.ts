@@ -15,7 +15,7 @@
  *    flood control raised out of the way, so that every event is timed.
  */
 import type { RouteInput } from '../../src/alerting/route-spec.ts';
-import { NOTIFIER_DEFAULT_SETTINGS, NOTIFIER_SETTINGS, openAlerting } from '../lib/alerting.ts';
+import { notifierDefaultSettings, notifierSettings, openAlerting } from '../lib/alerting.ts';
 import type { BenchContext, EndToEndVigil } from '../lib/context.ts';
 import { sleep, startEndToEndVigil } from '../lib/context.ts';
 import { percentile } from '../lib/stats.ts';
@@ -61,7 +61,7 @@ export async function runAlerting(ctx: BenchContext): Promise<void> {
         close: () => alerting.close(),
       };
     };
-    const common = { extraRoles: 'notifier', settings: NOTIFIER_DEFAULT_SETTINGS, spread: true };
+    const common = { extraRoles: 'notifier', settings: notifierDefaultSettings(receiver.url), spread: true };
     await runEndToEndAlternation(ctx, {
       scenario: 'alerting',
       a: { key: 'without', label: 'no routes', config: common },
@@ -99,7 +99,7 @@ export async function runNotifyLatency(ctx: BenchContext): Promise<void> {
   const bv = await startEndToEndVigil(ctx, {
     label: 'notify-latency',
     extraRoles: 'notifier',
-    settings: NOTIFIER_SETTINGS,
+    settings: notifierSettings(receiver.url),
   }).catch(async (err: unknown) => {
     await receiver.close();
     throw err;

@@ -8,7 +8,7 @@
  * CPU per webhook at that pace (what a notification costs when ingestion makes a few a second).
  */
 import type { EventRecord } from '../../src/domain/types.ts';
-import { NOTIFIER_SETTINGS, openAlerting } from '../lib/alerting.ts';
+import { notifierSettings, openAlerting } from '../lib/alerting.ts';
 import type { BenchContext } from '../lib/context.ts';
 import { sleep, startBenchVigil } from '../lib/context.ts';
 import { cpuPerUnitUs, describePerUnit, snapshot } from '../lib/cpu.ts';
@@ -40,7 +40,7 @@ async function notifyOnce(ctx: BenchContext, run: number): Promise<number> {
   const count = ctx.opts.notifyCount;
   const receiver = await startReceiver();
   const bv = await startBenchVigil(ctx, 'notifier', {
-    ...NOTIFIER_SETTINGS,
+    ...notifierSettings(receiver.url),
     notifyConcurrency: 200,
     logLevel: 'error',
   });

@@ -1,6 +1,6 @@
-import ipaddr from 'ipaddr.js';
 import proxyAddr from 'proxy-addr';
 import { z } from 'zod';
+import { parseAllowedTarget } from '../lib/allowed-targets.ts';
 import { parseDurationMs } from '../lib/duration.ts';
 
 /** The roles a Vigil process can run; one process runs all of them by default. */
@@ -57,21 +57,13 @@ const secretsKey = optionalString.refine(
   'expected the base64 of 32 random bytes, as `openssl rand -base64 32` prints it',
 );
 
-const isCidr = (text: string): boolean => {
-  try {
-    ipaddr.parseCIDR(text);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
-/** Host names, addresses and CIDRs, comma-separated. */
-const hostList = z.string().transform((s, ctx) => {
+/** Host names, addresses and CIDRs, each with one port (`127.0.0.1:9000`), comma-separated. */
+const allowedTargetList = z.string().transform((s, ctx) => {
   const list = commaList(s).map((v) => v.toLowerCase());
   for (const v of list) {
-    if (v.includes('/') && !isCidr(v)) {
-      ctx.addIssue({ code: 'custom', message: `${v} is not a valid CIDR` });
+    const parsed = parseAllowedTarget(v);
+    if (!parsed.ok) {
+      ctx.addIssue({ code: 'custom', message: parsed.problem });
       return z.NEVER;
     }
   }
@@ -492,9 +484,9 @@ export const SETTINGS = {
   ),
   notifyAllowedHosts: setting(
     'VIGIL_NOTIFY_ALLOWED_HOSTS',
-    'Comma-separated hosts, addresses or CIDRs that webhook and Slack channels may reach although they are loopback, private, link-local or unique-local (e.g. 127.0.0.1 for a receiver on this machine).',
+    'Comma-separated host:port entries that webhook and Slack channels may reach although the host resolves to a loopback, private, link-local or other non-public address: a host name, an address or a CIDR, each with the one port it admits (127.0.0.1:9000 for a receiver on this machine, hooks.internal:443, 10.0.0.0/8:8443, [::1]:9000). An entry without a port is refused at start.',
     '',
-    hostList,
+    allowedTargetList,
   ),
   smtpUrl: setting(
     'VIGIL_SMTP_URL',

@@ -199,7 +199,7 @@ export const ERROR_CODES = {
     status: 400,
     retryable: false,
     description:
-      'A webhook or Slack URL reaches a loopback, private, link-local or unique-local address (or cannot be resolved) and its host is not in VIGIL_NOTIFY_ALLOWED_HOSTS.',
+      "A webhook or Slack URL reaches an address that is not public (loopback, private, link-local, unique-local or another special-purpose range), or its host cannot be resolved, and VIGIL_NOTIFY_ALLOWED_HOSTS does not admit it on the URL's port.",
   },
   DELIVERY_FAILED: {
     status: 0,

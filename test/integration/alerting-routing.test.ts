@@ -197,7 +197,7 @@ describe('routing', () => {
     }
     expect(await strict.listChannels('acme')).toEqual([]);
 
-    // Created where 127.0.0.1 is allowed; this notifier does not allow it: refused at delivery.
+    // Created where the receiver's port is allowed; this notifier allows none: refused at delivery.
     const r = await startHttpReceiver();
     const lenient = alertingAdmin(
       p,
@@ -212,6 +212,41 @@ describe('routing', () => {
     });
     expect(failed?.lastAnswer).toMatch(/^not sent: 127\.0\.0\.1 reaches 127\.0\.0\.1 \(loopback\)/);
     expect(r.requests).toEqual([]);
+  });
+
+  it('admits an allowed 127.0.0.1:<port> on that port only, at creation and again at delivery', async () => {
+    const allowed = await startHttpReceiver({ port: 0 });
+    const other = await startHttpReceiver({ port: 0 });
+    const only = `127.0.0.1:${allowed.port}`;
+    const p = await startPipeline({ roles: 'notifier', ...ALERTING_TEST_CONFIG, notifyAllowedHosts: only });
+    await p.admin.createEnvironment('acme', 'en');
+    const admin = alertingAdmin(p);
+    // Other ports of the allowed host: another receiver, this Vigil's ops port, InfluxDB's query API.
+    for (const url of [`${other.url}/hook`, `${p.opsUrl}/metrics`, `${p.config.influxUrl}/query`]) {
+      await expect(
+        admin.createChannel('acme', { name: 'x', type: 'webhook', url }),
+        url,
+      ).rejects.toMatchObject({ code: 'ADDRESS_NOT_ALLOWED' });
+    }
+
+    // Both created where both ports are allowed; this notifier delivers to its allowed port only.
+    const both = `${only},127.0.0.1:${other.port}`;
+    const config = { ...ALERTING_TEST_CONFIG, notifyAllowedHosts: both };
+    const lenient = alertingAdmin(
+      p,
+      loadConfig({}, { ...config, redisUrl: p.config.redisUrl, keyPrefix: p.config.keyPrefix }),
+    );
+    await lenient.createChannel('acme', { name: 'allowed', type: 'webhook', url: `${allowed.url}/hook` });
+    await lenient.createChannel('acme', { name: 'other', type: 'webhook', url: `${other.url}/hook` });
+    await admin.createRoute('acme', { name: 'all', channels: ['allowed', 'other'] });
+    await emitEvents(p, [makeEvent('acme')]);
+    await until(() => allowed.accepted().length === 1, 'the allowed port notified');
+    const failed = await eventually(async () => {
+      const list = await admin.listFailed('acme');
+      return list.length > 0 ? list : undefined;
+    });
+    expect(failed.map((f) => f.channel)).toEqual(['other']);
+    expect(other.requests).toEqual([]);
   });
 
   it('notifies events created while no notifier ran once one starts, but not events from before routes existed', async () => {

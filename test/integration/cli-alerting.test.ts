@@ -8,12 +8,12 @@ import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_SECRETS_KEY } from '../support/alerting.ts';
-import { startHttpReceiver } from '../support/receivers.ts';
+import { RECEIVER_ALLOW_LIST, startHttpReceiver } from '../support/receivers.ts';
 import { createCliHarness, type CliHarness, type CliResult } from './cli-run.ts';
 
 let cli: CliHarness;
 let dir: string;
-const KEYED = { VIGIL_SECRETS_KEY: TEST_SECRETS_KEY, VIGIL_NOTIFY_ALLOWED_HOSTS: '127.0.0.1' };
+const KEYED = { VIGIL_SECRETS_KEY: TEST_SECRETS_KEY, VIGIL_NOTIFY_ALLOWED_HOSTS: RECEIVER_ALLOW_LIST };
 
 type Run = () => Promise<CliResult>;
 

@@ -38,8 +38,12 @@ function expectRefusal(r: { code: number; stderr: string }, reason: RegExp) {
 }
 
 beforeAll(async () => {
-  // The demo provisioning has a webhook channel: its secret needs a key, its URL is on 127.0.0.1.
-  cli = createCliHarness({ VIGIL_SECRETS_KEY: TEST_SECRETS_KEY, VIGIL_NOTIFY_ALLOWED_HOSTS: '127.0.0.1' });
+  // The demo provisioning has a webhook channel: its secret needs a key, its URL is the demo
+  // receiver's, 127.0.0.1:8099.
+  cli = createCliHarness({
+    VIGIL_SECRETS_KEY: TEST_SECRETS_KEY,
+    VIGIL_NOTIFY_ALLOWED_HOSTS: '127.0.0.1:8099',
+  });
   keys = createKeys(cli.prefix);
   dir = mkdtempSync(join(tmpdir(), 'vigil-defs-'));
   writeFileSync(join(dir, 'parser.js'), PARSER);

@@ -12,16 +12,19 @@ import type { Config } from '../../src/config/schema.ts';
 import type { EventRecord } from '../../src/domain/types.ts';
 import { adminDeps } from '../../src/keys.ts';
 import { type Pipeline } from './pipeline.ts';
-import { startHttpReceiver, type HttpReceiver } from './receivers.ts';
+import { RECEIVER_ALLOW_LIST, startHttpReceiver, type HttpReceiver } from './receivers.ts';
 import { eventually } from './eventually.ts';
 
 /** A fixed key for tests (the base64 of 32 bytes). */
 export const TEST_SECRETS_KEY = Buffer.alloc(32, 7).toString('base64');
 
-/** Short timers: retries 200 ms apart, claims lapsing after 1 s, a 1 s request timeout. */
+/**
+ * Short timers: retries 200 ms apart, claims lapsing after 1 s, a 1 s request timeout; the ports of
+ * this file's HTTP receivers allowed.
+ */
 export const ALERTING_TEST_CONFIG = {
   secretsKey: TEST_SECRETS_KEY,
-  notifyAllowedHosts: '127.0.0.1',
+  notifyAllowedHosts: RECEIVER_ALLOW_LIST,
   notifyRetrySchedule: '200ms,200ms,200ms,200ms,200ms,200ms,200ms',
   notifyTimeoutMs: 1000,
   notifyStalledIntervalMs: 1000,

@@ -3,9 +3,14 @@
  * every webhook signature with the `standardwebhooks` package, the same server recording Slack
  * messages, and an SMTP server (`smtp-server`). Each records what arrived and answers as the test
  * says (status, headers, delay), so outages, refusals and slow receivers are real.
+ *
+ * VIGIL_NOTIFY_ALLOWED_HOSTS admits ports, not hosts, and a notifier reads it when it starts —
+ * often before the test's receivers exist. So each test file binds a few loopback ports when it
+ * loads (RECEIVER_ALLOW_LIST names them) and its HTTP receivers listen on those sockets; a port
+ * goes back to the pool when its test ends.
  */
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createNetServer, type AddressInfo, type Server as NetServer } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { SMTPServer } from 'smtp-server';
 import { onTestFinished } from 'vitest';
@@ -18,8 +23,13 @@ export interface ReceivedRequest {
   json: unknown;
   /** The index of the secret that verified the signature, -1 when none did (or no secret given). */
   verifiedWith: number;
-  /** What the receiver answered. */
+  /** What the receiver answers (or answered). */
   status: number;
+  /**
+   * `pending` while the answer is delayed or held, `sent` once it went out, `abandoned` when the
+   * sender closed the connection before that.
+   */
+  reply: 'pending' | 'sent' | 'abandoned';
   /** When the request arrived, epoch ms. */
   atMs: number;
 }
@@ -29,6 +39,8 @@ export interface Answer {
   headers?: Record<string, string>;
   /** Wait this long before answering (a slow receiver). */
   delayMs?: number;
+  /** Answer only once this settles (a receiver holding requests until the test lets them go). */
+  after?: Promise<unknown>;
   body?: string;
 }
 
@@ -36,7 +48,7 @@ export interface HttpReceiver {
   url: string;
   port: number;
   requests: ReceivedRequest[];
-  /** Requests answered 2xx. */
+  /** Requests answered 2xx (the answer went out). */
   accepted(): ReceivedRequest[];
   /** Decides each answer (default 200); `n` counts requests from 0. */
   respond: (req: { path: string; body: string }, n: number) => Answer;
@@ -47,15 +59,56 @@ export interface HttpReceiver {
   start(): Promise<void>;
 }
 
+/** Ports held per test file: more receivers than this alive at once in one test fail loudly. */
+const HELD_PORTS = 8;
+
+/** A listening socket on a loopback port, not keeping the process alive while it waits for a receiver. */
+async function holdPort(port = 0): Promise<NetServer> {
+  const holder = createNetServer();
+  await new Promise<void>((resolve, reject) => {
+    holder.once('error', reject);
+    holder.listen(port, '127.0.0.1', () => resolve());
+  });
+  return holder.unref();
+}
+
+const heldPorts: NetServer[] = await Promise.all(Array.from({ length: HELD_PORTS }, () => holdPort()));
+const portOf = (s: NetServer) => (s.address() as AddressInfo).port;
+
+/** VIGIL_NOTIFY_ALLOWED_HOSTS admitting this file's receivers (and no other loopback port). */
+export const RECEIVER_ALLOW_LIST = heldPorts.map((s) => `127.0.0.1:${portOf(s)}`).join(',');
+
+/** Takes a held port for a receiver (its socket, still listening, becomes the receiver's). */
+function takeHeldPort(): NetServer {
+  const holder = heldPorts.shift();
+  if (!holder) throw new Error(`a test started more than ${HELD_PORTS} HTTP receivers at once`);
+  return holder;
+}
+
+/** Holds a receiver's port again once its test is over; a port taken meanwhile leaves the pool. */
+async function releasePort(port: number): Promise<void> {
+  try {
+    heldPorts.push(await holdPort(port));
+  } catch {
+    // Another process bound it since: the pool is one port smaller, which only a test with
+    // HELD_PORTS receivers at once would notice (loudly, in takeHeldPort).
+  }
+}
+
+/**
+ * An HTTP receiver on one of the held ports (listed in RECEIVER_ALLOW_LIST), or on `port` when
+ * given (0: any free port, which no allow-list of the test's admits).
+ */
 export async function startHttpReceiver(
   opts: { secrets?: string[]; port?: number } = {},
 ): Promise<HttpReceiver> {
   let server: Server | undefined;
+  let held = opts.port === undefined ? takeHeldPort() : undefined;
   const receiver: HttpReceiver = {
     url: '',
-    port: opts.port ?? 0,
+    port: opts.port ?? portOf(held as NetServer),
     requests: [],
-    accepted: () => receiver.requests.filter((r) => r.status >= 200 && r.status < 300),
+    accepted: () => receiver.requests.filter((r) => r.reply === 'sent' && r.status >= 200 && r.status < 300),
     respond: () => ({ status: 200 }),
     secrets: opts.secrets ?? [],
     async start() {
@@ -80,26 +133,38 @@ export async function startHttpReceiver(
               return false;
             }
           });
-          receiver.requests.push({
+          const received: ReceivedRequest = {
             path: req.url ?? '',
             headers: req.headers,
             body,
             json,
             verifiedWith,
             status: answer.status,
+            reply: 'pending',
             atMs: Date.now(),
+          };
+          receiver.requests.push(received);
+          res.on('close', () => {
+            if (received.reply === 'pending') received.reply = 'abandoned';
           });
           const send = () => {
             if (res.destroyed) return;
             res.writeHead(answer.status, answer.headers ?? { 'content-type': 'text/plain' });
             res.end(answer.body ?? (answer.status < 300 ? 'ok' : 'no'));
+            received.reply = 'sent';
           };
-          if (answer.delayMs) setTimeout(send, answer.delayMs);
+          if (answer.after) void answer.after.then(send, send);
+          else if (answer.delayMs) setTimeout(send, answer.delayMs);
           else send();
         });
       });
       const s = server;
-      await new Promise<void>((resolve) => s.listen(receiver.port, '127.0.0.1', resolve));
+      const holder = held;
+      held = undefined;
+      // The held socket itself is handed over, so no other process can take the port in between.
+      if (holder) await new Promise<void>((resolve) => s.listen(holder, resolve));
+      else await new Promise<void>((resolve) => s.listen(receiver.port, '127.0.0.1', resolve));
+      s.ref();
       receiver.port = (s.address() as AddressInfo).port;
       receiver.url = `http://127.0.0.1:${receiver.port}`;
     },
@@ -112,8 +177,52 @@ export async function startHttpReceiver(
     },
   };
   await receiver.start();
-  onTestFinished(() => receiver.stop());
+  const fromPool = opts.port === undefined;
+  onTestFinished(async () => {
+    await receiver.stop();
+    if (fromPool) await releasePort(receiver.port);
+  });
   return receiver;
+}
+
+/** Answers a receiver holds back until the test lets them go (see holdAnswersAfter). */
+export interface HeldAnswers {
+  /** Requests whose answer was held (so far). */
+  held(): ReceivedRequest[];
+  /** Of those, the ones whose sender is still waiting for the answer. */
+  waiting(): ReceivedRequest[];
+  /** Sends every held answer whose sender is still waiting, and holds no more. */
+  release(): void;
+}
+
+/**
+ * From now on `receiver` answers its next `count` requests as `respond` says and holds the answer
+ * to every later one until `release()`. A fault injected once a request is held finds exactly
+ * `count` of them answered and the rest in flight, however fast or slow the machine is.
+ */
+export function holdAnswersAfter(receiver: HttpReceiver, count: number): HeldAnswers {
+  const respond = receiver.respond;
+  const gate = Promise.withResolvers<void>();
+  const heldAt: number[] = [];
+  let passed = 0;
+  receiver.respond = (req, n) => {
+    const answer = respond(req, n);
+    if (passed < count) {
+      passed += 1;
+      return answer;
+    }
+    heldAt.push(n); // the request's index in receiver.requests, recorded right after
+    return { ...answer, after: gate.promise };
+  };
+  const held = () => heldAt.flatMap((n) => receiver.requests[n] ?? []);
+  return {
+    held,
+    waiting: () => held().filter((r) => r.reply === 'pending'),
+    release() {
+      receiver.respond = respond;
+      gate.resolve();
+    },
+  };
 }
 
 export interface ReceivedMail {

@@ -442,7 +442,7 @@ export const SETTINGS = {
   ),
   credentialCacheMs: setting(
     'VIGIL_CREDENTIAL_CACHE_MS',
-    'How long API keys and tokens are cached in memory (revocation takes at most this long).',
+    "How long API keys and tokens are cached in memory: revoking one, or changing or deleting a login token's user, takes effect within this time. Open console live pages check their session as often (every 250 ms to 30 s).",
     '2000',
     nonNegativeInt,
   ),

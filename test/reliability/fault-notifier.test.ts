@@ -1,14 +1,16 @@
 /**
  * Notifications survive faults: a receiver down for longer than two retry intervals, a notifier
- * SIGKILLed mid-delivery (twice), and Redis killed and restarted. Every (event, channel) arrives
- * at least once, every repeat carries the same webhook-id, and nothing ends as failed.
+ * SIGKILLed mid-delivery (twice), and Redis killed and restarted mid-delivery. Every (event,
+ * channel) arrives at least once, every repeat carries the same webhook-id, and nothing ends as
+ * failed. Each fault is injected while the receiver holds answers back (holdAnswersAfter), so it
+ * finds a known number of notifications delivered and the rest in flight on any machine.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { EventRecord } from '../../src/domain/types.ts';
-import { startRedis } from '../../scripts/lib/local-services.ts';
+import { startRedis, type LocalService } from '../../scripts/lib/local-services.ts';
 import {
   ALERTING_TEST_CONFIG,
   alertingAdmin,
@@ -20,7 +22,7 @@ import {
 } from '../support/alerting.ts';
 import { startPipeline, type Pipeline } from '../support/pipeline.ts';
 import { eventually } from '../support/eventually.ts';
-import type { HttpReceiver } from '../support/receivers.ts';
+import { holdAnswersAfter, type HttpReceiver } from '../support/receivers.ts';
 import { spawnVigil } from '../support/workers.ts';
 
 /** Retries spread over ~20 s (long enough to outlast each fault), and no flood control. */
@@ -30,6 +32,9 @@ const FAULT_CONFIG = {
   notifyDigestThreshold: 1000,
 };
 
+/** Answers each notifier gets before the rest of its deliveries are held in flight. */
+const ANSWERED_BEFORE_FAULT = 5;
+
 async function setUp(p: Pipeline) {
   await p.admin.createEnvironment('acme', 'en');
   const admin = alertingAdmin(p);
@@ -38,21 +43,42 @@ async function setUp(p: Pipeline) {
   return { admin, receiver };
 }
 
-/** Every event arrived (at least once), verified, and every repeat of one has the same webhook-id. */
-function expectEveryEventOnce(receiver: HttpReceiver, events: EventRecord[]) {
-  const byEvent = new Map<string, Set<string>>();
+/** A Redis of the test's own, with every write on disk before it is answered. */
+async function privateRedis(): Promise<LocalService> {
+  const dir = mkdtempSync(join(tmpdir(), 'vigil-notify-redis-'));
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+  const redis = await startRedis({ dataDir: dir, appendfsync: 'always' });
+  onTestFinished(() => redis.stop());
+  return redis;
+}
+
+/**
+ * Every event was delivered (answered 2xx at least once), every request verified, and all
+ * requests for one event carry the same webhook-id: delivery is at least once, repeats can be
+ * dropped.
+ */
+function expectEveryEventDelivered(receiver: HttpReceiver, events: EventRecord[]) {
+  const deviceOf = (r: { json: unknown }) => (r.json as { data: { deviceName: string } }).data.deviceName;
+  const idsByDevice = new Map<string, Set<string>>();
   for (const r of receiver.requests) {
     expect(r.verifiedWith).toBe(0);
-    const data = (r.json as { data: { deviceName: string } }).data;
-    const ids = byEvent.get(data.deviceName) ?? new Set<string>();
+    const ids = idsByDevice.get(deviceOf(r)) ?? new Set<string>();
     ids.add(String(r.headers['webhook-id']));
-    byEvent.set(data.deviceName, ids);
+    idsByDevice.set(deviceOf(r), ids);
   }
-  const delivered = new Set(
-    receiver.accepted().map((r) => (r.json as { data: { deviceName: string } }).data.deviceName),
-  );
+  const delivered = new Set(receiver.accepted().map(deviceOf));
   expect([...delivered].sort()).toEqual(events.map((e) => e.deviceName).sort());
-  for (const [device, ids] of byEvent) expect([device, ids.size]).toEqual([device, 1]);
+  for (const [device, ids] of idsByDevice) expect([device, ids.size]).toEqual([device, 1]);
+}
+
+/** Waits until `count` distinct notifications were answered 2xx and nothing is left to deliver. */
+async function allDelivered(p: Pipeline, receiver: HttpReceiver, count: number): Promise<void> {
+  await until(
+    () => new Set(receiver.accepted().map((r) => r.headers['webhook-id'])).size >= count,
+    `all ${count}`,
+    60_000,
+  );
+  await eventually(() => notificationsSettled(p), { timeoutMs: 30_000, message: 'nothing left to deliver' });
 }
 
 const eventsFor = (n: number) =>
@@ -78,12 +104,8 @@ describe('notification faults', () => {
       { timeoutMs: 20_000, message: 'three failed attempts of each notification' },
     );
     await receiver.start();
-    await until(() => receiver.accepted().length >= 5, 'all five after the receiver is back', 30_000);
-    await eventually(() => notificationsSettled(p), {
-      timeoutMs: 20_000,
-      message: 'nothing left to deliver',
-    });
-    expectEveryEventOnce(receiver, events);
+    await allDelivered(p, receiver, 5);
+    expectEveryEventDelivered(receiver, events);
     expect(await admin.listFailed('acme')).toEqual([]);
   });
 
@@ -93,32 +115,23 @@ describe('notification faults', () => {
     async () => {
       const p = await startPipeline({ roles: 'api', ...FAULT_CONFIG });
       const { admin, receiver } = await setUp(p);
-      // Slow answers keep deliveries in flight when the notifier dies.
-      receiver.respond = () => ({ status: 200, delayMs: 400 });
       const notifier = () => spawnVigil(p.config, { VIGIL_ROLES: 'notifier', VIGIL_LOG_LEVEL: 'error' });
       const events = eventsFor(30);
+      let answers = holdAnswersAfter(receiver, ANSWERED_BEFORE_FAULT);
       let child = notifier();
       await emitEvents(p, events);
       for (const kill of [1, 2]) {
-        const seen = receiver.requests.length;
-        await until(
-          () => receiver.requests.length > seen,
-          `deliveries in flight before kill ${kill}`,
-          30_000,
-        );
+        await until(() => answers.held().length > 0, `a delivery held in flight before kill ${kill}`, 30_000);
+        expect(receiver.accepted()).toHaveLength(kill * ANSWERED_BEFORE_FAULT); // mid-delivery
         await child.kill('SIGKILL');
+        // Its connections close with it; only then are answers let go, so none reaches a dead notifier.
+        await until(() => answers.waiting().length === 0, `notifier ${kill}'s held requests closed`);
+        answers.release();
+        if (kill === 1) answers = holdAnswersAfter(receiver, ANSWERED_BEFORE_FAULT);
         child = notifier();
       }
-      await until(
-        () => new Set(receiver.accepted().map((r) => r.headers['webhook-id'])).size >= 30,
-        'all 30',
-        60_000,
-      );
-      await eventually(() => notificationsSettled(p), {
-        timeoutMs: 30_000,
-        message: 'nothing left to deliver',
-      });
-      expectEveryEventOnce(receiver, events);
+      await allDelivered(p, receiver, events.length);
+      expectEveryEventDelivered(receiver, events);
       expect(await admin.listFailed('acme')).toEqual([]);
       await child.kill('SIGTERM');
     },
@@ -128,33 +141,21 @@ describe('notification faults', () => {
     'delivers everything when Redis is killed and restarted mid-delivery',
     { timeout: 120_000 },
     async () => {
-      const dir = mkdtempSync(join(tmpdir(), 'vigil-notify-redis-'));
-      onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
-      const redis = await startRedis({ dataDir: dir, appendfsync: 'always' });
-      onTestFinished(() => redis.stop());
-      const p = await startPipeline({
-        roles: 'notifier',
-        ...FAULT_CONFIG,
-        redisUrl: redis.url,
-      });
+      const redis = await privateRedis();
+      const p = await startPipeline({ roles: 'notifier', ...FAULT_CONFIG, redisUrl: redis.url });
       const { admin, receiver } = await setUp(p);
-      receiver.respond = () => ({ status: 200, delayMs: 300 });
+      const answers = holdAnswersAfter(receiver, ANSWERED_BEFORE_FAULT);
       const events = eventsFor(20);
       await emitEvents(p, events);
-      await until(() => receiver.requests.length >= 1, 'deliveries in flight');
+      await until(() => answers.held().length > 0, 'a delivery held in flight');
       await redis.kill();
-      expect(receiver.accepted().length).toBeLessThan(20); // killed mid-delivery
+      expect(receiver.accepted()).toHaveLength(ANSWERED_BEFORE_FAULT); // mid-delivery
+      // Held deliveries still waiting are answered while Redis is down: the notifier records them
+      // once Redis is back or, its claim lapsed meanwhile, delivers them again (same webhook-id).
+      answers.release();
       await redis.restart();
-      await until(
-        () => new Set(receiver.accepted().map((r) => r.headers['webhook-id'])).size >= 20,
-        'all 20',
-        60_000,
-      );
-      await eventually(() => notificationsSettled(p), {
-        timeoutMs: 30_000,
-        message: 'nothing left to deliver',
-      });
-      expectEveryEventOnce(receiver, events);
+      await allDelivered(p, receiver, events.length);
+      expectEveryEventDelivered(receiver, events);
       expect(await admin.listFailed('acme')).toEqual([]);
     },
   );

@@ -6,6 +6,10 @@
  * A notifier killed mid-delivery never turns a notification into a failure: its claims lapse after
  * VIGIL_NOTIFY_STALLED_INTERVAL_MS, the job goes back to waiting without counting as an attempt
  * (stalls are not limited), and another notifier delivers it again with the same webhook-id.
+ *
+ * Stopping is bounded, Redis or no Redis: deliveries in flight get VIGIL_NOTIFY_TIMEOUT_MS and a
+ * second to end and be recorded, every other part a few seconds; what is still going after that is
+ * left behind exactly as a killed notifier leaves it.
  */
 import { Worker, type Job } from 'bullmq';
 import type { Registry } from 'prom-client';
@@ -41,6 +45,15 @@ const DELIVERY_LOG_GATHER_MS = 250;
 
 /** Stalls are never held against a job: a notifier may die any number of times. */
 const UNLIMITED_STALLS = 1_000_000_000;
+
+/**
+ * Longest each part but the deliveries in flight takes to stop, in ms. Each may wait for Redis
+ * (the outbox reader for its routing, BullMQ for its connections), and Redis may be gone for good.
+ */
+const STOP_BOUND_MS = 2000;
+
+/** How long past a delivery's own timeout stopping waits for its outcome to be recorded, in ms. */
+const RECORD_GRACE_MS = 1000;
 
 export interface Notifier {
   close(): Promise<void>;
@@ -79,17 +92,34 @@ function startDeliveryWorker(
   return worker;
 }
 
-/** Runs every step even if one fails, in order, logging the failures. */
-async function closeInOrder(steps: [string, () => Promise<unknown>][], log: Logger): Promise<void> {
-  for (const [name, step] of steps) {
-    try {
-      await step();
-    } catch (err) {
-      log.warn(
-        { err: err instanceof Error ? err.message : String(err), step: name },
-        'notifier: failed to stop cleanly',
-      );
-    }
+/** What stopping a part came to: done, failed (with why), or still going when its bound passed. */
+async function stopWithin(stopping: Promise<unknown>, boundMs: number): Promise<'done' | 'late' | Error> {
+  const bound = Promise.withResolvers<'late'>();
+  const timer = setTimeout(() => bound.resolve('late'), boundMs);
+  try {
+    return await Promise.race([
+      stopping.then(
+        () => 'done' as const,
+        (err: unknown) => (err instanceof Error ? err : new Error(String(err))),
+      ),
+      bound.promise,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Stops the parts in order, each within its bound (ms): one that fails, or is still stopping when
+ * its bound passes, is logged and left behind, and the next is stopped all the same.
+ */
+async function closeInOrder(steps: [string, () => Promise<unknown>, number][], log: Logger): Promise<void> {
+  for (const [name, stop, boundMs] of steps) {
+    const outcome = await stopWithin(Promise.resolve().then(stop), boundMs);
+    if (outcome === 'late')
+      log.warn({ step: name, boundMs }, 'notifier: still stopping after its bound; left behind');
+    else if (outcome !== 'done')
+      log.warn({ err: outcome.message, step: name }, 'notifier: failed to stop cleanly');
   }
 }
 
@@ -164,13 +194,21 @@ export function startNotifier(deps: NotifierDeps): Notifier {
   const close = () =>
     closeInOrder(
       [
-        ['outbox reader', () => consumer.close()],
-        ['worker', () => worker.close()],
-        ['delivery log', () => deliveryLog.flush()],
-        ['queue', () => queue.close()],
-        ['deliverers', () => Promise.resolve(deliverers.close())],
-        ['tracked reads', () => hashes.close()],
-        ['redis', () => Promise.all([redis, queueConnection, workerConnection].map(closeRedis))],
+        ['outbox reader', () => consumer.close(), STOP_BOUND_MS],
+        // Takes no more jobs and waits for those in flight; one given up on here is like one of a
+        // killed notifier: its claim lapses and it is delivered again, with the same webhook-id.
+        ['deliveries in flight', () => worker.pause(), config.notifyTimeoutMs + RECORD_GRACE_MS],
+        // Forced: it does not wait for the deliveries again, nor for Redis to close its connection.
+        ['worker', () => worker.close(true), STOP_BOUND_MS],
+        ['delivery log', () => deliveryLog.flush(), STOP_BOUND_MS],
+        ['queue', () => queue.close(), STOP_BOUND_MS],
+        ['deliverers', () => Promise.resolve(deliverers.close()), STOP_BOUND_MS],
+        ['tracked reads', () => hashes.close(), STOP_BOUND_MS],
+        [
+          'redis',
+          () => Promise.all([redis, queueConnection, workerConnection].map(closeRedis)),
+          STOP_BOUND_MS,
+        ],
       ],
       log,
     );

@@ -159,4 +159,37 @@ describe('notification faults', () => {
       expect(await admin.listFailed('acme')).toEqual([]);
     },
   );
+
+  it(
+    'stops within its bound when Redis is gone mid-delivery, and a later notifier delivers what it left',
+    { timeout: 120_000 },
+    async () => {
+      const redis = await privateRedis();
+      const p = await startPipeline({ roles: 'notifier', ...FAULT_CONFIG, redisUrl: redis.url });
+      const { admin, receiver } = await setUp(p);
+      const answers = holdAnswersAfter(receiver, 0);
+      const events = eventsFor(5);
+      await emitEvents(p, events);
+      await until(() => answers.held().length > 0, 'a delivery held in flight');
+      await redis.kill();
+      // A delivery's outcome cannot be recorded without Redis: stopping gives up on it after its
+      // bound (VIGIL_NOTIFY_TIMEOUT_MS and a second), as if the process had died.
+      let stopped = 0;
+      const stop = () => p.vigil.close().then(() => (stopped += 1));
+      void stop();
+      void stop(); // a second call waits for the same stop
+      await until(() => stopped === 2, 'Vigil stopped with Redis gone', 20_000);
+      answers.release();
+      await redis.restart();
+      const later = await startPipeline({
+        roles: 'notifier',
+        ...FAULT_CONFIG,
+        redisUrl: redis.url,
+        keyPrefix: p.config.keyPrefix,
+      });
+      await allDelivered(later, receiver, events.length);
+      expectEveryEventDelivered(receiver, events);
+      expect(await admin.listFailed('acme')).toEqual([]);
+    },
+  );
 });

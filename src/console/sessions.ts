@@ -13,6 +13,7 @@ import type { Redis } from '../redis/connect.ts';
 import { decodeUser, isCurrentGeneration } from '../tenancy/records.ts';
 import { sha256Hex } from '../tenancy/secrets.ts';
 import type { TenancyKeys } from '../tenancy/tenancy-keys.ts';
+import type { UserRecord } from '../tenancy/types.ts';
 import type { ConsoleKeys } from './console-keys.ts';
 
 /** What a user may do: operators acknowledge alarms, viewers only look. */
@@ -89,7 +90,7 @@ export function createSessionStore(deps: {
         .pexpire(key, ttlMs(session.endMs, nowMs))
         .hget(keys.users(env), username)
         .exec()) as [unknown, unknown, [Error | null, string | null]];
-      session.role = roleOf(userJson);
+      session.role = roleOf(decodeUser(userJson));
       return { cookie: `${env}.${secret}`, session };
     },
 
@@ -106,8 +107,7 @@ export function createSessionStore(deps: {
       const [[err, userJson] = [null, null]] = (await pipe.exec()) ?? [];
       if (err) throw err;
       // A deleted user's sessions end with them, and so do those of credentials since replaced.
-      const json = typeof userJson === 'string' ? userJson : null;
-      const user = decodeUser(json);
+      const user = decodeUser(typeof userJson === 'string' ? userJson : null);
       if (!user || !isCurrentGeneration(user, h.generation)) {
         await redis.del(key);
         return null;
@@ -115,7 +115,7 @@ export function createSessionStore(deps: {
       return {
         env: parsed.env,
         username: h.username,
-        role: roleOf(json),
+        role: roleOf(user),
         csrf: h.csrf,
         createdMs: Number(h.createdMs),
         endMs,
@@ -140,17 +140,12 @@ function parseCookieValue(value: string | undefined): { env: string; secret: str
 }
 
 /**
- * The role in a user record. Records written before roles existed have none: operator. A role this
- * version does not know gets the least: viewer.
+ * The role of a user (none: viewer). Records written before roles existed have none: operator. A
+ * role this version does not know gets the least: viewer.
  */
-export function roleOf(userJson: string | null | undefined): ConsoleRole {
-  if (!userJson) return 'viewer';
-  let role: unknown;
-  try {
-    role = (JSON.parse(userJson) as { role?: unknown }).role;
-  } catch {
-    return 'viewer';
-  }
+export function roleOf(user: UserRecord | null): ConsoleRole {
+  if (!user) return 'viewer';
+  const role: unknown = user.role;
   if (role === undefined || role === null || role === 'operator' || role === 'admin') return 'operator';
   return 'viewer';
 }

@@ -259,7 +259,7 @@ export async function startVigil(config: Config, log: Logger, options: StartOpti
     const opsApp = createExpressApp();
     opsApp.use(createOpsRouter(opsDeps, { withMetrics: true }), notFound, errorHandler(log));
     const opsServer = createHttpServer(opsApp, timeouts);
-    ports.ops = await listen(opsServer, config.opsPort, config.host, 'VIGIL_OPS_PORT');
+    ports.ops = await listen(opsServer, config.opsPort, config.opsHost, 'VIGIL_OPS_PORT');
     started.push(serverStoppable('ops', opsServer));
   } catch (err) {
     await close();

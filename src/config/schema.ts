@@ -119,7 +119,7 @@ export const SETTINGS = {
   ),
   host: setting(
     'VIGIL_HOST',
-    'Address the HTTP servers and the MQTT broker listen on.',
+    'Address the gateway, the read API and the MQTT broker listen on (devices must reach the gateway and the broker).',
     '0.0.0.0',
     z.string().min(1),
   ),
@@ -135,6 +135,12 @@ export const SETTINGS = {
     'Port for /healthz, /readyz and /metrics, served by every process (keep it off public networks).',
     '9464',
     port,
+  ),
+  opsHost: setting(
+    'VIGIL_OPS_HOST',
+    'Address the ops port listens on. Its /metrics needs no token unless VIGIL_METRICS_TOKEN is set: set one before listening beyond this machine (e.g. 0.0.0.0 for a Prometheus in another container).',
+    '127.0.0.1',
+    z.string().min(1),
   ),
   httpHeadersTimeoutMs: setting(
     'VIGIL_HTTP_HEADERS_TIMEOUT_MS',

@@ -4,6 +4,7 @@ import { startVigil } from '../../src/main.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { PortInUseError } from '../../src/lib/listen.ts';
 import { testConfig } from '../support/context.ts';
+import { listenersOf } from '../support/listeners.ts';
 
 const log = createLogger('silent');
 
@@ -55,6 +56,25 @@ describe('health and readiness', () => {
     onTestFinished(() => vigil.close());
     expect(vigil.ports.api).toBe(0);
     expect((await fetch(`http://127.0.0.1:${vigil.ports.ops}/healthz`)).status).toBe(200);
+  });
+
+  it('listens on 127.0.0.1 for the ops port by default, wherever VIGIL_HOST puts the other ports', async () => {
+    const vigil = await startVigil(testConfig({ roles: 'gateway', host: '127.0.0.2' }), log);
+    onTestFinished(() => vigil.close());
+    const mine = listenersOf([process.pid]);
+    const addressOf = (port: number) => mine.filter((l) => l.port === port).map((l) => l.address);
+    expect({ ops: addressOf(vigil.ports.ops), gateway: addressOf(vigil.ports.gateway) }).toEqual({
+      ops: ['127.0.0.1'],
+      gateway: ['127.0.0.2'],
+    });
+  });
+
+  it('listens where VIGIL_OPS_HOST says', async () => {
+    const vigil = await startVigil(testConfig({ roles: 'gateway', opsHost: '127.0.0.3' }), log);
+    onTestFinished(() => vigil.close());
+    const ops = listenersOf([process.pid]).filter((l) => l.port === vigil.ports.ops);
+    expect(ops.map((l) => l.address)).toEqual(['127.0.0.3']);
+    expect((await fetch(`http://127.0.0.3:${vigil.ports.ops}/healthz`)).status).toBe(200);
   });
 
   it('fails with a clear message when its port is taken', async () => {

@@ -1,8 +1,8 @@
 /**
  * Administration of an environment's notification channels, for the `vigil channel` commands and
  * provisioning. Input is checked whole (shape, then the SSRF guard on URLs) before anything is
- * written; secrets are sealed before they reach Redis and shown once: a webhook's signing secret
- * on creation and on rotation.
+ * written; secrets — signing secrets, URLs, header values — are sealed before they reach Redis,
+ * and a webhook's signing secret is shown once, on creation and on rotation.
  */
 import type { z } from 'zod';
 import { AppError } from '../errors/app-error.ts';
@@ -21,6 +21,7 @@ import {
 } from './channel-spec.ts';
 import type { RouteRecord } from './route-spec.ts';
 import type { SecretBox } from './secret-box.ts';
+import { MASK, maskedUrl } from './url-secrets.ts';
 
 export interface ChannelAdminDeps {
   ctx: AdminContext;
@@ -36,14 +37,12 @@ export interface ChannelView {
   name: string;
   type: ChannelRecord['type'];
   createdUTC: string;
-  /** webhook: the URL; slack: its origin only. */
+  /** webhook: the URL, its user, password and query values masked; slack: that it is encrypted. */
   target: string;
   headers?: string[];
   secret?: string;
   to?: string[];
 }
-
-const MASK = '********';
 
 /** INVALID_INPUT naming the first problem of a zod result. */
 export function invalidInput(what: string, error: z.ZodError): AppError {
@@ -72,7 +71,8 @@ export function openChannel(record: ChannelRecord, box: SecretBox, nowMs: number
       if (record.previousSecret && record.previousSecret.untilMs > nowMs)
         secrets.push(box.open(record.previousSecret.sealed));
       const headers = (record.headers ?? []).map((h): [string, string] => [h.name, box.open(h.sealedValue)]);
-      return { type: 'webhook', id, name, url: record.url ?? '', headers, secrets };
+      const url = record.sealedUrl === undefined ? (record.url ?? '') : box.open(record.sealedUrl);
+      return { type: 'webhook', id, name, url, headers, secrets };
     }
     case 'slack':
       return { type: 'slack', id, name, url: box.open(record.sealedUrl ?? '') };
@@ -87,7 +87,7 @@ export function viewChannel(record: ChannelRecord): ChannelView {
     case 'webhook':
       return {
         ...base,
-        target: record.url ?? '',
+        target: record.shownUrl ?? maskedUrl(record.url ?? ''),
         headers: (record.headers ?? []).map((h) => `${h.name}: ${MASK}`),
         secret: `whsec_${MASK}`,
       };
@@ -96,6 +96,11 @@ export function viewChannel(record: ChannelRecord): ChannelView {
     case 'email':
       return { ...base, target: (record.to ?? []).join(','), to: record.to ?? [] };
   }
+}
+
+/** A webhook URL as stored: sealed, and masked for listings. */
+function sealedWebhookUrl(box: SecretBox, url: string): Pick<ChannelRecord, 'sealedUrl' | 'shownUrl'> {
+  return { sealedUrl: box.seal(url), shownUrl: maskedUrl(url) };
 }
 
 export function createChannelAdmin(deps: ChannelAdminDeps) {
@@ -126,7 +131,7 @@ export function createChannelAdmin(deps: ChannelAdminDeps) {
       case 'webhook':
         return {
           ...base,
-          url: input.url,
+          ...sealedWebhookUrl(box, input.url),
           headers: input.headers.map(([name, value]) => ({ name, sealedValue: box.seal(value) })),
           sealedSecret: box.seal(secret ?? generateSigningSecret()),
         };
@@ -239,8 +244,11 @@ export function createChannelAdmin(deps: ChannelAdminDeps) {
       }
       const secret = generateSigningSecret();
       const untilMs = ctx.clock() + deps.secretGraceMs;
+      // A URL stored in clear by an older Vigil is sealed now that the record is written anyway.
+      const { url: clearUrl, ...kept } = record;
       const rotated: ChannelRecord = {
-        ...record,
+        ...kept,
+        ...(clearUrl === undefined ? {} : sealedWebhookUrl(box, clearUrl)),
         sealedSecret: box.seal(secret),
         previousSecret: { sealed: record.sealedSecret, untilMs },
       };

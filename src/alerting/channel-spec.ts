@@ -1,7 +1,7 @@
 /**
  * What a notification channel is: its input (from the CLI or a provisioning file), checked with
- * zod, and its stored record, whose secrets (signing secrets, Slack URLs, header values) are kept
- * only encrypted (secret-box.ts).
+ * zod, and its stored record, whose secrets (signing secrets, webhook and Slack URLs, header
+ * values) are kept only encrypted (secret-box.ts).
  */
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
@@ -83,10 +83,15 @@ export interface ChannelRecord {
   name: string;
   type: ChannelType;
   createdUTC: string;
-  /** webhook: the URL in clear. */
+  /** webhook, as stored before URLs were sealed: the URL in clear (read as it is; sealed on the next rotation). */
   url?: string;
-  /** slack: the incoming-webhook URL, sealed (it holds Slack's token). */
+  /**
+   * webhook: the URL, sealed (its user, password and query may be credentials); slack: the
+   * incoming-webhook URL, sealed (it holds Slack's token).
+   */
   sealedUrl?: string;
+  /** webhook: the URL as listings show it, credentials masked (url-secrets.ts). */
+  shownUrl?: string;
   /** webhook: headers with sealed values. */
   headers?: { name: string; sealedValue: string }[];
   /** webhook: the signing secret, sealed. */

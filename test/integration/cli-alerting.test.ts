@@ -7,6 +7,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSecretBox } from '../../src/alerting/secret-box.ts';
+import { createKeys } from '../../src/keys.ts';
 import { TEST_SECRETS_KEY } from '../support/alerting.ts';
 import { RECEIVER_ALLOW_LIST, startHttpReceiver } from '../support/receivers.ts';
 import { createCliHarness, type CliHarness, type CliResult } from './cli-run.ts';
@@ -124,6 +126,68 @@ describe('vigil channel', () => {
       await cli.run(['channel', 'rotate-secret', '--env', 'acme', '--name', 'chat']),
       /only webhook channels/,
     );
+  });
+
+  it("keeps a webhook URL's user, password and query encrypted and masked, and still delivers with them", async () => {
+    const receiver = await startHttpReceiver();
+    const base = `127.0.0.1:${receiver.port}/in`;
+    const url = `http://hook-user:pa55-w0rd@${base}?token=q-s3cret-value&team=ops`;
+    const created = await cli.json<{ secret: string }>([
+      ...['channel', 'create', '--env', 'acme', '--name', 'credhook', '--type', 'webhook', '--url', url],
+    ]);
+    // A channel an older Vigil stored with its URL in clear keeps working, and is sealed on its next write.
+    const legacyUrl = `http://${base}?key=legacy-s3cret`;
+    const legacySecret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+    await cli.redis.hset(
+      createKeys(cli.prefix).channels('acme'),
+      'legacy',
+      JSON.stringify({
+        id: 'a1b2c3d4e5f6',
+        name: 'legacy',
+        type: 'webhook',
+        createdUTC: new Date().toISOString(),
+        url: legacyUrl,
+        headers: [],
+        sealedSecret: createSecretBox(TEST_SECRETS_KEY).seal(legacySecret),
+      }),
+    );
+
+    const listing = await cli.run(['channel', 'list', '--env', 'acme']);
+    const listed = await cli.json<{ name: string; target: string }[]>(['channel', 'list', '--env', 'acme']);
+    expect(listed.find((c) => c.name === 'credhook')?.target).toBe(
+      `http://********@${base}?token=********&team=********`,
+    );
+    expect(listed.find((c) => c.name === 'legacy')?.target).toBe(`http://${base}?key=********`);
+    for (const secret of ['hook-user', 'pa55-w0rd', 'q-s3cret-value', 'legacy-s3cret']) {
+      expect(listing.stdout).not.toContain(secret);
+      expect(JSON.stringify(listed)).not.toContain(secret);
+    }
+    const stored = JSON.stringify(await cli.snapshot());
+    for (const secret of ['hook-user', 'pa55-w0rd', 'q-s3cret-value']) expect(stored).not.toContain(secret);
+
+    // The receiver gets the URL whole; an answer that echoes it is shown and logged masked.
+    receiver.secrets = [created.secret, legacySecret];
+    receiver.respond = (req) => ({ status: 404, body: `no route for ${req.path}` });
+    const tests = [
+      await cli.run(['channel', 'test', '--env', 'acme', '--name', 'credhook']),
+      await cli.run(['channel', 'test', '--env', 'acme', '--name', 'legacy']),
+    ];
+    expect(tests.map((t) => t.code)).toEqual([1, 1]);
+    expect(receiver.requests.map((r) => [r.path, r.verifiedWith])).toEqual([
+      ['/in?token=q-s3cret-value&team=ops', 0],
+      ['/in?key=legacy-s3cret', 1],
+    ]);
+    const basic = Buffer.from('hook-user:pa55-w0rd').toString('base64');
+    expect(receiver.requests[0]?.headers.authorization).toBe(`Basic ${basic}`);
+    const log = await cli.run(['notify', 'log', '--env', 'acme', '--json']);
+    const shown = tests.map((t) => t.stdout).join('') + log.stdout;
+    expect(shown).toContain('no route for /in?token=********&team=********');
+    for (const secret of ['q-s3cret-value', 'legacy-s3cret']) expect(shown).not.toContain(secret);
+
+    expect((await cli.run(['channel', 'rotate-secret', '--env', 'acme', '--name', 'legacy'])).code).toBe(0);
+    expect(JSON.stringify(await cli.snapshot())).not.toContain('legacy-s3cret');
+    for (const name of ['credhook', 'legacy'])
+      expect((await cli.run(['channel', 'delete', '--env', 'acme', '--name', name])).code).toBe(0);
   });
 
   it('refuses internal addresses and bad input with one line', async () => {

@@ -11,6 +11,7 @@ import type { AddressGuard } from '../address-guard.ts';
 import type { DeliveryOutcome, Deliver } from '../deliverer.ts';
 import type { OpenChannel } from '../channel-spec.ts';
 import { slackMessage, webhookBody } from '../messages.ts';
+import { redactUrlSecrets } from '../url-secrets.ts';
 import { httpOutcome, networkOutcome } from './http-outcome.ts';
 import type { PinnedPoster } from './pinned-request.ts';
 
@@ -42,6 +43,16 @@ async function postJson(
   } catch (err) {
     return networkOutcome(err);
   }
+}
+
+/**
+ * The outcome with the URL's credentials masked in what is shown and logged: a receiver's answer
+ * may echo the URL it was asked for. `withPath`: the path is a secret too (Slack's).
+ */
+function masked(outcome: DeliveryOutcome, url: string, withPath: boolean): DeliveryOutcome {
+  const answer = redactUrlSecrets(outcome.answer, url, withPath);
+  if (outcome.body === undefined) return { ...outcome, answer };
+  return { ...outcome, answer, body: redactUrlSecrets(outcome.body, url, withPath) };
 }
 
 const SECRET_PREFIX = 'whsec_';
@@ -78,7 +89,7 @@ export function createWebhookDelivery(
   const clock = deps.clock ?? Date.now;
   return (channel, content, id) => {
     const body = webhookBody(content);
-    return postJson(
+    const outcome = postJson(
       deps,
       channel.url,
       () => {
@@ -92,11 +103,17 @@ export function createWebhookDelivery(
       },
       body,
     );
+    return outcome.then((o) => masked(o, channel.url, false));
   };
 }
 
 export function createSlackDelivery(
   deps: HttpDeliveryDeps,
 ): Deliver<Extract<OpenChannel, { type: 'slack' }>> {
-  return (channel, content) => postJson(deps, channel.url, () => ({}), JSON.stringify(slackMessage(content)));
+  return async (channel, content) =>
+    masked(
+      await postJson(deps, channel.url, () => ({}), JSON.stringify(slackMessage(content))),
+      channel.url,
+      true,
+    );
 }

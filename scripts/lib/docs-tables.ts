@@ -18,7 +18,7 @@ export function configTable(): string {
 export function errorTable(): string {
   const rows = Object.entries(ERROR_CODES).map(
     ([code, e]) =>
-      `| \`${code}\` | ${e.status === 0 ? 'ingestion log' : e.status} | ${e.retryable ? 'yes' : 'no'} | ${esc(e.description)} |`,
+      `| \`${code}\` | ${'atStart' in e ? 'refused at start' : e.status === 0 ? 'ingestion log' : e.status} | ${e.retryable ? 'yes' : 'no'} | ${esc(e.description)} |`,
   );
   return ['| Code | HTTP status | Retry helps | Meaning |', '|---|---|---|---|', ...rows].join('\n');
 }

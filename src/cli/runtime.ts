@@ -5,6 +5,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { AppError } from '../errors/app-error.ts';
 import { loadConfig } from '../config/load-config.ts';
+import { maskUrl } from '../lib/mask-url.ts';
 import type { Config } from '../config/schema.ts';
 import { connectRedis, type Redis } from '../redis/connect.ts';
 import type { DefinitionScope } from '../tenancy/tenancy-keys.ts';
@@ -118,7 +119,7 @@ async function quitQuickly(redis: Redis): Promise<void> {
   }
 }
 
-const redactUrl = (url: string) => url.replace(/\/\/[^@/]*@/, '//***@');
+const redactUrl = (url: string) => maskUrl(url) ?? '(the URL, not shown)';
 
 /** Adds a leaf command with `--json`. */
 export function leaf(parent: Command, nameAndArgs: string, description: string): Command {

@@ -1,8 +1,27 @@
-import { SETTINGS, type Config } from './schema.ts';
+import { AppError } from '../errors/app-error.ts';
+import { maskUrl } from '../lib/mask-url.ts';
+import { SETTINGS, type Config, type SecretKind } from './schema.ts';
 
-/** Raised when configuration is invalid; the message names the environment variable. */
-export class ConfigError extends Error {
+type ConfigErrorCode = 'CONFIG_INVALID';
+
+/**
+ * Raised when configuration is refused. The message names each environment variable at fault and
+ * what is wrong with it, never a secret's value; `variables` lists those variables.
+ */
+export class ConfigError extends AppError {
   override name = 'ConfigError';
+  readonly variables: readonly string[];
+
+  constructor(code: ConfigErrorCode, message: string, variables: readonly string[]) {
+    super(code, message);
+    this.variables = variables;
+  }
+}
+
+interface Problem {
+  env: string;
+  text: string;
+  code: ConfigErrorCode;
 }
 
 /**
@@ -14,16 +33,18 @@ export function loadConfig(
   overrides: Partial<Record<keyof Config, string | number | boolean>> = {},
 ): Config {
   const result: Record<string, unknown> = {};
-  const problems: string[] = [];
+  const problems: Problem[] = [];
   for (const [key, s] of Object.entries(SETTINGS)) {
     const override = overrides[key as keyof Config];
     const raw = override !== undefined ? String(override) : (env[s.env] ?? s.default);
     const parsed = s.schema.safeParse(raw);
     if (parsed.success) result[key] = parsed.data;
     else
-      problems.push(
-        `${s.env}=${JSON.stringify(raw)}: ${parsed.error.issues.map((i) => i.message).join('; ')}`,
-      );
+      problems.push({
+        env: s.env,
+        text: `${s.env}${shownValue(raw, s.secret)}: ${parsed.error.issues.map((i) => i.message).join('; ')}`,
+        code: 'CONFIG_INVALID',
+      });
   }
   for (const name of Object.keys(env)) {
     if (
@@ -31,11 +52,33 @@ export function loadConfig(
       !Object.values(SETTINGS).some((s) => s.env === name) &&
       !IGNORED_VARS.has(name)
     ) {
-      problems.push(`${name}: unknown setting (see docs/configuration.md)`);
+      problems.push({
+        env: name,
+        text: `${name}: unknown setting (see docs/configuration.md)`,
+        code: 'CONFIG_INVALID',
+      });
     }
   }
-  if (problems.length > 0) throw new ConfigError(`invalid configuration: ${problems.join(' | ')}`);
-  return result as Config;
+  const config = result as Config;
+  if (problems.length > 0) throw configError(problems);
+  return config;
+}
+
+function configError(problems: Problem[]): ConfigError {
+  const variables = problems.map((p) => p.env);
+  const text = problems.map((p) => p.text).join(' | ');
+  return new ConfigError('CONFIG_INVALID', `invalid configuration: ${text}`, variables);
+}
+
+/**
+ * `=<value>` as a configuration error may show it: nothing for a secret; a URL without its user,
+ * password and query values (nothing when it is not a URL, as it may still hold a password).
+ */
+function shownValue(raw: string, secret: SecretKind | undefined): string {
+  if (secret === undefined) return `=${JSON.stringify(raw)}`;
+  if (secret === 'value') return ' (value not shown: a secret)';
+  const masked = maskUrl(raw);
+  return masked === undefined ? ' (value not shown: it may hold a password)' : `=${JSON.stringify(masked)}`;
 }
 
 /** VIGIL_ variables read by scripts and tests rather than by the service. */
@@ -47,7 +90,16 @@ const IGNORED_VARS = new Set([
   'VIGIL_UPDATE_SCREENSHOTS',
 ]);
 
-/** Rows of the README configuration table, in schema order. */
+/** Rows of the README configuration table, in schema order; secrets say they are never printed. */
 export function describeConfig(): { env: string; default: string; description: string }[] {
-  return Object.values(SETTINGS).map((s) => ({ env: s.env, default: s.default, description: s.description }));
+  return Object.values(SETTINGS).map((s) => ({
+    env: s.env,
+    default: s.default,
+    description: s.secret === undefined ? s.description : `${s.description} ${SECRET_NOTES[s.secret]}`,
+  }));
 }
+
+const SECRET_NOTES: Record<SecretKind, string> = {
+  value: 'A secret: its value is never printed, not even in a configuration error.',
+  url: 'Printed (in a configuration error) without its user, password and query values.',
+};

@@ -7,11 +7,18 @@ import { parseDurationMs } from '../lib/duration.ts';
 export const ROLES = ['gateway', 'mqtt', 'worker', 'scheduler', 'api', 'notifier'] as const;
 export type Role = (typeof ROLES)[number];
 
+/**
+ * How much of a setting's value may be printed (configuration errors, logs): `value`, a secret,
+ * never; `url`, a URL that may hold credentials, without its user, password and query values.
+ */
+export type SecretKind = 'value' | 'url';
+
 interface Setting<T extends z.ZodType> {
   env: string;
   description: string;
   default: string;
   schema: T;
+  secret?: SecretKind;
 }
 
 const setting = <T extends z.ZodType>(
@@ -19,11 +26,13 @@ const setting = <T extends z.ZodType>(
   description: string,
   def: string,
   schema: T,
+  opts: { secret?: SecretKind } = {},
 ): Setting<T> => ({
   env,
   description,
   default: def,
   schema,
+  ...opts,
 });
 
 const port = z.coerce.number().int().min(0).max(65535);
@@ -159,6 +168,7 @@ export const SETTINGS = {
     'Bearer token for /metrics. Unset: /metrics is served on the ops port only, without a token; set: it is also served on the API port, and both ask for the token.',
     '',
     optionalString,
+    { secret: 'value' },
   ),
   mqttEnabled: setting(
     'VIGIL_MQTT_ENABLED',
@@ -172,6 +182,7 @@ export const SETTINGS = {
     'External MQTT broker to subscribe to (e.g. mqtt://broker:1883); empty = no bridge.',
     '',
     optionalString,
+    { secret: 'url' },
   ),
   mqttBridgeGroup: setting(
     'VIGIL_MQTT_BRIDGE_GROUP',
@@ -197,7 +208,9 @@ export const SETTINGS = {
     '4',
     positiveInt,
   ),
-  redisUrl: setting('VIGIL_REDIS_URL', 'Redis connection URL.', 'redis://127.0.0.1:6379', url),
+  redisUrl: setting('VIGIL_REDIS_URL', 'Redis connection URL.', 'redis://127.0.0.1:6379', url, {
+    secret: 'url',
+  }),
   keyPrefix: setting(
     'VIGIL_KEY_PREFIX',
     'Prefix of every Redis key and queue name (lets several installations share one Redis).',
@@ -209,6 +222,7 @@ export const SETTINGS = {
     'InfluxDB base URL (v1 HTTP API: /write, /query, /ping).',
     'http://127.0.0.1:8086',
     url,
+    { secret: 'url' },
   ),
   influxDatabase: setting(
     'VIGIL_INFLUX_DATABASE',
@@ -222,7 +236,9 @@ export const SETTINGS = {
     '',
     optionalString,
   ),
-  influxPassword: setting('VIGIL_INFLUX_PASSWORD', 'InfluxDB password.', '', optionalString),
+  influxPassword: setting('VIGIL_INFLUX_PASSWORD', 'InfluxDB password.', '', optionalString, {
+    secret: 'value',
+  }),
   rawRetention: setting(
     'VIGIL_RAW_RETENTION',
     'Retention of raw values (InfluxDB duration, INF = forever).',
@@ -487,6 +503,7 @@ export const SETTINGS = {
     'Key that encrypts notification secrets at rest (AES-256-GCM): the base64 of 32 random bytes (`openssl rand -base64 32`). Without it, channels cannot be created. Keep it with the backups of Redis, apart from them.',
     '',
     secretsKey,
+    { secret: 'value' },
   ),
   notifyAllowedHosts: setting(
     'VIGIL_NOTIFY_ALLOWED_HOSTS',
@@ -499,6 +516,7 @@ export const SETTINGS = {
     'SMTP server of email channels (e.g. smtp://127.0.0.1:2525, smtps://user:pass@mail.example.com); empty = email channels cannot deliver.',
     '',
     optionalString,
+    { secret: 'url' },
   ),
   smtpFrom: setting(
     'VIGIL_SMTP_FROM',

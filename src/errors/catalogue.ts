@@ -135,6 +135,14 @@ export const ERROR_CODES = {
     description:
       'Redis holds data in a layout this version of Vigil does not know: a newer version wrote it, or a migration has not run. Reads of it are refused, processing of it is retried, and a process refuses to start on a newer layout version.',
   },
+  // Refused at start (configuration)
+  CONFIG_INVALID: {
+    status: 0,
+    retryable: false,
+    atStart: true,
+    description:
+      'A setting (environment variable) is invalid or unknown, or settings contradict each other. The message names each variable and what is wrong with it; the value of a secret is never shown, and a URL is shown without its user, password and query values.',
+  },
   // Console
   CSRF_REJECTED: {
     status: 403,

@@ -12,6 +12,7 @@ import { isAppError } from '../errors/app-error.ts';
 import { createIngestService, type IngestDeps, type IngestService } from '../ingest/ingest-service.ts';
 import { GATEWAY_KINDS, GATEWAY_PATHS, isJsonGateway } from '../domain/ingest-item.ts';
 import { parsePublishTopic } from './topics.ts';
+import { maskUrl } from '../lib/mask-url.ts';
 
 export interface BridgeDeps extends IngestDeps {
   ingest?: IngestService;
@@ -112,13 +113,9 @@ export async function startMqttBridge(deps: BridgeDeps): Promise<RunningBridge> 
     ready.then(() => false),
     new Promise<boolean>((r) => setTimeout(() => r(true), SUBSCRIBE_WAIT_MS).unref()),
   ]);
-  if (timedOut)
-    log.warn({ url: redactUrl(url) }, 'external broker not reachable yet; the bridge keeps trying');
-  else
-    log.info(
-      { url: redactUrl(url), connections: count, shared: config.mqttBridgeShared },
-      'bridge subscribed',
-    );
+  const loggedUrl = maskUrl(url) ?? '[not a URL]';
+  if (timedOut) log.warn({ url: loggedUrl }, 'external broker not reachable yet; the bridge keeps trying');
+  else log.info({ url: loggedUrl, connections: count, shared: config.mqttBridgeShared }, 'bridge subscribed');
 
   let closed: Promise<void> | undefined;
   return {
@@ -132,15 +129,4 @@ export async function startMqttBridge(deps: BridgeDeps): Promise<RunningBridge> 
       return closed;
     },
   };
-}
-
-/** The URL without its password, for logs. */
-function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = 'redacted';
-    return u.toString();
-  } catch {
-    return '[unparseable url]';
-  }
 }

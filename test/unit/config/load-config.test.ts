@@ -40,3 +40,39 @@ describe('loadConfig', () => {
     }
   });
 });
+
+/** The error loadConfig throws for `env`; fails the test when it throws none. */
+function configErrorOf(env: NodeJS.ProcessEnv): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) return err;
+    throw err;
+  }
+  throw new Error('loadConfig accepted the configuration');
+}
+
+describe('configuration errors never print a secret', () => {
+  it('names a malformed VIGIL_SECRETS_KEY without its value', () => {
+    const key = 'Zm9yLXlvdXItZXllcy1vbmx5LXN1cGVyLXNlY3JldA';
+    const err = configErrorOf({ VIGIL_SECRETS_KEY: key });
+    expect(err.message).not.toContain(key.slice(0, 12));
+    expect([err.code, err.variables]).toEqual(['CONFIG_INVALID', ['VIGIL_SECRETS_KEY']]);
+  });
+
+  it('names a Redis or InfluxDB URL that holds a password without the password', () => {
+    const password = 'hunter2-redis-pw';
+    const err = configErrorOf({
+      VIGIL_REDIS_URL: `redis://vigil:${password}@redis host:6379`,
+      VIGIL_INFLUX_URL: `http://admin:${password}@influx:80 86`,
+    });
+    expect(err.message).not.toContain(password);
+    expect([err.code, err.variables]).toEqual(['CONFIG_INVALID', ['VIGIL_REDIS_URL', 'VIGIL_INFLUX_URL']]);
+  });
+
+  it('still shows the value of a setting that is not secret', () => {
+    const err = configErrorOf({ VIGIL_API_PORT: 'eighty' });
+    expect([err.code, err.variables]).toEqual(['CONFIG_INVALID', ['VIGIL_API_PORT']]);
+    expect(err.message).toContain('"eighty"');
+  });
+});

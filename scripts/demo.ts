@@ -27,14 +27,24 @@ import { startSimulator } from './lib/simulator.ts';
 import { startLocal, stopOnSignals } from './start.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-// Channel secrets are stored encrypted; the demo brings a fixed, public key (set your own for anything
-// else), and its receiver listens on this machine, which webhooks may reach only when allowed.
-process.env.VIGIL_SECRETS_KEY ??= 'dmlnaWwtZGVtby1zZWNyZXRzLWtleS1wdWJsaWMtMzI=';
-process.env.VIGIL_NOTIFY_ALLOWED_HOSTS ??= '127.0.0.1';
 const demoDir = join(root, 'config', 'provisioning', 'demo');
 const DEMO_ENV = 'demo';
 const TOKEN_NAME = 'demo-session';
 const say = (msg: string) => process.stderr.write(`[demo] ${msg}\n`);
+
+// Channel secrets are stored encrypted; the demo brings a fixed, public key (set your own for anything
+// else), and its receiver listens on this machine, whose port webhooks may reach only when allowed.
+process.env.VIGIL_SECRETS_KEY ??= 'dmlnaWwtZGVtby1zZWNyZXRzLWtleS1wdWJsaWMtMzI=';
+const demoPlan = parseProvisioningFile(readFileSync(join(demoDir, PROVISIONING_FILE), 'utf8'), process.env);
+const demoChannel = demoPlan.environments.find((e) => e.name === DEMO_ENV)?.alerting.channels[0] as
+  { secret?: string } | undefined;
+const receiver = await startDemoReceiver(
+  expandVariables(demoChannel?.secret ?? '', process.env),
+  Number(process.env.DEMO_RECEIVER_PORT ?? 8099),
+  (line) => process.stdout.write(`[notification] ${line}\n`),
+);
+process.env.DEMO_WEBHOOK_URL = receiver.url;
+process.env.VIGIL_NOTIFY_ALLOWED_HOSTS ??= new URL(receiver.url).host;
 
 const running = await startLocal();
 const config = loadConfig();
@@ -46,15 +56,6 @@ const keys = createKeys(config.keyPrefix);
 const admin = createTenancyAdmin(adminDeps(redis, keys));
 const store = createTenancyStore({ redis, keys });
 const alerting = createAlertingAdmin({ admin: adminDeps(redis, keys), keys, config });
-const demoPlan = parseProvisioningFile(readFileSync(join(demoDir, PROVISIONING_FILE), 'utf8'), process.env);
-const demoChannel = demoPlan.environments.find((e) => e.name === DEMO_ENV)?.alerting.channels[0] as
-  { secret?: string } | undefined;
-const receiver = await startDemoReceiver(
-  expandVariables(demoChannel?.secret ?? '', process.env),
-  Number(process.env.DEMO_RECEIVER_PORT ?? 8099),
-  (line) => process.stdout.write(`[notification] ${line}\n`),
-);
-process.env.DEMO_WEBHOOK_URL = receiver.url;
 
 /** Applies the demo provisioning and issues a fresh session token; stops everything on failure. */
 async function prepareDemo(): Promise<{ apiKey: string; token: string }> {

@@ -3,12 +3,14 @@
  * InfluxDB and Vigil (scripts/start.ts), applies config/provisioning/demo, prints the demo API key,
  * a fresh bearer token and curl commands, then simulates the three demo devices until Ctrl-C
  * (VIGIL_DEMO_SIMULATOR=0 skips the simulator). A local webhook receiver prints every notification
- * of the demo's route (WARNING and above), its signature verified.
+ * of the demo's route (WARNING and above), its signature verified. Runs with VIGIL_DEMO, the one
+ * setting that accepts the demo's published credentials, so every listener is on a loopback address.
  */
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../src/config/load-config.ts';
+import { PUBLIC_DEMO } from '../src/config/public-demo.ts';
 import { closeRedis, connectRedis } from '../src/redis/connect.ts';
 import { adminDeps, createKeys } from '../src/keys.ts';
 import { loadDefinitionFiles, loadParserFile } from '../src/tenancy/definition-files.ts';
@@ -27,6 +29,10 @@ import { startSimulator } from './lib/simulator.ts';
 import { startLocal, stopOnSignals } from './start.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+// The demo's credentials are published, so only VIGIL_DEMO accepts them, and it listens on this
+// machine only (a VIGIL_HOST of another address is refused).
+process.env.VIGIL_DEMO = 'true';
+process.env.VIGIL_HOST ??= '127.0.0.1';
 const demoDir = join(root, 'config', 'provisioning', 'demo');
 const DEMO_ENV = 'demo';
 const TOKEN_NAME = 'demo-session';
@@ -34,7 +40,7 @@ const say = (msg: string) => process.stderr.write(`[demo] ${msg}\n`);
 
 // Channel secrets are stored encrypted; the demo brings a fixed, public key (set your own for anything
 // else), and its receiver listens on this machine, whose port webhooks may reach only when allowed.
-process.env.VIGIL_SECRETS_KEY ??= 'dmlnaWwtZGVtby1zZWNyZXRzLWtleS1wdWJsaWMtMzI=';
+process.env.VIGIL_SECRETS_KEY ??= PUBLIC_DEMO.secretsKey;
 const demoPlan = parseProvisioningFile(readFileSync(join(demoDir, PROVISIONING_FILE), 'utf8'), process.env);
 const demoChannel = demoPlan.environments.find((e) => e.name === DEMO_ENV)?.alerting.channels[0] as
   { secret?: string } | undefined;
@@ -113,6 +119,8 @@ process.stdout.write(
     `Notifications (WARNING and above) go to the demo receiver at ${receiver.url}; each is printed below.`,
     `  npx vigil notify log --env ${DEMO_ENV}        npx vigil channel test --env ${DEMO_ENV} --name demo-webhook`,
     '',
+    'Everything listens on loopback addresses only. The published key, password and secrets key work only while the',
+    'demo runs: `npm start` refuses them (`npx vigil env delete demo --force` removes the demo environment).',
     'Ctrl-C stops everything.',
     '',
   ].join('\n'),

@@ -5,6 +5,7 @@
  * username and by the client's address.
  */
 import { z } from 'zod';
+import { PUBLIC_DEMO_REFUSALS, publicDemoKeyCheck } from '../config/public-demo.ts';
 import { AppError } from '../errors/app-error.ts';
 import { apiRoute, type ApiDeps, type ApiRoute } from './api-route.ts';
 import { attr, attributes } from './attributes.ts';
@@ -12,6 +13,7 @@ import { attr, attributes } from './attributes.ts';
 const CODE = 'a 6-digit code';
 
 export function loginRoutes(deps: ApiDeps): ApiRoute[] {
+  const isRefusedDemoKey = publicDemoKeyCheck(deps.config.demo);
   return [
     apiRoute({
       paths: ['/login/:apiKey'],
@@ -29,6 +31,8 @@ export function loginRoutes(deps: ApiDeps): ApiRoute[] {
       }),
       async handle({ attrs: { username, password, totp: code }, nowMs, params, req }) {
         const totp = typeof code === 'number' ? String(code).padStart(6, '0') : code;
+        if (isRefusedDemoKey(params.apiKey ?? ''))
+          throw new AppError('INVALID_API_KEY', PUBLIC_DEMO_REFUSALS.apiKey);
         const apiKey = await deps.tenancy.resolveApiKey(params.apiKey ?? '');
         if (!apiKey) throw new AppError('INVALID_API_KEY', 'The API key is unknown or revoked.');
         const result = await deps.tenancy.verifyLogin({
@@ -46,7 +50,7 @@ export function loginRoutes(deps: ApiDeps): ApiRoute[] {
             MFA_REQUIRED: 'This user has multi-factor authentication: send totp.',
             LOGIN_LOCKED: 'Too many failed logins; try again later.',
           } as const;
-          throw new AppError(result.code, messages[result.code], {
+          throw new AppError(result.code, result.message ?? messages[result.code], {
             ...(result.retryAfterSeconds === undefined
               ? {}
               : { retryAfterSeconds: result.retryAfterSeconds }),

@@ -1,8 +1,10 @@
+import ipaddr from 'ipaddr.js';
 import { AppError } from '../errors/app-error.ts';
 import { maskUrl } from '../lib/mask-url.ts';
+import { PUBLIC_DEMO, PUBLIC_DEMO_REFUSALS } from './public-demo.ts';
 import { SETTINGS, type Config, type SecretKind } from './schema.ts';
 
-type ConfigErrorCode = 'CONFIG_INVALID';
+type ConfigErrorCode = 'CONFIG_INVALID' | 'DEMO_SECRETS_KEY_REFUSED';
 
 /**
  * Raised when configuration is refused. The message names each environment variable at fault and
@@ -60,6 +62,7 @@ export function loadConfig(
     }
   }
   const config = result as Config;
+  problems.push(...demoProblems(config, problems.length > 0));
   if (problems.length > 0) throw configError(problems);
   return config;
 }
@@ -67,8 +70,40 @@ export function loadConfig(
 function configError(problems: Problem[]): ConfigError {
   const variables = problems.map((p) => p.env);
   const text = problems.map((p) => p.text).join(' | ');
-  return new ConfigError('CONFIG_INVALID', `invalid configuration: ${text}`, variables);
+  return problems.every((p) => p.code === 'DEMO_SECRETS_KEY_REFUSED')
+    ? new ConfigError('DEMO_SECRETS_KEY_REFUSED', text, variables)
+    : new ConfigError('CONFIG_INVALID', `invalid configuration: ${text}`, variables);
 }
+
+/**
+ * The demo's published secrets are accepted only with VIGIL_DEMO, which listens on loopback
+ * addresses only; without it, the demo's secrets key stops the start. Checked once every setting
+ * parsed (`settingsFailed`: some did not, so the values cannot be compared).
+ */
+function demoProblems(config: Config, settingsFailed: boolean): Problem[] {
+  if (settingsFailed) return [];
+  if (!config.demo) {
+    return config.secretsKey === PUBLIC_DEMO.secretsKey
+      ? [
+          {
+            env: SETTINGS.secretsKey.env,
+            text: PUBLIC_DEMO_REFUSALS.secretsKey,
+            code: 'DEMO_SECRETS_KEY_REFUSED',
+          },
+        ]
+      : [];
+  }
+  return (['host', 'opsHost'] as const)
+    .filter((key) => !isLoopbackHost(config[key]))
+    .map((key) => ({
+      env: SETTINGS[key].env,
+      text: `${SETTINGS[key].env}=${JSON.stringify(config[key])}: VIGIL_DEMO accepts the demo's published credentials, so it listens on loopback addresses only (127.0.0.1, ::1 or localhost)`,
+      code: 'CONFIG_INVALID',
+    }));
+}
+
+const isLoopbackHost = (host: string): boolean =>
+  host === 'localhost' || (ipaddr.isValid(host) && ipaddr.process(host).range() === 'loopback');
 
 /**
  * `=<value>` as a configuration error may show it: nothing for a secret; a URL without its user,

@@ -608,6 +608,12 @@ export const SETTINGS = {
     '10000',
     positiveInt,
   ),
+  demo: setting(
+    'VIGIL_DEMO',
+    "Only for `npm run demo`, which sets it: accept the demo's published API key, user password and VIGIL_SECRETS_KEY (config/provisioning/demo), and listen on loopback addresses only. Off, the published key and password are refused (401) and the published secrets key stops the start.",
+    'false',
+    bool,
+  ),
   shutdownTimeoutMs: setting(
     'VIGIL_SHUTDOWN_TIMEOUT_MS',
     'Longest a graceful shutdown waits before exiting anyway, in ms.',

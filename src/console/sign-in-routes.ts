@@ -73,7 +73,7 @@ export function signInRoutes(router: Router, ctx: ConsoleContext): void {
       if (!result.ok) {
         if (result.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(result.retryAfterSeconds));
         const status = result.code === 'LOGIN_LOCKED' ? 429 : 401;
-        again(status, MESSAGES[result.code], result.code === 'MFA_REQUIRED');
+        again(status, result.message ?? MESSAGES[result.code], result.code === 'MFA_REQUIRED');
         return;
       }
       const { cookie } = await sessions.create(env, username, ctx.clock(), result.generation);

@@ -143,6 +143,13 @@ export const ERROR_CODES = {
     description:
       'A setting (environment variable) is invalid or unknown, or settings contradict each other. The message names each variable and what is wrong with it; the value of a secret is never shown, and a URL is shown without its user, password and query values.',
   },
+  DEMO_SECRETS_KEY_REFUSED: {
+    status: 0,
+    retryable: false,
+    atStart: true,
+    description:
+      'VIGIL_SECRETS_KEY is the public key of `npm run demo`, which only the demo (VIGIL_DEMO) accepts: set a key of your own.',
+  },
   // Console
   CSRF_REJECTED: {
     status: 403,

@@ -8,6 +8,7 @@ import type { TenancyKeys } from '../tenancy/tenancy-keys.ts';
 import type { IngestKeys } from './ingest-keys.ts';
 import type { Config } from '../config/schema.ts';
 import { AppError } from '../errors/app-error.ts';
+import { PUBLIC_DEMO_REFUSALS, publicDemoKeyCheck } from '../config/public-demo.ts';
 import { ERROR_CODES, type ErrorCode } from '../errors/catalogue.ts';
 import type { Logger } from '../log/logger.ts';
 import { isJsonGateway, ROUTING_KEY, type GatewayKind, type IngestItem } from '../domain/ingest-item.ts';
@@ -100,6 +101,7 @@ export function createIngestService(deps: IngestDeps): IngestService {
     cacheMs: config.credentialCacheMs,
   });
   const limiter = createRateLimiter({ perSecond: config.rateLimitPerSecond });
+  const isRefusedDemoKey = publicDemoKeyCheck(config.demo);
   const ingestLog = createIngestLog({ redis: deps.redis, keys: deps.keys, size: config.ingestLogSize });
   // One batcher for every partition (group commit): what arrives while a write is in flight goes
   // in the next one, split into one queue entry per partition in a single round trip.
@@ -188,9 +190,13 @@ export function createIngestService(deps: IngestDeps): IngestService {
     producer,
     backlog,
     countRejected,
-    lookupKey: (apiKey) => apiKeys.resolve(apiKey),
+    lookupKey: (apiKey) => (isRefusedDemoKey(apiKey) ? Promise.resolve(null) : apiKeys.resolve(apiKey)),
     recordRefusal: (s, rejection) => recordRefusal(s, rejection),
     async authenticate(apiKey, via, kind) {
+      if (isRefusedDemoKey(apiKey)) {
+        countRejected(via, kind, 'INVALID_API_KEY');
+        throw new AppError('INVALID_API_KEY', PUBLIC_DEMO_REFUSALS.apiKey);
+      }
       const key = await apiKeys.resolve(apiKey).catch((err: unknown) => {
         countRejected(via, kind, 'UNAVAILABLE');
         throw err;

@@ -22,6 +22,7 @@ import {
   type Subscription,
 } from 'aedes';
 import { AppError, isAppError } from '../errors/app-error.ts';
+import { publicDemoKeyCheck } from '../config/public-demo.ts';
 import { createIngestService, type IngestDeps, type IngestService } from '../ingest/ingest-service.ts';
 import { listen } from '../lib/listen.ts';
 import { createKeySweep } from './key-sweep.ts';
@@ -55,6 +56,7 @@ export async function startMqttBroker(deps: MqttDeps): Promise<RunningMqttBroker
   const ownsIngest = deps.ingest === undefined;
   const ingest = deps.ingest ?? createIngestService(deps);
   const log = deps.log.child({ component: 'mqtt' });
+  const isRefusedDemoKey = publicDemoKeyCheck(deps.config.demo);
   /** Every authenticated connection's key, environment and own client id. */
   const sessions = new WeakMap<Client, Session>();
 
@@ -100,7 +102,9 @@ export async function startMqttBroker(deps: MqttDeps): Promise<RunningMqttBroker
         },
         (err: unknown) => {
           if (isAppError(err) && err.code === 'INVALID_API_KEY') {
-            done(refusal('API key refused', CONNACK_BAD_CREDENTIALS), false);
+            // The demo's published key is a known key this installation does not allow.
+            const code = isRefusedDemoKey(apiKey) ? CONNACK_NOT_AUTHORIZED : CONNACK_BAD_CREDENTIALS;
+            done(refusal('API key refused', code), false);
             return;
           }
           // The key cannot be checked now (Redis unreachable): the connection is closed without a

@@ -11,6 +11,7 @@
  * work as known ones. Knows nothing of HTTP: the caller says who the client is.
  */
 import ipaddr from 'ipaddr.js';
+import { PUBLIC_DEMO_REFUSALS, publicDemoLoginCheck } from '../config/public-demo.ts';
 import type { Config } from '../config/schema.ts';
 import type { Redis } from '../redis/connect.ts';
 import type { TenancyKeys } from './tenancy-keys.ts';
@@ -30,7 +31,13 @@ import { ROLE_SCOPES, type TokenRecord } from './types.ts';
 export type LoginResult =
   /** `generation`: the user's credential generation the login was checked against ('' for none yet). */
   | { ok: true; generation: string }
-  | { ok: false; code: 'INVALID_CREDENTIALS' | 'MFA_REQUIRED' | 'LOGIN_LOCKED'; retryAfterSeconds?: number };
+  | {
+      ok: false;
+      code: 'INVALID_CREDENTIALS' | 'MFA_REQUIRED' | 'LOGIN_LOCKED';
+      retryAfterSeconds?: number;
+      /** What to tell the user when the usual message for `code` would mislead. */
+      message?: string;
+    };
 
 export interface LoginAttempt {
   env: string;
@@ -53,6 +60,8 @@ export interface LoginLimits {
   maxFailuresPerAddress: number;
   /** Counting window and lock length, in seconds (VIGIL_LOGIN_LOCK_SECONDS). */
   lockSeconds: number;
+  /** Accept the demo user's published password (VIGIL_DEMO); refused when absent. */
+  allowPublicDemo?: boolean;
 }
 
 /** The limits as configured. */
@@ -61,6 +70,7 @@ export const loginLimitsOf = (config: Config): LoginLimits => ({
   maxFailuresPerUser: config.loginMaxFailuresPerUser,
   maxFailuresPerAddress: config.loginMaxFailuresPerAddress,
   lockSeconds: config.loginLockSeconds,
+  allowPublicDemo: config.demo,
 });
 
 export interface LoginDeps extends LoginLimits {
@@ -110,6 +120,7 @@ return 0`;
 
 export function createLogin(deps: LoginDeps) {
   const { redis, keys, clock, lockSeconds } = deps;
+  const isRefusedDemoLogin = publicDemoLoginCheck(deps.allowPublicDemo === true);
 
   /** The counters an attempt counts on, each with its limit; a name that is never a user has none. */
   function countersOf(env: string, username: string | undefined, clientAddress: string) {
@@ -153,6 +164,8 @@ export function createLogin(deps: LoginDeps) {
 
   async function verifyLogin(attempt: LoginAttempt): Promise<LoginResult> {
     const { env, username, password, totp, clientAddress, nowMs } = attempt;
+    if (isRefusedDemoLogin(env, username, password))
+      return { ok: false, code: 'INVALID_CREDENTIALS', message: PUBLIC_DEMO_REFUSALS.login };
     // A name that can never be a user gets no counter of its own (attackers cannot fill Redis with
     // keys named by them); it still counts for its address.
     const possibleUser = isValidName('username', username) && password.length <= MAX_PASSWORD_LENGTH;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, describeConfig, loadConfig } from '../../../src/config/load-config.ts';
+import { PUBLIC_DEMO } from '../../../src/config/public-demo.ts';
 
 describe('loadConfig', () => {
   it('gives the documented defaults when nothing is set', () => {
@@ -74,5 +75,27 @@ describe('configuration errors never print a secret', () => {
     const err = configErrorOf({ VIGIL_API_PORT: 'eighty' });
     expect([err.code, err.variables]).toEqual(['CONFIG_INVALID', ['VIGIL_API_PORT']]);
     expect(err.message).toContain('"eighty"');
+  });
+});
+
+describe('the demo setting', () => {
+  const demoKey = PUBLIC_DEMO.secretsKey;
+
+  it("refuses the demo's public VIGIL_SECRETS_KEY outside the demo, without printing it", () => {
+    const err = configErrorOf({ VIGIL_SECRETS_KEY: demoKey });
+    expect(err.message).not.toContain(demoKey.slice(0, 12));
+    expect([err.code, err.variables]).toEqual(['DEMO_SECRETS_KEY_REFUSED', ['VIGIL_SECRETS_KEY']]);
+  });
+
+  it('accepts the public key with VIGIL_DEMO on loopback addresses only', () => {
+    const demo = { VIGIL_DEMO: 'true', VIGIL_SECRETS_KEY: demoKey, VIGIL_HOST: '127.0.0.1' };
+    expect(loadConfig(demo).demo).toBe(true);
+    expect(configErrorOf({ ...demo, VIGIL_HOST: '0.0.0.0' }).variables).toEqual(['VIGIL_HOST']);
+    expect(configErrorOf({ ...demo, VIGIL_OPS_HOST: '::' }).variables).toEqual(['VIGIL_OPS_HOST']);
+  });
+
+  it('is off by default, and the ops port listens on 127.0.0.1 by default', () => {
+    const config = loadConfig({});
+    expect([config.demo, config.opsHost, config.host]).toEqual([false, '127.0.0.1', '0.0.0.0']);
   });
 });

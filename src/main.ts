@@ -113,6 +113,7 @@ export async function startVigil(config: Config, log: Logger, options: StartOpti
     if (roles.has('worker')) {
       const [
         { createSandbox },
+        { registerSandboxMetrics },
         { startOutboxDrainer },
         { createIngestProcessor },
         { deadLetterOutcomes },
@@ -121,6 +122,7 @@ export async function startVigil(config: Config, log: Logger, options: StartOpti
         { startRecentPayloadWriter },
       ] = await Promise.all([
         import('./sandbox/sandbox.ts'),
+        import('./sandbox/sandbox-metrics.ts'),
         import('./events/outbox-drainer.ts'),
         import('./worker/ingest-processor.ts'),
         import('./worker/outcomes.ts'),
@@ -136,8 +138,11 @@ export async function startVigil(config: Config, log: Logger, options: StartOpti
       const sandbox = createSandbox({
         timeoutMs: config.sandboxTimeoutMs,
         memoryLimitMb: config.sandboxMemoryMb,
+        maxIsolates: config.sandboxMaxIsolates,
+        isolateIdleMs: config.sandboxIsolateIdleMs,
         log,
       });
+      registerSandboxMetrics(metrics, sandbox);
       started.push({ name: 'sandbox', close: () => Promise.resolve(sandbox.close()) });
       const drainer = startOutboxDrainer({
         redisUrl: config.redisUrl,

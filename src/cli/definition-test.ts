@@ -22,6 +22,10 @@ export interface DefinitionTestInput {
   log: Logger;
 }
 
+/** The one environment of the command's own sandbox: the definition is tried outside any environment. */
+const CLI_ENV = 'definition-test';
+
+/** Runs the definition's parser on the payload in a sandbox of its own, closed afterwards. */
 export function runDefinitionTest(input: DefinitionTestInput): DefinitionTestReport {
   const sandbox = createSandbox({
     timeoutMs: input.timeoutMs,
@@ -29,7 +33,7 @@ export function runDefinitionTest(input: DefinitionTestInput): DefinitionTestRep
     log: input.log,
   });
   try {
-    return tryDefinition(sandbox, input);
+    return tryDefinition(sandbox, { ...input, env: CLI_ENV });
   } finally {
     sandbox.close();
   }

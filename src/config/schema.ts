@@ -368,9 +368,21 @@ export const SETTINGS = {
   ),
   sandboxMemoryMb: setting(
     'VIGIL_SANDBOX_MEMORY_MB',
-    'Memory limit of the parser isolate, in MB.',
+    "Heap limit of each environment's parser isolate, in MB (each environment's parsers run in an isolate of their own). At worst a sandbox's parsers hold this × VIGIL_SANDBOX_MAX_ISOLATES: 32 MB × 128 = 4 GB with the defaults (a process running the worker and api roles has two sandboxes).",
     '32',
     z.coerce.number().int().min(8),
+  ),
+  sandboxMaxIsolates: setting(
+    'VIGIL_SANDBOX_MAX_ISOLATES',
+    "Parser isolates a sandbox keeps, one per environment whose payloads it parses (the worker's; the api role's parser workbench has its own). Beyond it the least recently used environment's isolate is disposed: its next payload rebuilds it and recompiles its parsers (a few ms; globals start afresh; no payload fails). Each costs ~1.3 MB beside what its parsers keep.",
+    '128',
+    positiveInt,
+  ),
+  sandboxIsolateIdleMs: setting(
+    'VIGIL_SANDBOX_ISOLATE_IDLE_MS',
+    "An environment's parser isolate unused for this long is disposed, in ms; its next payload rebuilds it.",
+    '900000',
+    z.coerce.number().int().min(1000),
   ),
   defaultAvailabilityMinutes: setting(
     'VIGIL_DEFAULT_AVAILABILITY_MINUTES',

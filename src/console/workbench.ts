@@ -1,9 +1,11 @@
 /**
  * The parser workbench's runs: a definition's parser on a payload (Run) or on a device's recent
- * payloads (Replay), in a sandbox of the console's own with the workers' limits. A sandbox call is
- * synchronous, so runs wait in one queue and go one payload at a time, letting other requests in
- * between: a replay of 20 payloads holds the event loop for one parser call at a time (at most the
- * sandbox's time limit), never for all of them. A full queue answers WORKBENCH_BUSY.
+ * payloads (Replay), in a sandbox of the console's own with the workers' limits, each environment's
+ * runs in that environment's own isolate (one environment's parser filling its heap fails only that
+ * environment's runs). A sandbox call is synchronous, so runs wait in one queue and go one payload
+ * at a time, letting other requests in between: a replay of 20 payloads holds the event loop for one
+ * parser call at a time (at most the sandbox's time limit), never for all of them. A full queue
+ * answers WORKBENCH_BUSY.
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Status } from '../domain/types.ts';
@@ -84,9 +86,13 @@ export function createWorkbench(deps: { timeoutMs: number; memoryLimitMb: number
 
   function reserve(n: number): void {
     if (queued + n > MAX_QUEUED)
-      throw new AppError('WORKBENCH_BUSY', 'The parser workbench is busy with other runs; try again in a moment.', {
-        retryAfterSeconds: 1,
-      });
+      throw new AppError(
+        'WORKBENCH_BUSY',
+        'The parser workbench is busy with other runs; try again in a moment.',
+        {
+          retryAfterSeconds: 1,
+        },
+      );
   }
 
   const trialOf = (t: Trial, payload: string, payloadRaw?: string) => {
@@ -99,7 +105,8 @@ export function createWorkbench(deps: { timeoutMs: number; memoryLimitMb: number
       ...(payloadRaw === undefined ? {} : { payloadRaw }),
       locale: t.locale,
       ...(t.settings ? { settings: t.settings } : {}),
-      codeId: `console:def:${d.isPublic ? 'public' : t.env}:${d.spec.name}`,
+      env: t.env,
+      codeId: `console:def:${d.isPublic ? 'public' : 'private'}:${d.spec.name}`,
       revision: d.revision,
     };
   };

@@ -270,7 +270,8 @@ export const ERROR_CODES = {
   PARSER_MEMORY: {
     status: 0,
     retryable: false,
-    description: 'User code exceeded the isolate memory limit (the isolate is replaced).',
+    description:
+      "User code exceeded its environment's isolate memory limit (that environment's isolate is replaced; no other environment's parsers are affected).",
   },
   PARSER_ERROR: {
     status: 0,

@@ -1,6 +1,6 @@
 /**
- * Suspends a parser that keeps spending the whole CPU or memory limit: the sandbox runs every
- * parser on one isolate with synchronous calls, so a parser that loops or exhausts the heap on
+ * Suspends a parser that keeps spending the whole CPU or memory limit: the sandbox runs parsers
+ * with synchronous calls on the worker's thread, so a parser that loops or exhausts its heap on
  * every payload would take most of the worker's time from every other environment. After
  * `tripAfter` consecutive PARSER_TIMEOUT / PARSER_MEMORY failures its payloads fail at once with
  * the same code for `suspendMs`; the first payload after that runs again, and one more such

@@ -41,6 +41,8 @@ type Conversion =
 export type DefinitionTestReport = Conversion & { logs: string[] };
 
 export interface DefinitionTrialInput {
+  /** Whose parser isolate runs it: the environment trying it (the sandbox keeps environments apart). */
+  env: string;
   spec: DefinitionSpec;
   parserSource: string;
   parserFilename: string;
@@ -66,6 +68,7 @@ export interface DefinitionTrialInput {
 export function tryDefinition(sandbox: Sandbox, input: DefinitionTrialInput): DefinitionTestReport {
   const [outcome] = sandbox.run(
     {
+      env: input.env,
       id: input.codeId ?? `test:${input.spec.name}`,
       revision: input.revision ?? 1,
       source: input.parserSource,

@@ -3,6 +3,7 @@
  * and job. preparseronly readings skip it: their payload already maps data point names to values.
  */
 import type { Sandbox } from '../sandbox/sandbox.ts';
+import type { DefinitionRecord } from '../tenancy/types.ts';
 import type { Failures } from './failures.ts';
 import type { OutcomeLog } from './outcomes.ts';
 import type { ResolvedReading } from './resolve.ts';
@@ -27,10 +28,10 @@ export function parseReadings(
   for (const r of resolved) {
     try {
       if (!r.direct) {
-        const id = codeId(r);
-        const list = byDefinition.get(id) ?? [];
+        const key = groupKey(r);
+        const list = byDefinition.get(key) ?? [];
         list.push(r);
-        byDefinition.set(id, list);
+        byDefinition.set(key, list);
         continue;
       }
       const values = parseObject(r.payloadStr);
@@ -48,10 +49,17 @@ export function parseReadings(
       deps.failed(r, err);
     }
   }
-  for (const [id, group] of byDefinition) {
-    const def = group[0]!.definition;
+  for (const group of byDefinition.values()) {
+    const first = group[0]!;
+    const def = first.definition;
     const results = sandbox.run(
-      { id, revision: def.revision, source: def.parserSource, filename: `${def.spec.name}.js` },
+      {
+        env: first.item.env,
+        id: parserId(def),
+        revision: def.revision,
+        source: def.parserSource,
+        filename: `${def.spec.name}.js`,
+      },
       group.map((r) => ({ payloadStr: r.payloadStr, payloadRaw: r.item.body })),
       { expectObject: true },
     );
@@ -76,10 +84,15 @@ export function parseReadings(
   return parsed;
 }
 
-const codeId = (r: ResolvedReading) =>
-  r.definition.isPublic
-    ? `def:public:${r.definition.spec.name}`
-    : `def:${r.item.env}:${r.definition.spec.name}`;
+/**
+ * One sandbox call per environment and definition: a public definition's parser runs in each
+ * environment's own isolate and context, so its globals never carry one tenant's data to another.
+ */
+const groupKey = (r: ResolvedReading) =>
+  `${r.item.env}\n${r.definition.isPublic ? 'public' : 'private'}\n${r.definition.spec.name}`;
+
+/** The parser's identity within its environment's isolate. */
+const parserId = (d: DefinitionRecord) => `def:${d.isPublic ? 'public' : 'private'}:${d.spec.name}`;
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);

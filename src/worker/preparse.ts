@@ -126,7 +126,7 @@ export async function preparse(
     const pre = preparsers.get(env);
     if (!pre) continue;
     const results = sandbox.run(
-      { id: `pre:${env}`, revision: pre.revision, source: pre.source, filename: 'preparser.js' },
+      { env, id: `pre:${env}`, revision: pre.revision, source: pre.source, filename: 'preparser.js' },
       envItems.map((i) => ({ payloadStr: i.body, payloadRaw: i.body })),
     );
     envItems.forEach((item, n) => {

@@ -56,6 +56,20 @@ const CASES: { name: string; source: string; codes: string[]; sandboxTimeoutMs?:
   },
 ];
 
+/** Keeps 1 MiB per payload in a global: its environment's heap fills up and stays full. */
+const HOARDER =
+  'var hoard = []; function parsePayload(s) { hoard.push(new Float64Array(131072)); return { Temperature: hoard.length }; }';
+
+/** Remembers each device's last temperature in a global and answers it when a payload has none. */
+const REMEMBERS =
+  'var last = {}; function parsePayload(s) { var j = JSON.parse(s);' +
+  ' if (j.Temperature !== undefined) last[j.deviceName] = j.Temperature;' +
+  ' return { Temperature: last[j.deviceName], Humidity: j.Humidity }; }';
+
+/** Spins 40 ms per payload and then answers normally. */
+const SPINS_40_MS =
+  'function parsePayload(s) { const end = Date.now() + 40; while (Date.now() < end); return { Temperature: JSON.parse(s).Temperature }; }';
+
 async function sendAll(p: Pipeline, key: string, bodies: string[]): Promise<void> {
   for (const body of bodies) {
     const res = await p.post('gateway/submit', key, body);
@@ -139,6 +153,109 @@ describe('hostile parsers', () => {
       expect(await p.redis.hget(p.keys.deviceState('evil', 'e0'), 'Temperature|v')).toBeNull();
       const ready = await fetch(`http://127.0.0.1:${p.vigil.ports.api || p.vigil.ports.ops}/readyz`);
       expect(ready.status).toBe(200);
+    },
+  );
+
+  it(
+    "accepts every payload of an environment while another environment's parser fills its heap",
+    { timeout: 90_000 },
+    async () => {
+      const p = await startPipeline({ roles: 'gateway,worker', sandboxMemoryMb: 16 });
+      const { key: evilKey } = await provisionComfort(p, 'evil', ['e0']);
+      await p.admin.applyDefinition(
+        { kind: 'private', env: 'evil' },
+        { ...COMFORT_SPEC, version: '6.6' },
+        HOARDER,
+      );
+      const { key: victimKey } = await provisionComfort(p, 'victim', ['v0']);
+      const evilPayload = JSON.stringify({ deviceName: 'e0' });
+      // 1 MiB kept per payload: well before the 24th, evil's heap has no room left.
+      await sendAll(
+        p,
+        evilKey,
+        Array.from({ length: 24 }, () => evilPayload),
+      );
+      const evilCodes = await eventually(() => logCodes(p, 'evil'), {
+        until: (codes) => codes.length === 24,
+        message: "evil's payloads processed",
+      });
+      expect(evilCodes.filter((c) => c === 'PARSER_ERROR' || c === 'PARSER_MEMORY').length).toBeGreaterThan(
+        0,
+      );
+
+      // Victim's parser is compiled and run while evil keeps hoarding.
+      const VICTIM_PAYLOADS = 20;
+      for (let i = 0; i < VICTIM_PAYLOADS; i++) {
+        await sendAll(p, evilKey, [evilPayload]);
+        await sendAll(p, victimKey, [JSON.stringify({ deviceName: 'v0', Temperature: 21, Illuminance: i })]);
+      }
+      const victimCodes = await eventually(() => logCodes(p, 'victim'), {
+        until: (codes) => codes.length === VICTIM_PAYLOADS,
+        message: "victim's payloads processed",
+      });
+      expect(victimCodes).toEqual(Array.from({ length: VICTIM_PAYLOADS }, () => 'none'));
+      expect(await p.redis.hget(p.keys.deviceState('victim', 'v0'), 'Illuminance|v')).toBe(
+        String(VICTIM_PAYLOADS - 1),
+      );
+    },
+  );
+
+  it("keeps a public definition's parser state apart per environment", { timeout: 60_000 }, async () => {
+    const p = await startPipeline({ roles: 'gateway,worker' });
+    await p.admin.applyDefinition({ kind: 'public' }, { ...COMFORT_SPEC, name: 'SharedMemory' }, REMEMBERS);
+    const keys = new Map<string, string>();
+    for (const env of ['victim', 'evil']) {
+      keys.set(env, (await provisionComfort(p, env, [])).key);
+      await p.admin.createDevice(env, {
+        name: 'd',
+        definitionName: 'SharedMemory',
+        definitionIsPublic: true,
+      });
+    }
+    const state = (env: string, field: string) => p.redis.hget(p.keys.deviceState(env, 'd'), `${field}|v`);
+    await sendAll(p, keys.get('victim')!, [
+      JSON.stringify({ deviceName: 'd', Temperature: 42, Humidity: 40 }),
+    ]);
+    await eventually(() => state('victim', 'Humidity'), { message: 'victim processed' });
+    // Evil sends no temperature: a parser shared across environments would hand it victim's.
+    await sendAll(p, keys.get('evil')!, [JSON.stringify({ deviceName: 'd', Humidity: 50 })]);
+    await eventually(() => state('evil', 'Humidity'), { message: 'evil processed' });
+    expect(await state('evil', 'Temperature')).toBeNull();
+    expect(await state('victim', 'Temperature')).toBe('42');
+  });
+
+  it(
+    'fails no payload of a parser that runs just under its time limit, and counts its time to its environment',
+    { timeout: 60_000 },
+    async () => {
+      // The limit leaves room on a loaded machine; what matters is that each payload's 40 ms count.
+      const p = await startPipeline({ roles: 'gateway,worker', sandboxTimeoutMs: 250 });
+      const { key: slowKey } = await provisionComfort(p, 'slow', ['s0']);
+      await p.admin.applyDefinition(
+        { kind: 'private', env: 'slow' },
+        { ...COMFORT_SPEC, version: '4.0' },
+        SPINS_40_MS,
+      );
+      const { key: quickKey } = await provisionComfort(p, 'quick', ['q0']);
+      const PAYLOADS = 10;
+      for (let i = 0; i < PAYLOADS; i++) {
+        await sendAll(p, slowKey, [JSON.stringify({ deviceName: 's0', Temperature: 20 })]);
+        await sendAll(p, quickKey, [JSON.stringify({ deviceName: 'q0', Temperature: 20 })]);
+      }
+      for (const env of ['slow', 'quick']) {
+        const codes = await eventually(() => logCodes(p, env), {
+          until: (c) => c.length === PAYLOADS,
+          message: `${env}'s payloads processed`,
+        });
+        expect(codes).toEqual(Array.from({ length: PAYLOADS }, () => 'none'));
+      }
+      const metrics = await (await fetch(`${p.opsUrl}/metrics`)).text();
+      const seconds = (env: string) =>
+        Number(
+          new RegExp(`^vigil_sandbox_cpu_seconds_total\\{env="${env}"\\} (\\S+)$`, 'm').exec(metrics)?.[1],
+        );
+      expect(seconds('slow')).toBeGreaterThanOrEqual((PAYLOADS * 40) / 1000);
+      expect(seconds('quick')).toBeLessThan(seconds('slow') / 4);
     },
   );
 

@@ -10,15 +10,18 @@ import {
 
 const FIXTURES = new URL('../../fixtures/parsers/', import.meta.url);
 
+/** The environment of fixtures that name none. */
+export const TEST_ENV = 'test';
+
 /** A parser from test/fixtures/parsers, identified by its name unless an id is given. */
 export function fixture(name: string, overrides: Partial<ParserCode> = {}): ParserCode {
   const filename = `${name}.js`;
   const source = readFileSync(new URL(filename, FIXTURES), 'utf8');
-  return { id: `def:test:${name}`, revision: 1, source, filename, ...overrides };
+  return { env: TEST_ENV, id: `def:test:${name}`, revision: 1, source, filename, ...overrides };
 }
 
-export function inline(id: string, source: string, revision = 1): ParserCode {
-  return { id, revision, source, filename: `${id}.js` };
+export function inline(id: string, source: string, revision = 1, env = TEST_ENV): ParserCode {
+  return { env, id, revision, source, filename: `${id}.js` };
 }
 
 /** One input whose payloadStr and payloadRaw are both `body` (an object is JSON-encoded). */

@@ -101,6 +101,9 @@ describe('sandbox limits', () => {
       isolateRestarts: 0,
       compiles: 2,
       cachedContexts: 2,
+      isolates: 1,
+      isolatesCreated: 1,
+      isolatesDropped: 0,
     });
   });
 

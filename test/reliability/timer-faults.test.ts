@@ -2,7 +2,9 @@
  * A deadline outlives the worker that started it: a rule that waits (`for`) has begun to hold when
  * its worker is killed (SIGKILL) or paused past its lease (SIGSTOP); the scheduler queues the tick
  * into the device's partition when the deadline comes, and the partition's next owner applies it —
- * once, the paused worker's late steps being fenced off when it wakes.
+ * once, the paused worker's late steps being fenced off when it wakes. The scheduler's clock stands
+ * still until the fault is in place, so the deadline cannot come — and its tick reach the first
+ * worker — before the fault, however slow the machine.
  */
 import { describe, expect, it } from 'vitest';
 import { PASS_THROUGH_PARSER, temperatureDefinition } from '../fixtures/definitions/temperature.ts';
@@ -18,7 +20,11 @@ const OVEN = temperatureDefinition('Oven', [
 const CRITICAL = 'Temperature - Overheating for 1500 ms - CRITICAL - 31.0 °C';
 
 async function setup() {
-  const p = await startPipeline({ roles: 'gateway,scheduler', timerCheckMs: 50, partitionLeaseMs: 1000 });
+  let heldAtMs: number | undefined = Date.now();
+  const p = await startPipeline(
+    { roles: 'gateway,scheduler', timerCheckMs: 50, partitionLeaseMs: 1000 },
+    { clock: () => heldAtMs ?? Date.now() },
+  );
   await p.admin.createEnvironment('acme', 'en');
   await p.admin.applyDefinition({ kind: 'private', env: 'acme' }, OVEN, PASS_THROUGH_PARSER);
   await p.admin.createDevice('acme', { name: 'o1', definitionName: 'Oven', definitionIsPublic: false });
@@ -47,7 +53,11 @@ async function setup() {
       (await messages(p)).includes('Temperature - Above 25 °C - WARNING - 31.0 °C'),
     );
   };
-  return { p, send, worker, warmedUp };
+  /** The fault is in place: the scheduler's clock runs from now on. */
+  const releaseClock = () => {
+    heldAtMs = undefined;
+  };
+  return { p, send, worker, warmedUp, releaseClock };
 }
 
 const messages = async (p: Pipeline) =>
@@ -63,10 +73,12 @@ const tickQueued = (p: Pipeline) =>
 
 describe('a deadline across worker faults', () => {
   it('is applied once by the next worker when the worker that started it was killed', async () => {
-    const { p, send, worker, warmedUp } = await setup();
+    const { p, send, worker, warmedUp, releaseClock } = await setup();
     const first = await worker();
     await warmedUp();
     await first.kill('SIGKILL');
+    expect(await messages(p)).not.toContain(CRITICAL); // the rule was still waiting
+    releaseClock();
     await tickQueued(p);
     const second = await worker();
     try {
@@ -80,11 +92,13 @@ describe('a deadline across worker faults', () => {
   });
 
   it('is applied once when the worker that started it was paused past its lease and wakes up after', async () => {
-    const { p, send, worker, warmedUp } = await setup();
+    const { p, send, worker, warmedUp, releaseClock } = await setup();
     const stalled = await worker();
     await warmedUp();
     stalled.process.kill('SIGSTOP');
+    expect(await messages(p)).not.toContain(CRITICAL); // the rule was still waiting
     const other = await worker();
+    releaseClock();
     try {
       await tickQueued(p);
       await eventually(async () => (await messages(p)).includes(CRITICAL), { timeoutMs: 30_000 });

@@ -321,7 +321,6 @@ describe('console in a browser', () => {
     expect(await temperature.textContent()).toContain('22.4');
     await page.evaluate('window.marker = 1');
 
-    const posted = Date.now();
     await submit(keyA, {
       deviceName: 'hall_sensor',
       Temperature: 26.5,
@@ -330,8 +329,6 @@ describe('console in a browser', () => {
       Battery: 3080,
     });
     await expect.poll(() => temperature.textContent(), { timeout: 10_000 }).toContain('26.5');
-    const seenMs = Date.now() - posted;
-    expect(seenMs).toBeLessThan(10_000);
     expect(await page.evaluate('window.marker')).toBe(1);
     await expect
       .poll(() => page.locator('#device-points tr[data-key="Temperature"] .pill').textContent())

@@ -1,9 +1,16 @@
 /**
  * The words of a notification for each channel type: the Standard Webhooks body, a Slack
  * incoming-webhook message and an email. Pure: what to say, not how to send it.
+ *
+ * Names, display names and event messages (which carry a device's values) come from outside: in a
+ * Slack message or an email each control character of theirs is shown as a visible escape (`\r`,
+ * `\n`, `\u202e`), so a value cannot forge a line ("URGENT: reset your password…") or a mail
+ * header, whatever built the event text. Only the line breaks written here break lines. The webhook
+ * body carries the event as JSON, exactly as served.
  */
 import type { EventRecord, Status } from '../domain/types.ts';
 import { serveEvent } from '../events/list-events.ts';
+import { escapeControls as inline } from '../lib/control-characters.ts';
 import type { DigestContent, NotificationKind } from './notification.ts';
 
 /** Everything a message is made of. */
@@ -58,12 +65,15 @@ const slackText = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').
 
 /** One line naming status, device display name and data point; the event message follows. */
 function headline(e: EventRecord): string {
-  return `${e.eventStatus} · ${e.displayName || e.deviceName} · ${e.sensorName}`;
+  return `${e.eventStatus} · ${inline(e.displayName || e.deviceName)} · ${inline(e.sensorName)}`;
 }
+
+/** The event message on one line. */
+const message = (e: EventRecord) => inline(e.eventMessage);
 
 function slackEventText(e: EventRecord, reminder: boolean): string {
   const prefix = reminder ? 'Reminder: ' : '';
-  return `${ICONS[e.eventStatus]} ${prefix}*${slackText(headline(e))}*\n${slackText(e.eventMessage)}`;
+  return `${ICONS[e.eventStatus]} ${prefix}*${slackText(headline(e))}*\n${slackText(message(e))}`;
 }
 
 export function slackMessage(c: NotificationContent): { text: string; blocks: unknown[] } {
@@ -74,14 +84,12 @@ export function slackMessage(c: NotificationContent): { text: string; blocks: un
     const events = c.digest?.events ?? [];
     const shown = events.slice(-DIGEST_LINES);
     text = [
-      `:bell: *${c.digest?.count ?? 0} notifications* in ${slackText(c.env)} were held and are summarised here` +
+      `:bell: *${c.digest?.count ?? 0} notifications* in ${slackText(inline(c.env))} were held and are summarised here` +
         (shown.length < (c.digest?.count ?? 0) ? ` (the last ${shown.length}):` : ':'),
-      ...shown.map(
-        (e) => `• ${ICONS[e.eventStatus]} ${slackText(headline(e))}: ${slackText(e.eventMessage)}`,
-      ),
+      ...shown.map((e) => `• ${ICONS[e.eventStatus]} ${slackText(headline(e))}: ${slackText(message(e))}`),
     ].join('\n');
-  } else text = `:white_check_mark: ${TEST_MESSAGE} (channel ${slackText(c.channelName)})`;
-  const context = `environment ${slackText(c.env)} · ${new Date(c.event?.receivedMs ?? c.createdMs).toISOString()}`;
+  } else text = `:white_check_mark: ${TEST_MESSAGE} (channel ${slackText(inline(c.channelName))})`;
+  const context = `environment ${slackText(inline(c.env))} · ${new Date(c.event?.receivedMs ?? c.createdMs).toISOString()}`;
   return {
     text,
     blocks: [
@@ -91,26 +99,30 @@ export function slackMessage(c: NotificationContent): { text: string; blocks: un
   };
 }
 
-/** Control characters never reach a mail header. */
-const oneLine = (s: string) => s.replace(/\p{Cc}+/gu, ' ');
-
 function eventLines(e: EventRecord): string[] {
   return [
-    e.eventMessage,
+    message(e),
     '',
     `Time:        ${new Date(e.receivedMs).toISOString()}`,
     `Status:      ${e.eventStatus} (${e.eventCategory})`,
-    `Device:      ${e.displayName} (${e.deviceName})`,
-    `Data point:  ${e.sensorName}`,
+    `Device:      ${inline(e.displayName)} (${inline(e.deviceName)})`,
+    `Data point:  ${inline(e.sensorName)}`,
   ];
 }
 
+/** The subject: one line, whatever its parts hold (no CR or LF can reach a mail header). */
+const subjectLine = (s: string) => inline(s);
+
 export function emailMessage(c: NotificationContent): { subject: string; text: string } {
-  const footer = ['', `Environment: ${c.env}`, `Sent by Vigil through channel ${c.channelName}.`];
+  const footer = [
+    '',
+    `Environment: ${inline(c.env)}`,
+    `Sent by Vigil through channel ${inline(c.channelName)}.`,
+  ];
   if ((c.kind === 'event' || c.kind === 'reminder') && c.event) {
     const prefix = c.kind === 'reminder' ? 'Reminder: ' : '';
     return {
-      subject: oneLine(`[Vigil] ${prefix}${headline(c.event)}`),
+      subject: subjectLine(`[Vigil] ${prefix}${headline(c.event)}`),
       text: [...eventLines(c.event), ...footer].join('\n'),
     };
   }
@@ -119,17 +131,17 @@ export function emailMessage(c: NotificationContent): { subject: string; text: s
     const shown = events.slice(-DIGEST_LINES);
     const count = c.digest?.count ?? 0;
     return {
-      subject: oneLine(`[Vigil] Digest: ${count} notifications in ${c.env}`),
+      subject: subjectLine(`[Vigil] Digest: ${count} notifications in ${c.env}`),
       text: [
         `${count} notifications were held (flood control or quiet hours)${shown.length < count ? `; the last ${shown.length}` : ''}:`,
         '',
-        ...shown.map((e) => `${new Date(e.receivedMs).toISOString()}  ${headline(e)}: ${e.eventMessage}`),
+        ...shown.map((e) => `${new Date(e.receivedMs).toISOString()}  ${headline(e)}: ${message(e)}`),
         ...footer,
       ].join('\n'),
     };
   }
   return {
-    subject: oneLine(`[Vigil] Test notification (${c.channelName})`),
+    subject: subjectLine(`[Vigil] Test notification (${c.channelName})`),
     text: [TEST_MESSAGE, ...footer].join('\n'),
   };
 }

@@ -7,20 +7,13 @@
  * instead (`\x1b`, `\n`, `\u202e`); nothing else changes, and escaping twice changes nothing more.
  */
 
-/** DEL, C1, the Unicode bidi controls and the line/paragraph separators. */
-const BEYOND_C0 = '\\u007f-\\u009f\\u061c\\u200e\\u200f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069';
-/** …and C0: every character that must not reach a terminal as it is. */
-const UNSAFE = new RegExp(`[\\u0000-\\u001f${BEYOND_C0}]`, 'g');
+import { BEYOND_C0, escapeControls } from '../lib/control-characters.ts';
+
+export { escapeControls };
+
 const UNSAFE_IN_JSON = new RegExp(`[${BEYOND_C0}]`, 'g');
 
-const NAMED: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
-
 const hex = (c: string, digits: number) => c.charCodeAt(0).toString(16).padStart(digits, '0');
-
-/** One line of output: every unsafe character as a visible escape. */
-export function escapeControls(text: string): string {
-  return text.replace(UNSAFE, (c) => NAMED[c] ?? (c <= '\u00ff' ? `\\x${hex(c, 2)}` : `\\u${hex(c, 4)}`));
-}
 
 /**
  * A multi-line block meant to be shown as such (a parser's source, a definition as JSON, a QR

@@ -4,6 +4,7 @@
  * agree with src/tenancy/names.ts (ASCII letters only).
  */
 import { AppError } from '../errors/app-error.ts';
+import { hasControlCharacters } from '../lib/control-characters.ts';
 
 /** Environment names: 1–63 lowercase letters, digits and '-', starting with a letter or digit. */
 export const ENV_NAME_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
@@ -43,6 +44,22 @@ export function nameProblem(kind: NameKind, name: unknown): string | undefined {
   }
   if (typeof name === 'string' && NAME_PATTERN.test(name)) return undefined;
   return `invalid ${kind} name ${show(name)}: use 1-128 letters, digits, '_', '-', '.', ':' and inner spaces`;
+}
+
+/** Longest display name, in characters. */
+export const DISPLAY_NAME_MAX = 200;
+
+/**
+ * The reason `value` is not a valid display name, or undefined when it is: 1–200 characters, none
+ * of them a control character (CR, LF, bidi controls…). A display name is free text, but it
+ * reaches email subjects, chat messages and terminals, where such characters forge lines.
+ */
+export function displayNameProblem(value: unknown): string | undefined {
+  if (typeof value === 'string' && value.length >= 1 && value.length <= DISPLAY_NAME_MAX) {
+    if (!hasControlCharacters(value)) return undefined;
+    return `invalid display name ${show(value)}: control characters (line breaks, tabs, bidi controls) are not allowed`;
+  }
+  return `invalid display name ${show(value)}: use 1-${DISPLAY_NAME_MAX} characters`;
 }
 
 function show(value: unknown): string {

@@ -3,6 +3,7 @@
  * data points. A device's definition and sensor names are checked before anything is written.
  */
 import { AppError } from '../errors/app-error.ts';
+import { displayNameProblem } from '../domain/identifiers.ts';
 import { parseThresholdSet, type ThresholdInput } from '../domain/thresholds.ts';
 import type { DataPointSpec } from '../domain/types.ts';
 import { checkName, invalid, type AdminContext } from './admin-support.ts';
@@ -62,6 +63,11 @@ export function createDeviceAdmin(ctx: AdminContext) {
     return point;
   }
 
+  function checkDisplayName(displayName: string | undefined) {
+    const problem = displayName === undefined ? undefined : displayNameProblem(displayName);
+    if (problem !== undefined) throw invalid(problem);
+  }
+
   function checkMinutes(minutes: number | undefined | null) {
     if (minutes !== undefined && minutes !== null && !(Number.isFinite(minutes) && minutes > 0)) {
       throw invalid(`availability minutes must be a positive number, not ${String(minutes)}`);
@@ -70,6 +76,7 @@ export function createDeviceAdmin(ctx: AdminContext) {
 
   async function validDevice(env: string, input: DeviceInput): Promise<DeviceRecord> {
     checkName('device', input.name);
+    checkDisplayName(input.displayName);
     checkMinutes(input.availabilityMinutes);
     await ctx.requireEnv(env);
     await requireDefinition(env, input.definitionName, input.definitionIsPublic);
@@ -134,6 +141,7 @@ export function createDeviceAdmin(ctx: AdminContext) {
       return true;
     },
     async updateDevice(env: string, name: string, changes: DeviceChanges): Promise<DeviceRecord> {
+      checkDisplayName(changes.displayName);
       const device = await requireDevice(env, name);
       checkMinutes(changes.availabilityMinutes);
       const { availabilityMinutes: _old, ...rest } = device;

@@ -6,6 +6,7 @@
  */
 import { LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
+import { displayNameProblem } from '../domain/identifiers.ts';
 import type { Locale } from '../domain/types.ts';
 import { nameProblem } from './names.ts';
 import { SCOPES, USER_ROLES, type Scope, type UserRole } from './types.ts';
@@ -51,7 +52,13 @@ const name = (kind: 'environment' | 'device' | 'definition' | 'key name' | 'user
 const device = z
   .object({
     name: name('device'),
-    displayName: z.string().min(1).max(200).optional(),
+    displayName: z
+      .string()
+      .superRefine((v, ctx) => {
+        const problem = displayNameProblem(v);
+        if (problem) ctx.addIssue({ code: 'custom', message: problem });
+      })
+      .optional(),
     definition: name('definition'),
     publicDefinition: z.boolean().default(false),
     availabilityMinutes: z.number().positive().optional(),

@@ -15,6 +15,24 @@ import {
 import { provisionComfort, startPipeline, type Pipeline } from '../support/pipeline.ts';
 import { eventually } from '../support/eventually.ts';
 import { startHttpReceiver, startSmtpReceiver } from '../support/receivers.ts';
+import { PASS_THROUGH_PARSER } from '../fixtures/definitions/temperature.ts';
+import type { DefinitionSpec } from '../../src/domain/types.ts';
+
+/** A door whose state is text: WARNING while it is "open". */
+const DOOR_SPEC: DefinitionSpec = {
+  name: 'Door',
+  manufacturer: 'Acme',
+  version: '1',
+  dataPoints: [
+    {
+      name: 'State',
+      displayName: 'State',
+      dataType: 'string',
+      hysteresis: 0,
+      thresholds: [{ status: 'WARNING', equals: 'open' }],
+    },
+  ],
+};
 
 async function post(p: Pipeline, key: string, device: string, reading: Record<string, number>) {
   const res = await p.post('gateway/submit', key, JSON.stringify({ deviceName: device, ...reading }));
@@ -117,5 +135,50 @@ describe('notification delivery', () => {
     expect(mail?.subject).toContain('Temperature');
     expect(mail?.text).toContain('Temperature - Overheating - CRITICAL - 31.0 °C');
     expect(mail?.text).toMatch(/Time: +\d{4}-\d{2}-\d{2}T/);
+  });
+
+  it("shows a device value's line breaks escaped in emails and Slack messages, never as new lines", async () => {
+    const smtp = await startSmtpReceiver();
+    const p = await startPipeline({
+      roles: 'gateway,worker,notifier',
+      ...ALERTING_TEST_CONFIG,
+      smtpUrl: smtp.url,
+      smtpFrom: 'vigil@example.test',
+    });
+    await p.admin.createEnvironment('acme', 'en');
+    await p.admin.applyDefinition({ kind: 'private', env: 'acme' }, DOOR_SPEC, PASS_THROUGH_PARSER);
+    await p.admin.createDevice('acme', {
+      name: 'door_1',
+      definitionName: 'Door',
+      definitionIsPublic: false,
+      displayName: 'Front door',
+    });
+    const { key } = await p.admin.createApiKey('acme', 'test');
+    const admin = alertingAdmin(p);
+    const slack = await startHttpReceiver();
+    await admin.createChannel('acme', { name: 'chat', type: 'slack', url: `${slack.url}/services/T0/B0/X` });
+    await admin.createChannel('acme', { name: 'mail', type: 'email', to: ['ops@example.test'] });
+    await admin.createRoute('acme', { name: 'all', channels: ['chat', 'mail'], includeSuccess: true });
+
+    const submit = async (State: string) =>
+      expect(
+        (await p.post('gateway/submit', key, JSON.stringify({ deviceName: 'door_1', State }))).status,
+      ).toBe(202);
+    await submit('open');
+    await until(() => slack.accepted().length >= 1 && smtp.mails.length >= 1, 'the WARNING', 20_000);
+    // Back to SUCCESS with a value that would forge lines: its event message ends with the value.
+    await submit('ok\r\n\r\nURGENT: reset your password at http://evil.example/reset');
+    await until(() => slack.accepted().length >= 2 && smtp.mails.length >= 2, 'the SUCCESS', 20_000);
+
+    const text = (slack.accepted()[1]?.json as { text: string }).text;
+    const mail = smtp.mails[1];
+    const escaped = 'ok\\r\\n\\r\\nURGENT: reset your password at http://evil.example/reset';
+    for (const body of [text, mail?.text ?? '']) {
+      expect(body).toContain(`State - Returned to success status - SUCCESS - ${escaped}`);
+      expect(body.split(/\r?\n/).filter((line) => line.startsWith('URGENT'))).toEqual([]);
+    }
+    const head = mail?.raw.slice(0, mail.raw.indexOf('\r\n\r\n')) ?? '';
+    expect(head.split('\r\n').filter((line) => /^(URGENT|Bcc)/i.test(line))).toEqual([]);
+    expect(mail?.subject).toBe('[Vigil] SUCCESS · Front door · State');
   });
 });

@@ -58,4 +58,38 @@ describe('notification messages', () => {
     });
     expect(mail.subject).not.toMatch(/[\r\n]/);
   });
+
+  it('shows control characters of values, names and display names as visible escapes, never as breaks', () => {
+    const hostile: EventRecord = {
+      ...event,
+      displayName: 'Hall\r\nBcc: x@y',
+      sensorName: 'State\u2028Fake',
+      eventMessage:
+        'State - Returned to success status - SUCCESS - ok\r\n\r\nURGENT: reset your password at http://evil.example/\u202e',
+    };
+    // Only the characters Vigil writes itself break lines; nothing raw from outside remains.
+    const isRaw = (n: number) =>
+      (n < 0x20 && n !== 0x0a) ||
+      (n >= 0x7f && n <= 0x9f) ||
+      n === 0x2028 ||
+      n === 0x2029 ||
+      (n >= 0x202a && n <= 0x202e) ||
+      (n >= 0x2066 && n <= 0x2069);
+    const raw = (text: string) => [...text].filter((c) => isRaw(c.codePointAt(0) ?? 0));
+    const forged = (text: string) => text.split('\n').filter((l) => /^(URGENT|Bcc|Fake)/.test(l));
+    const texts = [
+      slackMessage({ ...base, kind: 'event', event: hostile }).text,
+      slackMessage({ ...base, kind: 'digest', digest: { count: 1, events: [hostile] } }).text,
+      ...[
+        emailMessage({ ...base, kind: 'event', event: hostile }),
+        emailMessage({ ...base, kind: 'digest', digest: { count: 1, events: [hostile] } }),
+      ].flatMap((m) => [m.subject, m.text]),
+    ];
+    for (const text of texts) {
+      expect(forged(text)).toEqual([]);
+      expect(raw(text)).toEqual([]);
+    }
+    expect(texts[0]).toContain('ok\\r\\n\\r\\nURGENT: reset your password');
+    expect(texts[2]).toBe('[Vigil] CRITICAL · Hall\\r\\nBcc: x@y · State\\u2028Fake');
+  });
 });

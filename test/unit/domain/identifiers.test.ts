@@ -5,6 +5,7 @@ import {
   NAME_PATTERN,
   assertEnvName,
   assertName,
+  displayNameProblem,
   nameProblem,
 } from '../../../src/domain/identifiers.ts';
 
@@ -85,5 +86,30 @@ describe('usernames', () => {
   });
   it.each(['', 'with space', 'x'.repeat(129)])('refuses %j', (name) => {
     expect(() => assertName('username', name)).toThrow(/invalid username/);
+  });
+});
+
+describe('display names', () => {
+  it.each(['Hallway', 'Open-plan R&D Office', 'Voordeur «Zuid» — 2e 🚪', '<b>', 'x'.repeat(200)])(
+    'accepts %j',
+    (name) => {
+      expect(displayNameProblem(name)).toBeUndefined();
+    },
+  );
+  it.each([
+    '',
+    'x'.repeat(201),
+    'a\r\nBcc: b@c',
+    'a\nb',
+    'a\tb',
+    'a\u0000',
+    'a\u007f',
+    'a\u0085',
+    'a\u2028',
+    'a\u202eb',
+    'a\u2066',
+    42,
+  ])('refuses %j', (name) => {
+    expect(displayNameProblem(name)).toMatch(/^invalid display name/);
   });
 });

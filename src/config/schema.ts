@@ -462,6 +462,18 @@ export const SETTINGS = {
     '10',
     positiveInt,
   ),
+  workbenchRunsPerMinutePerSession: setting(
+    'VIGIL_WORKBENCH_RUNS_PER_MINUTE_PER_SESSION',
+    'Parser workbench runs one console session may make per minute (a replay counts one per payload it runs); beyond it 429 RATE_LIMITED. Keep it at least VIGIL_DEVICE_RECENT_PAYLOADS, or a whole replay never fits.',
+    '60',
+    positiveInt,
+  ),
+  workbenchRunsPerMinutePerEnv: setting(
+    'VIGIL_WORKBENCH_RUNS_PER_MINUTE_PER_ENV',
+    'Parser workbench runs all sessions of one environment may make per minute together (a replay counts one per payload it runs); beyond it 429 RATE_LIMITED.',
+    '120',
+    positiveInt,
+  ),
   consoleLiveMs: setting(
     'VIGIL_CONSOLE_LIVE_MS',
     'How often the console looks for changes in an environment that someone is watching, in ms (one look per environment, shared by every open page).',

@@ -31,6 +31,7 @@ import { definitionRoutes } from './definition-routes.ts';
 import { errorBody } from './views/sign-in-view.ts';
 import { page, type PageOptions } from './views/layout.ts';
 import { createWorkbench, type Workbench } from './workbench.ts';
+import { createWorkbenchLimits } from './workbench-limits.ts';
 import { paths } from './views/format.ts';
 
 export interface ConsoleDeps {
@@ -103,8 +104,18 @@ export function createConsole(deps: ConsoleDeps): WebConsole {
   const cookies = createCookiePolicy(config.publicUrl);
   const assets = loadAssets();
   const workbench = createWorkbench({
-    timeoutMs: config.sandboxTimeoutMs,
-    memoryLimitMb: config.sandboxMemoryMb,
+    sandbox: {
+      timeoutMs: config.sandboxTimeoutMs,
+      memoryLimitMb: config.sandboxMemoryMb,
+      maxIsolates: config.sandboxMaxIsolates,
+      isolateIdleMs: config.sandboxIsolateIdleMs,
+    },
+    limits: createWorkbenchLimits({
+      redis,
+      prefix: keys.prefix,
+      perSessionPerMinute: config.workbenchRunsPerMinutePerSession,
+      perEnvPerMinute: config.workbenchRunsPerMinutePerEnv,
+    }),
     log: deps.log,
   });
   const ctx: ConsoleContext = {

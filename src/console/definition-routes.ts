@@ -3,7 +3,8 @@
  * (its private ones) or among the public ones, never another environment's.
  */
 import type { Request, Response, Router } from 'express';
-import { AppError } from '../errors/app-error.ts';
+import { AppError, isAppError } from '../errors/app-error.ts';
+import type { ErrorCode } from '../errors/catalogue.ts';
 import type { DefinitionRecord } from '../tenancy/types.ts';
 import { listRecentPayloads } from '../worker/recent-payloads.ts';
 import type { ConsoleContext } from './console-app.ts';
@@ -13,6 +14,9 @@ import { definitionBody, definitionsBody, type WorkbenchModel } from './views/de
 
 /** Longest payload the workbench runs, in characters. */
 const MAX_PAYLOAD_CHARS = 256 * 1024;
+
+/** Refusals of a run shown on the workbench's own page, with their code, the form kept. */
+const WORKBENCH_REFUSALS: ReadonlySet<ErrorCode> = new Set(['FORBIDDEN', 'RATE_LIMITED', 'WORKBENCH_BUSY']);
 
 export function definitionRoutes(router: Router, ctx: ConsoleContext): void {
   const { deps } = ctx;
@@ -44,7 +48,8 @@ export function definitionRoutes(router: Router, ctx: ConsoleContext): void {
       scope === 'public' || scope === 'private'
         ? await deps.tenancy.getDefinition(session.env, name, scope === 'public')
         : null;
-    if (!definition) throw new AppError('DEFINITION_NOT_FOUND', `This environment has no definition ${name}.`);
+    if (!definition)
+      throw new AppError('DEFINITION_NOT_FOUND', `This environment has no definition ${name}.`);
     return definition;
   }
 
@@ -96,24 +101,50 @@ export function definitionRoutes(router: Router, ctx: ConsoleContext): void {
     const { devices, device } = await model(session, definition, text('device') || undefined);
     const payload = text('payload');
     const base = { definition, devices, session, device, payload };
+    try {
+      // A run costs the API process up to the sandbox's time limit: looking is for everyone, running for operators.
+      if (session.role !== 'operator')
+        throw new AppError('FORBIDDEN', 'Your role may look at parsers but not run them.');
+      const shown = await workbenchAction(session, definition, device, text('action'), payload);
+      show(res, shown.status, { ...base, ...shown.model });
+    } catch (err) {
+      if (!isAppError(err) || !WORKBENCH_REFUSALS.has(err.code)) throw err;
+      if (err.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(err.retryAfterSeconds));
+      show(res, err.status, { ...base, error: err.message, errorCode: err.code });
+    }
+  });
+
+  /** Runs or replays as asked; the page's status and what it shows besides the form. */
+  async function workbenchAction(
+    session: ConsoleSession,
+    definition: DefinitionRecord,
+    device: string | undefined,
+    action: string,
+    payload: string,
+  ): Promise<{ status: number; model: Partial<WorkbenchModel> }> {
     const [environment, settings] = await Promise.all([
       deps.tenancy.getEnvironment(session.env),
       device ? deps.tenancy.getDeviceSettings(session.env, [device]).then((s) => s[0]) : undefined,
     ]);
-    const trial = { env: session.env, definition, locale: environment?.locale ?? 'en', settings };
-    if (text('action') === 'replay') {
-      if (!device) {
-        show(res, 400, { ...base, error: 'Choose a device whose recent payloads to replay.' });
-        return;
-      }
+    const trial = {
+      env: session.env,
+      session: session.secretHash,
+      definition,
+      locale: environment?.locale ?? 'en',
+      settings,
+    };
+    if (action === 'replay') {
+      if (!device)
+        return { status: 400, model: { error: 'Choose a device whose recent payloads to replay.' } };
       const recent = await listRecentPayloads(deps.redis, deps.keys, session.env, device);
-      show(res, 200, { ...base, replay: await ctx.workbench.replay(trial, recent) });
-      return;
+      return { status: 200, model: { replay: await ctx.workbench.replay(trial, recent) } };
     }
     if (payload.length > MAX_PAYLOAD_CHARS) {
-      show(res, 413, { ...base, payload: '', error: `The payload is longer than ${MAX_PAYLOAD_CHARS} characters.` });
-      return;
+      return {
+        status: 413,
+        model: { payload: '', error: `The payload is longer than ${MAX_PAYLOAD_CHARS} characters.` },
+      };
     }
-    show(res, 200, { ...base, run: await ctx.workbench.run(trial, payload) });
-  });
+    return { status: 200, model: { run: await ctx.workbench.run(trial, payload) } };
+  }
 }

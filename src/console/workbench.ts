@@ -2,21 +2,23 @@
  * The parser workbench's runs: a definition's parser on a payload (Run) or on a device's recent
  * payloads (Replay), in a sandbox of the console's own with the workers' limits, each environment's
  * runs in that environment's own isolate (one environment's parser filling its heap fails only that
- * environment's runs). A sandbox call is synchronous, so runs wait in one queue and go one payload
- * at a time, letting other requests in between: a replay of 20 payloads holds the event loop for one
- * parser call at a time (at most the sandbox's time limit), never for all of them. A full queue
- * answers WORKBENCH_BUSY.
+ * environment's runs). Runs are counted against the session's and the environment's limits
+ * (workbench-limits.ts) before they are queued. A sandbox call is synchronous, so runs wait in one
+ * queue and go one payload at a time, letting other requests in between: a replay of 20 payloads
+ * holds the event loop for one parser call at a time (at most the sandbox's time limit), never for
+ * all of them. A full queue answers WORKBENCH_BUSY.
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Status } from '../domain/types.ts';
 import { AppError } from '../errors/app-error.ts';
 import type { Logger } from '../log/logger.ts';
-import { createSandbox, type Sandbox } from '../sandbox/sandbox.ts';
+import { createSandbox, type Sandbox, type SandboxOptions } from '../sandbox/sandbox.ts';
 import type { DeviceSettings } from '../tenancy/tenancy-store.ts';
 import type { DefinitionRecord } from '../tenancy/types.ts';
 import { tryDefinition, type DefinitionTestReport } from '../worker/definition-trial.ts';
 import type { RecentPayload } from '../worker/recent-payloads.ts';
 import type { Locale } from '../domain/types.ts';
+import type { WorkbenchLimits } from './workbench-limits.ts';
 
 export interface Workbench {
   /** Runs the definition's parser on `payload` and converts its result. */
@@ -29,6 +31,8 @@ export interface Workbench {
 /** What a run needs besides the payload. */
 export interface Trial {
   env: string;
+  /** Who runs it, for the per-session limit: the session's key hash. */
+  session: string;
   definition: DefinitionRecord;
   locale: Locale;
   settings?: DeviceSettings | undefined;
@@ -55,18 +59,30 @@ export interface ReplayRow {
 /** Runs waiting at most (a replay counts one per payload). */
 const MAX_QUEUED = 64;
 
-export function createWorkbench(deps: { timeoutMs: number; memoryLimitMb: number; log: Logger }): Workbench {
+export interface WorkbenchDeps {
+  /** The workers' limits, and the bounds of the console's isolates (VIGIL_SANDBOX_*). */
+  sandbox: Pick<SandboxOptions, 'timeoutMs' | 'memoryLimitMb' | 'maxIsolates' | 'isolateIdleMs'>;
+  /** Runs per session and environment; none: unlimited (tests of the runs themselves). */
+  limits?: WorkbenchLimits;
+  log: Logger;
+}
+
+/** The console's workbench; its sandbox is created on the first run. */
+export function createWorkbench(deps: WorkbenchDeps): Workbench {
   let sandbox: Sandbox | undefined;
   let queued = 0;
   let tail: Promise<unknown> = Promise.resolve();
   let closed = false;
 
   const sandboxOf = (): Sandbox =>
-    (sandbox ??= createSandbox({
-      timeoutMs: deps.timeoutMs,
-      memoryLimitMb: deps.memoryLimitMb,
-      log: deps.log.child({ component: 'workbench' }),
-    }));
+    (sandbox ??= createSandbox({ ...deps.sandbox, log: deps.log.child({ component: 'workbench' }) }));
+
+  /** Counts `runs` runs against the limits, refusing at once what could not even wait in the queue. */
+  async function admit(t: Trial, runs: number): Promise<void> {
+    reserve(runs);
+    await deps.limits?.take(t.env, t.session, runs);
+    reserve(runs);
+  }
 
   /** Queues one parser call; each starts on a turn of its own. */
   function enqueue<T>(work: () => T): Promise<T> {
@@ -112,13 +128,13 @@ export function createWorkbench(deps: { timeoutMs: number; memoryLimitMb: number
   };
 
   return {
-    run(t, payload, payloadRaw) {
-      reserve(1);
+    async run(t, payload, payloadRaw) {
+      await admit(t, 1);
       return enqueue(() => tryDefinition(sandboxOf(), trialOf(t, payload, payloadRaw)));
     },
     async replay(t, payloads) {
       const runnable = payloads.filter(isWhole);
-      reserve(runnable.length);
+      await admit(t, runnable.length);
       const reports = await Promise.all(
         runnable.map((p) => enqueue(() => tryDefinition(sandboxOf(), trialOf(t, p.payload, p.raw)))),
       );

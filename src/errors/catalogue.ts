@@ -28,7 +28,8 @@ export const ERROR_CODES = {
   RATE_LIMITED: {
     status: 429,
     retryable: true,
-    description: 'Too many submissions for this API key; see Retry-After.',
+    description:
+      'Too many submissions for this API key, or too many parser workbench runs for this console session or environment (VIGIL_WORKBENCH_RUNS_PER_MINUTE_PER_SESSION, …_PER_ENV); see Retry-After.',
   },
   BACKLOG_FULL: {
     status: 503,

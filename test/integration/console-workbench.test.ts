@@ -1,10 +1,13 @@
 /**
  * The console's parser workbench over real HTTP, against a whole Vigil (gateway, worker, API with
- * the console): each environment's runs go to an isolate of its own.
+ * the console): each environment's runs go to an isolate of its own, only operators run parsers,
+ * and runs are limited per session and per environment, a replay counting one run per payload.
  */
 import { describe, expect, it } from 'vitest';
 import { COMFORT_SPEC } from '../fixtures/definitions/comfort.ts';
+import { eventually } from '../support/eventually.ts';
 import { provisionComfort, startPipeline, type Pipeline } from '../support/pipeline.ts';
+import { listRecentPayloads } from '../../src/worker/recent-payloads.ts';
 import { consoleClient, formToken, signIn, type ConsoleClient } from './console-client.ts';
 
 const PASSWORD = 'correct horse battery';
@@ -80,5 +83,84 @@ describe('console parser workbench', () => {
     const victim = await run(vic, COMFORT_PAGE, JSON.stringify({ Temperature: 21.5 }));
     expect([victim.status, victim.runCode]).toEqual([200, undefined]);
     expect(shownValue(victim.html, 'Temperature')).toBe('21.5 °C');
+  });
+
+  it('refuses Run and Replay to a viewer (403 FORBIDDEN) and shows a viewer neither button', async () => {
+    const p = await startPipeline({ roles: 'api' });
+    await provisionComfort(p, 'acme', ['d1']);
+    const viewer = await user(p, 'acme', 'val', 'viewer');
+    const operator = await user(p, 'acme', 'olga');
+
+    const viewerPage = await (await viewer.get(`${COMFORT_PAGE}?device=d1`)).text();
+    expect(viewerPage).not.toMatch(/name="action" value="(run|replay)"/);
+    for (const fields of [
+      { action: 'run', payload: '{}' },
+      { action: 'replay', device: 'd1' },
+    ] as const) {
+      const refused = await press(viewer, COMFORT_PAGE, fields);
+      expect([refused.status, refused.errorCode]).toEqual([403, 'FORBIDDEN']);
+    }
+    const operatorPage = await (await operator.get(`${COMFORT_PAGE}?device=d1`)).text();
+    expect(operatorPage).toMatch(/name="action" value="run"/);
+    expect(operatorPage).toMatch(/name="action" value="replay"/);
+    expect((await run(operator, COMFORT_PAGE, '{"Temperature":20}')).status).toBe(200);
+  });
+
+  it('limits runs per session and per environment with 429 RATE_LIMITED and Retry-After', async () => {
+    const p = await startPipeline({
+      roles: 'api',
+      workbenchRunsPerMinutePerSession: 3,
+      workbenchRunsPerMinutePerEnv: 5,
+    });
+    await provisionComfort(p, 'acme', []);
+    await provisionComfort(p, 'other', []);
+    const [first, second, elsewhere] = [
+      await user(p, 'acme', 'ann'),
+      await user(p, 'acme', 'bob'),
+      await user(p, 'other', 'cid'),
+    ];
+    const payload = '{"Temperature":20}';
+    for (let i = 0; i < 3; i++) expect((await run(first, COMFORT_PAGE, payload)).status).toBe(200);
+    const perSession = await run(first, COMFORT_PAGE, payload);
+    expect([perSession.status, perSession.errorCode]).toEqual([429, 'RATE_LIMITED']);
+    expect(Number(perSession.retryAfter)).toBeGreaterThan(0);
+    // The environment has 2 of its 5 left: another session of it gets those, then 429.
+    for (let i = 0; i < 2; i++) expect((await run(second, COMFORT_PAGE, payload)).status).toBe(200);
+    const perEnv = await run(second, COMFORT_PAGE, payload);
+    expect([perEnv.status, perEnv.errorCode]).toEqual([429, 'RATE_LIMITED']);
+    expect(Number(perEnv.retryAfter)).toBeGreaterThan(0);
+    // Another environment's limits are its own.
+    expect((await run(elsewhere, COMFORT_PAGE, payload)).status).toBe(200);
+  });
+
+  it('counts a replay of N recent payloads as N runs', { timeout: 60_000 }, async () => {
+    const p = await startPipeline({
+      roles: 'gateway,worker,api',
+      workbenchRunsPerMinutePerSession: 5,
+    });
+    const { key } = await provisionComfort(p, 'acme', ['d1']);
+    for (let i = 0; i < 3; i++) {
+      const res = await p.post(
+        'gateway/submit',
+        key,
+        JSON.stringify({ deviceName: 'd1', Temperature: 20 + i }),
+      );
+      expect(res.status).toBe(202);
+    }
+    await eventually(() => listRecentPayloads(p.redis, p.keys, 'acme', 'd1'), {
+      until: (recent) => recent.length === 3,
+      message: "d1's recent payloads kept",
+    });
+    const ann = await user(p, 'acme', 'ann');
+
+    const replay = await press(ann, COMFORT_PAGE, { action: 'replay', device: 'd1' });
+    expect(replay.status).toBe(200);
+    expect(replay.html).toContain('Replay of 3 recent payloads');
+    // 3 of 5 used: a second replay of 3 does not fit, 2 runs do, a third does not.
+    const again = await press(ann, COMFORT_PAGE, { action: 'replay', device: 'd1' });
+    expect([again.status, again.errorCode]).toEqual([429, 'RATE_LIMITED']);
+    for (let i = 0; i < 2; i++) expect((await run(ann, COMFORT_PAGE, '{"Temperature":20}')).status).toBe(200);
+    const over = await run(ann, COMFORT_PAGE, '{"Temperature":20}');
+    expect([over.status, over.errorCode]).toEqual([429, 'RATE_LIMITED']);
   });
 });

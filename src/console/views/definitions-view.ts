@@ -42,6 +42,8 @@ export interface WorkbenchModel {
   run?: DefinitionTestReport | undefined;
   replay?: ReplayRow[] | undefined;
   error?: string | undefined;
+  /** The catalogue code of `error`, when a run was refused (FORBIDDEN, RATE_LIMITED, WORKBENCH_BUSY). */
+  errorCode?: string | undefined;
   nowMs: number;
 }
 
@@ -80,7 +82,17 @@ ${m.devices.map((x) => html`<option value="${x.deviceName}"${x.deviceName === m.
 </select></div>
 <button type="submit" class="btn">Load its last payload</button>
 </form>
-<form method="post" action="${action}" class="run-form">
+${m.session.role === 'operator' ? runForm(m, action) : viewerPayload(m)}
+${m.error ? notice('error', m.errorCode ? html`<span class="mono code">${m.errorCode}</span> ${m.error}` : m.error) : ''}
+${m.run ? runResult(m.run) : ''}
+${m.replay ? replayResult(m.replay, m.nowMs) : ''}
+</section>
+</div>`;
+}
+
+/** The payload box with Run and Replay, for operators. */
+function runForm(m: WorkbenchModel, action: string): Html {
+  return html`<form method="post" action="${action}" class="run-form">
 <input type="hidden" name="_csrf" value="${m.session.csrf}">
 <input type="hidden" name="device" value="${m.device ?? ''}">
 <div class="field"><label for="wb-payload">Payload</label>
@@ -89,12 +101,14 @@ ${m.devices.map((x) => html`<option value="${x.deviceName}"${x.deviceName === m.
 <button type="submit" name="action" value="run" class="btn btn-primary">Run</button>
 <button type="submit" name="action" value="replay" class="btn"${m.device ? '' : html` disabled title="Choose a device first"`}>Replay recent payloads</button>
 </div>
-</form>
-${m.error ? notice('error', m.error) : ''}
-${m.run ? runResult(m.run) : ''}
-${m.replay ? replayResult(m.replay, m.nowMs) : ''}
-</section>
-</div>`;
+</form>`;
+}
+
+/** The payload to read, without Run or Replay: a viewer's role may not run parsers. */
+function viewerPayload(m: WorkbenchModel): Html {
+  return html`${notice('note', 'You are signed in as a viewer: you see the parser and its payloads but cannot run it.')}
+<div class="field"><label for="wb-payload">Payload</label>
+<textarea id="wb-payload" rows="8" spellcheck="false" class="mono" readonly>${m.payload}</textarea></div>`;
 }
 
 function ruleText(r: ThresholdRule): string {

@@ -13,12 +13,19 @@ const SPEC: DefinitionSpec = {
   manufacturer: 'Test',
   version: '1',
   dataPoints: [
-    { name: 'Temperature', displayName: 'Temperature', dataType: 'temperature', hysteresis: 0, thresholds: [{ status: 'WARNING', above: 25 }] },
+    {
+      name: 'Temperature',
+      displayName: 'Temperature',
+      dataType: 'temperature',
+      hysteresis: 0,
+      thresholds: [{ status: 'WARNING', above: 25 }],
+    },
   ],
 };
 
 const trial = (parserSource: string): Trial => ({
   env: 'acme',
+  session: 'a-session',
   locale: 'en',
   definition: { isPublic: false, env: 'acme', spec: SPEC, parserSource, revision: 1, updatedUTC: '' },
 });
@@ -38,7 +45,7 @@ afterEach(() => bench?.close());
 
 describe('workbench', () => {
   it('runs, converts, and replays with a verdict per payload', async () => {
-    bench = createWorkbench({ timeoutMs: 50, memoryLimitMb: 32, log: createLogger('silent') });
+    bench = createWorkbench({ sandbox: { timeoutMs: 50, memoryLimitMb: 32 }, log: createLogger('silent') });
     const t = trial('function parsePayload(s) { const j = JSON.parse(s); return { Temperature: j.t }; }');
     const run = await bench.run(t, '{"t":26}');
     expect(run.ok && run.dataPoints[0]).toMatchObject({ currentValue: '26.0 °C', currentStatus: 'WARNING' });
@@ -53,11 +60,14 @@ describe('workbench', () => {
   });
 
   it('stops a runaway parser at the workers’ time limit and lets other work run between calls', async () => {
-    bench = createWorkbench({ timeoutMs: 50, memoryLimitMb: 32, log: createLogger('silent') });
+    bench = createWorkbench({ sandbox: { timeoutMs: 50, memoryLimitMb: 32 }, log: createLogger('silent') });
     const t = trial('function parsePayload(s) { for (;;) {} }');
     let ticks = 0;
     const timer = setInterval(() => (ticks += 1), 1);
-    const rows = await bench.replay(t, Array.from({ length: 6 }, (_, i) => recent(`{"n":${i}}`)));
+    const rows = await bench.replay(
+      t,
+      Array.from({ length: 6 }, (_, i) => recent(`{"n":${i}}`)),
+    );
     clearInterval(timer);
     expect(rows.map((r) => r.verdict)).toEqual(Array.from({ length: 6 }, () => 'fails'));
     expect(rows[0]?.now).toMatchObject({ ok: false, code: 'PARSER_TIMEOUT' });
@@ -66,7 +76,7 @@ describe('workbench', () => {
   });
 
   it('answers WORKBENCH_BUSY beyond 64 waiting calls', async () => {
-    bench = createWorkbench({ timeoutMs: 50, memoryLimitMb: 32, log: createLogger('silent') });
+    bench = createWorkbench({ sandbox: { timeoutMs: 50, memoryLimitMb: 32 }, log: createLogger('silent') });
     const t = trial('function parsePayload(s) { return {}; }');
     const many = Array.from({ length: 65 }, (_, i) => recent(`{"n":${i}}`));
     await expect(bench.replay(t, many)).rejects.toMatchObject({ code: 'WORKBENCH_BUSY' });

@@ -120,6 +120,7 @@ export async function startVigil(config: Config, log: Logger, options: StartOpti
         { startWorker },
         { createLateWrites },
         { startRecentPayloadWriter },
+        { fairParsers },
       ] = await Promise.all([
         import('./sandbox/sandbox.ts'),
         import('./sandbox/sandbox-metrics.ts'),
@@ -129,6 +130,7 @@ export async function startVigil(config: Config, log: Logger, options: StartOpti
         import('./worker/start-worker.ts'),
         import('./worker/late-writes.ts'),
         import('./worker/recent-payloads.ts'),
+        import('./worker/parser-fairness.ts'),
       ]);
       const schema = keepEnsuringSchema(influx, config, log);
       started.push(schema);
@@ -157,6 +159,7 @@ export async function startVigil(config: Config, log: Logger, options: StartOpti
       const recentWriter = startRecentPayloadWriter({ redis, keys, count: config.deviceRecentPayloads, log });
       started.push({ name: 'recent payloads', close: () => recentWriter.close() });
       const processItems = createIngestProcessor({
+        ...fairParsers(sandbox, config, metrics, log),
         catalog,
         sandbox,
         state,

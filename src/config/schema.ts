@@ -366,6 +366,18 @@ export const SETTINGS = {
     '50',
     positiveInt,
   ),
+  sandboxCpuShare: setting(
+    'VIGIL_SANDBOX_CPU_SHARE',
+    "Fraction of a worker process's time (0–1) one environment's parsers may use over VIGIL_SANDBOX_CPU_WINDOW_MS; an environment over it has its payloads processed after every other environment's in each step (slowed, never failed). 1 turns this off.",
+    '0.25',
+    z.coerce.number().gt(0).max(1),
+  ),
+  sandboxCpuWindowMs: setting(
+    'VIGIL_SANDBOX_CPU_WINDOW_MS',
+    "The sliding window over which each environment's parser CPU time is compared with VIGIL_SANDBOX_CPU_SHARE, in ms.",
+    '60000',
+    z.coerce.number().int().min(100),
+  ),
   sandboxMemoryMb: setting(
     'VIGIL_SANDBOX_MEMORY_MB',
     "Heap limit of each environment's parser isolate, in MB (each environment's parsers run in an isolate of their own). At worst a sandbox's parsers hold this × VIGIL_SANDBOX_MAX_ISOLATES: 32 MB × 128 = 4 GB with the defaults (a process running the worker and api roles has two sandboxes).",

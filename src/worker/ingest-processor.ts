@@ -28,6 +28,7 @@ import { createFailures, type Failures } from './failures.ts';
 import type { LateWrites } from './late-writes.ts';
 import { OutcomeLog, type FailedPayload } from './outcomes.ts';
 import { parseReadings } from './parse.ts';
+import type { ParserFairness } from './parser-fairness.ts';
 import { preparse } from './preparse.ts';
 import { recentPayloadEntries, type RecentPayloadKeys, type RecentPayloadWriter } from './recent-payloads.ts';
 import { resolveDevices } from './resolve.ts';
@@ -54,6 +55,10 @@ export interface IngestProcessorDeps {
   /** Records values written into closed hours with the acknowledgement (none: not recorded). */
   lateWrites?: LateWrites;
   clock?: () => number;
+  /** Names the environments whose payloads wait behind the others' in a step (parser-fairness.ts). */
+  fairness?: Pick<ParserFairness, 'slowedAmong'>;
+  /** Told of the payloads that waited behind other environments' in a step. */
+  onSlowed?: (items: readonly IngestItem[]) => void;
 }
 
 export interface ProcessResult {
@@ -127,8 +132,21 @@ export function createIngestProcessor(deps: IngestProcessorDeps): ProcessItems {
       throw err;
     }
   };
+  const slowedEnvs = deps.fairness ?? { slowedAmong: () => NOBODY };
   return async function processItems(queued, step = {}) {
     const nowMs = clock();
+    const slowed = slowedEnvs.slowedAmong(envsOf(queued));
+    if (slowed.size === 0) return processPart(queued, step, nowMs);
+    // Environments over their parser CPU share go last: the others' state is stored before their
+    // parsers run. Per-device order holds, as a device belongs to one environment.
+    const first = queued.filter((item) => !slowed.has(item.env));
+    const last = queued.filter((item) => slowed.has(item.env));
+    const done = await processPart(first, step, nowMs);
+    deps.onSlowed?.(last);
+    return mergeResults(done, await processPart(last, step, nowMs));
+  };
+
+  async function processPart(queued: IngestItem[], step: StepContext, nowMs: number): Promise<ProcessResult> {
     const { payloads: items, ticks } = splitTicks(queued);
     const marks = [performance.now()];
     const outcomes = new OutcomeLog();
@@ -211,6 +229,42 @@ export function createIngestProcessor(deps: IngestProcessorDeps): ProcessItems {
       ...(recent && kept && kept.size > 0 ? { acknowledged: () => recent.writer.add(kept) } : {}),
       ...(failed.length > 0 ? { failed } : {}),
     };
+  }
+}
+
+const NOBODY: ReadonlySet<string> = new Set();
+
+function envsOf(items: readonly IngestItem[]): Set<string> {
+  const envs = new Set<string>();
+  for (const item of items) envs.add(item.env);
+  return envs;
+}
+
+/** One step's result out of the results of its two parts, processed one after the other. */
+function mergeResults(a: ProcessResult, b: ProcessResult): ProcessResult {
+  const written =
+    a.written && b.written
+      ? Promise.all([a.written, b.written]).then(([x, y]) => [...x, ...y])
+      : (a.written ?? b.written);
+  written?.catch(() => undefined);
+  const failed = [...(a.failed ?? []), ...(b.failed ?? [])];
+  const ticks = (a.ticks ?? 0) + (b.ticks ?? 0);
+  return {
+    payloads: a.payloads + b.payloads,
+    ...(ticks > 0 ? { ticks } : {}),
+    values: a.values + b.values,
+    staleValues: a.staleValues + b.staleValues,
+    ...(written ? { written } : {}),
+    logCommands: [...(a.logCommands ?? []), ...(b.logCommands ?? [])],
+    ...(a.acknowledged || b.acknowledged
+      ? {
+          acknowledged: () => {
+            a.acknowledged?.();
+            b.acknowledged?.();
+          },
+        }
+      : {}),
+    ...(failed.length > 0 ? { failed } : {}),
   };
 }
 

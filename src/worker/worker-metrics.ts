@@ -47,3 +47,22 @@ export function createWorkerMetrics(registry: Registry) {
 }
 
 export type WorkerMetrics = ReturnType<typeof createWorkerMetrics>;
+
+/** Fair parser CPU (parser-fairness.ts): who waits behind the others, and how much of theirs waited. */
+export function createFairnessMetrics(registry: Registry) {
+  const registers = [registry];
+  return {
+    slowed: new Gauge({
+      name: 'vigil_worker_env_slowed',
+      help: "1 while an environment's parsers use more than VIGIL_SANDBOX_CPU_SHARE of this worker's time: its payloads are processed after the other environments' in each step.",
+      labelNames: ['env'],
+      registers,
+    }),
+    slowedPayloads: new Counter({
+      name: 'vigil_worker_slowed_payloads_total',
+      help: "Payloads processed after the other environments' of their step because their environment was over its parser CPU share.",
+      labelNames: ['env'],
+      registers,
+    }),
+  };
+}

@@ -449,19 +449,19 @@ describe('vigil output', () => {
   });
 
   it('shows them escaped in tables and refusals too', async () => {
-    const created = await cli.run([
-      'device',
-      'create',
-      '--env',
-      'alpha',
-      '--name',
-      'shown',
-      '--definition',
-      'ComfortSensors',
-      '--display-name',
-      HOSTILE,
-    ]);
+    const create = (displayName: string) =>
+      cli.run([
+        ...['device', 'create', '--env', 'alpha', '--name', 'shown', '--definition', 'ComfortSensors'],
+        ...['--display-name', displayName],
+      ]);
+    // A display name with control characters is refused, the refusal showing it escaped…
+    const refusedName = await create(HOSTILE);
+    expect(refusedName.code).toBe(1);
+    expect(refusedName.stderr).not.toMatch(RAW);
+    // …and one an older Vigil stored is listed escaped.
+    const created = await create('Shown');
     expect(created.code, created.stderr).toBe(0);
+    await cli.redis.hset(keys.device('alpha', 'shown'), 'displayName', HOSTILE);
     const list = await cli.run(['device', 'list', '--env', 'alpha']);
     expect(list.stdout).not.toMatch(RAW);
     expect(list.stdout.split('\n').find((l) => l.startsWith('shown '))).toContain(SHOWN);

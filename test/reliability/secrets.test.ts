@@ -28,11 +28,13 @@ describe('secrets', () => {
     const alerting = alertingAdmin(p);
     const receiver = await startHttpReceiver();
     const HEADER_VALUE = 'Bearer hdr-secret-value-42';
+    const URL_PASSWORD = 'url-pa55word-42';
+    const QUERY_TOKEN = 'query-token-secret-42';
     const SLACK_TOKEN = 'slack-token-secret-42';
     const { secret: signingSecret = '' } = await alerting.createChannel('acme', {
       name: 'hook',
       type: 'webhook',
-      url: `${receiver.url}/hook`,
+      url: `${receiver.url.replace('//', `//hook:${URL_PASSWORD}@`)}/hook?token=${QUERY_TOKEN}`,
       headers: [['Authorization', HEADER_VALUE]],
     });
     await alerting.createChannel('acme', {
@@ -108,7 +110,8 @@ describe('secrets', () => {
       202,
     );
     await until(() => receiver.accepted().length >= 2, 'both notifications');
-    expect(receiver.requests.find((r) => r.path === '/hook')?.headers.authorization).toBe(HEADER_VALUE);
+    const hook = receiver.requests.find((r) => r.path === `/hook?token=${QUERY_TOKEN}`);
+    expect(hook?.headers.authorization).toBe(HEADER_VALUE);
     await vigil.kill('SIGTERM');
 
     const log = vigil.output();
@@ -124,6 +127,8 @@ describe('secrets', () => {
       signingSecret,
       signingKey: signingSecret.slice('whsec_'.length),
       HEADER_VALUE,
+      URL_PASSWORD,
+      QUERY_TOKEN,
       SLACK_TOKEN,
     };
     for (const [name, secret] of Object.entries(secrets)) {

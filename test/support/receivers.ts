@@ -4,16 +4,17 @@
  * messages, and an SMTP server (`smtp-server`). Each records what arrived and answers as the test
  * says (status, headers, delay), so outages, refusals and slow receivers are real.
  *
- * VIGIL_NOTIFY_ALLOWED_HOSTS admits ports, not hosts, and a notifier reads it when it starts —
- * often before the test's receivers exist. So each test file binds a few loopback ports when it
- * loads (RECEIVER_ALLOW_LIST names them) and its HTTP receivers listen on those sockets; a port
- * goes back to the pool when its test ends.
+ * HTTP receivers listen on ports held for them (receiver-ports.ts), which the tests' allow-list
+ * names.
  */
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import { createServer as createNetServer, type AddressInfo, type Server as NetServer } from 'node:net';
+import type { AddressInfo, Server as NetServer } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { SMTPServer } from 'smtp-server';
 import { onTestFinished } from 'vitest';
+import { portOf, releasePort, takeHeldPort } from './receiver-ports.ts';
+
+export { RECEIVER_ALLOW_LIST } from './receiver-ports.ts';
 
 export interface ReceivedRequest {
   path: string;
@@ -57,42 +58,6 @@ export interface HttpReceiver {
   stop(): Promise<void>;
   /** Listens again on the same port after stop(). */
   start(): Promise<void>;
-}
-
-/** Ports held per test file: more receivers than this alive at once in one test fail loudly. */
-const HELD_PORTS = 8;
-
-/** A listening socket on a loopback port, not keeping the process alive while it waits for a receiver. */
-async function holdPort(port = 0): Promise<NetServer> {
-  const holder = createNetServer();
-  await new Promise<void>((resolve, reject) => {
-    holder.once('error', reject);
-    holder.listen(port, '127.0.0.1', () => resolve());
-  });
-  return holder.unref();
-}
-
-const heldPorts: NetServer[] = await Promise.all(Array.from({ length: HELD_PORTS }, () => holdPort()));
-const portOf = (s: NetServer) => (s.address() as AddressInfo).port;
-
-/** VIGIL_NOTIFY_ALLOWED_HOSTS admitting this file's receivers (and no other loopback port). */
-export const RECEIVER_ALLOW_LIST = heldPorts.map((s) => `127.0.0.1:${portOf(s)}`).join(',');
-
-/** Takes a held port for a receiver (its socket, still listening, becomes the receiver's). */
-function takeHeldPort(): NetServer {
-  const holder = heldPorts.shift();
-  if (!holder) throw new Error(`a test started more than ${HELD_PORTS} HTTP receivers at once`);
-  return holder;
-}
-
-/** Holds a receiver's port again once its test is over; a port taken meanwhile leaves the pool. */
-async function releasePort(port: number): Promise<void> {
-  try {
-    heldPorts.push(await holdPort(port));
-  } catch {
-    // Another process bound it since: the pool is one port smaller, which only a test with
-    // HELD_PORTS receivers at once would notice (loudly, in takeHeldPort).
-  }
 }
 
 /**

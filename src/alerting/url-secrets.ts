@@ -5,9 +5,13 @@
  * printed or logged.
  */
 
+/** What stands for a secret wherever one is shown. */
 export const MASK = '********';
 
-/** Pieces shorter than this are masked only as part of a longer one (a query value `1` is no secret worth mangling every `1` of an answer for). */
+/**
+ * Pieces shorter than this are masked only as part of a longer one: a query value `1` is no secret
+ * worth mangling every `1` of an answer for.
+ */
 const SHORTEST_MASKED_PIECE = 4;
 
 function parse(text: string): URL | undefined {

@@ -6,12 +6,14 @@
  */
 import ipaddr from 'ipaddr.js';
 
+/** An address as ipaddr.js parses it. */
 export type IpAddress = ipaddr.IPv4 | ipaddr.IPv6;
 
 /** One allowed target: a host name or an address range, on one port. */
 export type AllowedTarget =
   { kind: 'host'; host: string; port: number } | { kind: 'range'; range: [IpAddress, number]; port: number };
 
+/** A parsed entry, or the problem with it. */
 export type AllowedTargetResult = { ok: true; target: AllowedTarget } | { ok: false; problem: string };
 
 /** A DNS name: dot-separated labels of letters, digits and inner hyphens. */

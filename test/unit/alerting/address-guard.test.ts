@@ -140,6 +140,13 @@ describe('address guard', () => {
     '127.0.0.1:65536',
     'a b:80',
   ])('refuses the allow-list entry %s at start: every entry names its port', (entry) => {
-    expect(() => loadConfig({ VIGIL_NOTIFY_ALLOWED_HOSTS: entry })).toThrow(ConfigError);
+    let refusal: unknown;
+    try {
+      loadConfig({ VIGIL_NOTIFY_ALLOWED_HOSTS: entry });
+    } catch (err) {
+      refusal = err;
+    }
+    expect(refusal).toBeInstanceOf(ConfigError);
+    expect(refusal).toMatchObject({ code: 'CONFIG_INVALID', variables: ['VIGIL_NOTIFY_ALLOWED_HOSTS'] });
   });
 });

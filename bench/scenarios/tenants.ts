@@ -177,26 +177,36 @@ class TenantLoad {
   }
 }
 
+/** Payloads the worker has finished, and its steps. */
+async function workerCounts(bv: EndToEndVigil): Promise<{ payloads: number; steps: number }> {
+  const metrics = await bv.worker.metrics();
+  return {
+    payloads: metrics.get('vigil_worker_payloads_total') ?? 0,
+    steps: metrics.get('vigil_worker_steps_total') ?? 0,
+  };
+}
+
 /** One measured window: processed and accepted rates, the backlog's change, the CPU per payload. */
 async function measureTenantWindow(ctx: BenchContext, bv: EndToEndVigil, load: TenantLoad, n: number) {
   const { measureS } = ctx.opts;
   await lockstep();
   const cpuBefore = snapshot(bv.cpuPids);
   const redisBefore = await commandStats(ctx.redisUrl);
-  const p0 = await processedCount(bv.worker);
+  const before = await workerCounts(bv);
   const a0 = load.accepted();
   const t0 = Date.now();
   await sleep(measureS * 1000);
-  const p1 = await processedCount(bv.worker);
+  const after = await workerCounts(bv);
   const a1 = load.accepted();
   const cpuAfter = snapshot(bv.cpuPids);
   const redisAfter = await commandStats(ctx.redisUrl);
   const seconds = (Date.now() - t0) / 1000;
-  const done = p1 - p0;
-  const backlogGrowth = a1 - p1 - (a0 - p0);
+  const done = after.payloads - before.payloads;
+  const steps = after.steps - before.steps;
+  const backlogGrowth = a1 - after.payloads - (a0 - before.payloads);
   const keptUp = backlogGrowth < done / seconds;
   const rssMb = (await bv.worker.rssBytes()) / MB;
-  const note = `tenants window ${n}: processed ${Math.round(done / seconds)}/s, accepted ${Math.round((a1 - a0) / seconds)}/s; backlog grew by ${backlogGrowth} (${keptUp ? 'kept up' : 'did NOT keep up'}); ${describePerUnit(cpuBefore, cpuAfter, done, 'payload')}; ${describeTopCommands(redisBefore, redisAfter, done, 'payload')}; worker RSS ${Math.round(rssMb)} MB`;
+  const note = `tenants window ${n}: processed ${Math.round(done / seconds)}/s, accepted ${Math.round((a1 - a0) / seconds)}/s; backlog grew by ${backlogGrowth} (${keptUp ? 'kept up' : 'did NOT keep up'}), ${steps > 0 ? (done / steps).toFixed(0) : '?'} payloads per worker step; ${describePerUnit(cpuBefore, cpuAfter, done, 'payload')}; ${describeTopCommands(redisBefore, redisAfter, done, 'payload')}; worker RSS ${Math.round(rssMb)} MB`;
   return { processed: done / seconds, cpuUs: serviceCpuPerUnit(cpuBefore, cpuAfter, done), rssMb, note };
 }
 

@@ -5,6 +5,7 @@
  * secrets: they are what the receiver said.
  */
 import type { Logger } from '../log/logger.ts';
+import { startCappedListWriter } from '../redis/capped-list-writer.ts';
 import type { Redis } from '../redis/connect.ts';
 import type { AlertingKeys } from './alerting-keys.ts';
 import type { ChannelType } from './channel-spec.ts';
@@ -76,49 +77,21 @@ export function createDeliveryLog(deps: DeliveryLogDeps): DeliveryLog {
 export function createGatheringDeliveryLog(
   deps: DeliveryLogDeps & { gatherMs: number; log: Logger },
 ): DeliveryLog {
-  const { redis, keys, size } = deps;
   const direct = createDeliveryLog(deps);
-  let held = new Map<string, string[]>();
-  let timer: NodeJS.Timeout | undefined;
-  let writing: Promise<void> = Promise.resolve();
-
-  async function write(lines: Map<string, string[]>): Promise<void> {
-    const multi = redis.multi();
-    for (const [env, list] of lines) {
-      const key = keys.notifyLog(env);
-      multi.lpush(key, ...list).ltrim(key, 0, size - 1);
-    }
-    try {
-      await multi.exec();
-    } catch (err) {
-      deps.log.warn(
-        { err: err instanceof Error ? err.message : String(err), lines: [...lines.values()].flat().length },
-        'delivery log: write failed, its lines are lost',
-      );
-    }
-  }
-
-  function flush(): Promise<void> {
-    clearTimeout(timer);
-    timer = undefined;
-    if (held.size > 0) {
-      const lines = held;
-      held = new Map();
-      writing = writing.then(() => write(lines));
-    }
-    return writing;
-  }
-
+  const lines = startCappedListWriter({
+    redis: deps.redis,
+    cap: deps.size,
+    delayMs: deps.gatherMs,
+    log: deps.log,
+    what: 'delivery log lines',
+    retryFailed: false,
+  });
   return {
     record(env, attempt) {
-      const list = held.get(env) ?? [];
-      list.push(JSON.stringify(attempt));
-      if (list.length > size) list.shift();
-      held.set(env, list);
-      timer ??= setTimeout(() => void flush(), deps.gatherMs);
+      lines.add(deps.keys.notifyLog(env), [JSON.stringify(attempt)]);
       return Promise.resolve();
     },
     list: (env, limit) => direct.list(env, limit),
-    flush,
+    flush: () => lines.flush(),
   };
 }

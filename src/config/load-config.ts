@@ -1,6 +1,7 @@
 import ipaddr from 'ipaddr.js';
 import { AppError } from '../errors/app-error.ts';
 import { maskUrl } from '../lib/mask-url.ts';
+import { crossFieldProblems } from './cross-field-rules.ts';
 import { PUBLIC_DEMO, PUBLIC_DEMO_REFUSALS } from './public-demo.ts';
 import { SETTINGS, type Config, type SecretKind } from './schema.ts';
 
@@ -21,7 +22,8 @@ export class ConfigError extends AppError {
 }
 
 interface Problem {
-  env: string;
+  /** The variables at fault: one, or two that contradict each other. */
+  variables: readonly string[];
   text: string;
   code: ConfigErrorCode;
 }
@@ -43,7 +45,7 @@ export function loadConfig(
     if (parsed.success) result[key] = parsed.data;
     else
       problems.push({
-        env: s.env,
+        variables: [s.env],
         text: `${s.env}${shownValue(raw, s.secret)}: ${parsed.error.issues.map((i) => i.message).join('; ')}`,
         code: 'CONFIG_INVALID',
       });
@@ -55,20 +57,24 @@ export function loadConfig(
       !IGNORED_VARS.has(name)
     ) {
       problems.push({
-        env: name,
+        variables: [name],
         text: `${name}: unknown setting (see docs/configuration.md)`,
         code: 'CONFIG_INVALID',
       });
     }
   }
   const config = result as Config;
-  problems.push(...demoProblems(config, problems.length > 0));
+  // Rules between settings compare parsed values: only once every setting parsed.
+  const settingsFailed = problems.length > 0;
+  problems.push(...demoProblems(config, settingsFailed));
+  if (!settingsFailed)
+    problems.push(...crossFieldProblems(config).map((p) => ({ ...p, code: 'CONFIG_INVALID' as const })));
   if (problems.length > 0) throw configError(problems);
   return config;
 }
 
 function configError(problems: Problem[]): ConfigError {
-  const variables = problems.map((p) => p.env);
+  const variables = [...new Set(problems.flatMap((p) => p.variables))];
   const text = problems.map((p) => p.text).join(' | ');
   return problems.every((p) => p.code === 'DEMO_SECRETS_KEY_REFUSED')
     ? new ConfigError('DEMO_SECRETS_KEY_REFUSED', text, variables)
@@ -86,7 +92,7 @@ function demoProblems(config: Config, settingsFailed: boolean): Problem[] {
     return config.secretsKey === PUBLIC_DEMO.secretsKey
       ? [
           {
-            env: SETTINGS.secretsKey.env,
+            variables: [SETTINGS.secretsKey.env],
             text: PUBLIC_DEMO_REFUSALS.secretsKey,
             code: 'DEMO_SECRETS_KEY_REFUSED',
           },
@@ -96,7 +102,7 @@ function demoProblems(config: Config, settingsFailed: boolean): Problem[] {
   return (['host', 'opsHost'] as const)
     .filter((key) => !isLoopbackHost(config[key]))
     .map((key) => ({
-      env: SETTINGS[key].env,
+      variables: [SETTINGS[key].env],
       text: `${SETTINGS[key].env}=${JSON.stringify(config[key])}: VIGIL_DEMO accepts the demo's published credentials, so it listens on loopback addresses only (127.0.0.1, ::1 or localhost)`,
       code: 'CONFIG_INVALID',
     }));

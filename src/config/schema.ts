@@ -159,7 +159,7 @@ export const SETTINGS = {
   ),
   httpRequestTimeoutMs: setting(
     'VIGIL_HTTP_REQUEST_TIMEOUT_MS',
-    'Longest an HTTP client may take to send a whole request, body included, in ms (at least the head timeout).',
+    'Longest an HTTP client may take to send a whole request, body included, in ms. At least VIGIL_HTTP_HEADERS_TIMEOUT_MS (checked at start).',
     '15000',
     positiveInt,
   ),
@@ -350,7 +350,7 @@ export const SETTINGS = {
   ),
   jobBackoffMaxMs: setting(
     'VIGIL_JOB_BACKOFF_MAX_MS',
-    'Longest retry delay after a failed processing step, in ms (so work resumes soon after an outage ends).',
+    'Longest retry delay after a failed processing step, in ms (so work resumes soon after an outage ends). At least VIGIL_JOB_BACKOFF_MS (checked at start).',
     '30000',
     positiveInt,
   ),
@@ -476,13 +476,13 @@ export const SETTINGS = {
   ),
   workbenchRunsPerMinutePerSession: setting(
     'VIGIL_WORKBENCH_RUNS_PER_MINUTE_PER_SESSION',
-    'Parser workbench runs one console session may make per minute (a replay counts one per payload it runs); beyond it 429 RATE_LIMITED. Keep it at least VIGIL_DEVICE_RECENT_PAYLOADS, or a whole replay never fits.',
+    "Parser workbench runs one console session may make per minute (a replay counts one per payload it runs); beyond it 429 RATE_LIMITED. At least VIGIL_DEVICE_RECENT_PAYLOADS where the api role runs (checked at start): a replay runs all of a device's recent payloads or none.",
     '60',
     positiveInt,
   ),
   workbenchRunsPerMinutePerEnv: setting(
     'VIGIL_WORKBENCH_RUNS_PER_MINUTE_PER_ENV',
-    'Parser workbench runs all sessions of one environment may make per minute together (a replay counts one per payload it runs); beyond it 429 RATE_LIMITED.',
+    'Parser workbench runs all sessions of one environment may make per minute together (a replay counts one per payload it runs); beyond it 429 RATE_LIMITED. At least VIGIL_DEVICE_RECENT_PAYLOADS where the api role runs (checked at start).',
     '120',
     positiveInt,
   ),
@@ -592,7 +592,7 @@ export const SETTINGS = {
   ),
   notifyStalledIntervalMs: setting(
     'VIGIL_NOTIFY_STALLED_INTERVAL_MS',
-    'How long a delivery in progress stays claimed by a notifier without renewal, in ms (and how often notifiers look for claims that lapsed): the deliveries of a notifier that died are taken over after about this long, without counting as an attempt. At least VIGIL_NOTIFY_TIMEOUT_MS.',
+    'How long a delivery in progress stays claimed by a notifier without renewal, in ms (and how often notifiers look for claims that lapsed): the deliveries of a notifier that died are taken over after about this long, without counting as an attempt. At least VIGIL_NOTIFY_TIMEOUT_MS (checked at start).',
     '30000',
     z.coerce.number().int().min(500),
   ),

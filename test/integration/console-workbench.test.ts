@@ -111,6 +111,8 @@ describe('console parser workbench', () => {
       roles: 'api',
       workbenchRunsPerMinutePerSession: 3,
       workbenchRunsPerMinutePerEnv: 5,
+      // The limits may not be below the recent payloads a replay runs at once.
+      deviceRecentPayloads: 3,
     });
     await provisionComfort(p, 'acme', []);
     await provisionComfort(p, 'other', []);
@@ -137,6 +139,7 @@ describe('console parser workbench', () => {
     const p = await startPipeline({
       roles: 'gateway,worker,api',
       workbenchRunsPerMinutePerSession: 5,
+      deviceRecentPayloads: 5,
     });
     const { key } = await provisionComfort(p, 'acme', ['d1']);
     for (let i = 0; i < 3; i++) {

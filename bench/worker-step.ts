@@ -34,7 +34,7 @@ import { createStateStore } from '../src/state/state-store.ts';
 import { createTenancyStore } from '../src/tenancy/tenancy-store.ts';
 import { createCatalog } from '../src/tenancy/catalog.ts';
 import { createIngestProcessor } from '../src/worker/ingest-processor.ts';
-import { startRecentPayloadWriter } from '../src/worker/recent-payloads.ts';
+import { startRecentPayloadWriter } from '../src/recent-payloads/recent-payload-writer.ts';
 import { createLateWrites } from '../src/worker/late-writes.ts';
 import { cpuSeconds } from './lib/cpu.ts';
 import { BENCH_ENV, deviceName, payloadBody, provisionBench } from './lib/provision.ts';

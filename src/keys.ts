@@ -15,7 +15,7 @@ import { stateKeys, type StateKeys } from './state/state-keys.ts';
 import type { Redis } from './redis/connect.ts';
 import type { AdminDeps } from './tenancy/admin-support.ts';
 import { tenancyKeys, type DependentData, type TenancyKeys } from './tenancy/tenancy-keys.ts';
-import { recentPayloadKeys, type RecentPayloadKeys } from './worker/recent-payloads.ts';
+import { recentPayloadKeys, type RecentPayloadKeys } from './recent-payloads/recent-payload-keys.ts';
 
 export type Keys = TenancyKeys &
   StateKeys &

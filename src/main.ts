@@ -129,7 +129,7 @@ export async function startVigil(config: Config, log: Logger, options: StartOpti
         import('./worker/outcomes.ts'),
         import('./worker/start-worker.ts'),
         import('./worker/late-writes.ts'),
-        import('./worker/recent-payloads.ts'),
+        import('./recent-payloads/recent-payload-writer.ts'),
         import('./worker/parser-fairness.ts'),
       ]);
       const schema = keepEnsuringSchema(influx, config, log);

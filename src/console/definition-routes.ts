@@ -6,7 +6,7 @@ import type { Request, Response, Router } from 'express';
 import { AppError, isAppError } from '../errors/app-error.ts';
 import type { ErrorCode } from '../errors/catalogue.ts';
 import type { DefinitionRecord } from '../tenancy/types.ts';
-import { listRecentPayloads } from '../worker/recent-payloads.ts';
+import { listRecentPayloads } from '../recent-payloads/list-recent-payloads.ts';
 import type { ConsoleContext } from './console-app.ts';
 import { assertSameOrigin, assertToken } from './security.ts';
 import type { ConsoleSession } from './sessions.ts';

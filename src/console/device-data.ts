@@ -36,7 +36,9 @@ import { pipelineValues } from '../tenancy/records.ts';
 import type { TenancyKeys } from '../tenancy/tenancy-keys.ts';
 import type { TenancyStore } from '../tenancy/tenancy-store.ts';
 import type { DeviceRecord } from '../tenancy/types.ts';
-import { listRecentPayloads, type RecentPayload, type RecentPayloadKeys } from '../worker/recent-payloads.ts';
+import { listRecentPayloads } from '../recent-payloads/list-recent-payloads.ts';
+import type { RecentPayload } from '../recent-payloads/recent-payload-codec.ts';
+import type { RecentPayloadKeys } from '../recent-payloads/recent-payload-keys.ts';
 import { worseOf } from './fleet-data.ts';
 
 /** A status that holds but has not held as long as its rule asks (`for`): not yet entered. */

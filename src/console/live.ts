@@ -19,7 +19,7 @@ import type { IngestKeys } from '../ingest/ingest-keys.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Redis } from '../redis/connect.ts';
 import type { TenancyKeys } from '../tenancy/tenancy-keys.ts';
-import type { RecentPayloadKeys } from '../worker/recent-payloads.ts';
+import type { RecentPayloadKeys } from '../recent-payloads/recent-payload-keys.ts';
 import type { ConsoleKeys } from './console-keys.ts';
 import type { Region } from './views/regions.ts';
 

@@ -16,7 +16,7 @@ import { createSandbox, type Sandbox, type SandboxOptions } from '../sandbox/san
 import type { DeviceSettings } from '../tenancy/tenancy-store.ts';
 import type { DefinitionRecord } from '../tenancy/types.ts';
 import { tryDefinition, type DefinitionTestReport } from '../worker/definition-trial.ts';
-import type { RecentPayload } from '../worker/recent-payloads.ts';
+import type { RecentPayload } from '../recent-payloads/recent-payload-codec.ts';
 import type { Locale } from '../domain/types.ts';
 import type { WorkbenchLimits } from './workbench-limits.ts';
 

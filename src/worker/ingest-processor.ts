@@ -30,7 +30,9 @@ import { OutcomeLog, type FailedPayload } from './outcomes.ts';
 import { parseReadings } from './parse.ts';
 import type { ParserFairness } from './parser-fairness.ts';
 import { preparse } from './preparse.ts';
-import { recentPayloadEntries, type RecentPayloadKeys, type RecentPayloadWriter } from './recent-payloads.ts';
+import type { RecentPayloadKeys } from '../recent-payloads/recent-payload-keys.ts';
+import type { RecentPayloadWriter } from '../recent-payloads/recent-payload-writer.ts';
+import { recentPayloadEntries } from './recent-payload-entries.ts';
 import { resolveDevices } from './resolve.ts';
 import { addTicks, splitTicks } from './ticks.ts';
 

@@ -9,13 +9,15 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { createKeys } from '../../src/keys.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { closeRedis, connectRedis } from '../../src/redis/connect.ts';
+import { listRecentPayloads } from '../../src/recent-payloads/list-recent-payloads.ts';
 import {
-  listRecentPayloads,
   RECENT_PAYLOADS_MAX_BYTES,
+  type RecentPayload,
+} from '../../src/recent-payloads/recent-payload-codec.ts';
+import {
   startRecentPayloadWriter,
   type KeptDevice,
-  type RecentPayload,
-} from '../../src/worker/recent-payloads.ts';
+} from '../../src/recent-payloads/recent-payload-writer.ts';
 import { testConfig } from '../support/context.ts';
 import { eventually } from '../support/eventually.ts';
 import { provisionComfort, startPipeline, type Pipeline } from '../support/pipeline.ts';
@@ -31,7 +33,9 @@ describe('recent payloads', () => {
     const p = await startPipeline({ roles: 'gateway,worker', deviceRecentPayloads: 3 });
     const { key } = await provisionComfort(p, 'acme', ['d1']);
     for (const t of [20, 21, 26, 22]) {
-      expect((await p.post('gateway/submit', key, JSON.stringify({ deviceName: 'd1', Temperature: t }))).status).toBe(202);
+      expect(
+        (await p.post('gateway/submit', key, JSON.stringify({ deviceName: 'd1', Temperature: t }))).status,
+      ).toBe(202);
     }
     await p.post('gateway/submit', key, JSON.stringify({ deviceName: 'd1', Temperature: 'warm' }));
     await logged(p, 'acme', 5);
@@ -59,7 +63,9 @@ describe('recent payloads', () => {
     expect(long.startsWith(newest!.payload)).toBe(true);
     expect(newest!.payload.length).toBeLessThan(RECENT_PAYLOADS_MAX_BYTES / 3);
     const texts = await p.redis.lrange(p.keys.recentPayloads('acme', 'd1'), 0, -1);
-    expect(texts.reduce((n, t) => n + Buffer.byteLength(t), 0)).toBeLessThanOrEqual(RECENT_PAYLOADS_MAX_BYTES);
+    expect(texts.reduce((n, t) => n + Buffer.byteLength(t), 0)).toBeLessThanOrEqual(
+      RECENT_PAYLOADS_MAX_BYTES,
+    );
   });
 
   it('keeps none with 0', async () => {
@@ -75,7 +81,10 @@ describe('recent payloads', () => {
 
 /** Entries of device `device` as the worker stores them (readRecentPayload's form) for ingest ids `ids`. */
 function kept(device: string, ...ids: string[]): [string, KeptDevice] {
-  return [device, { env: 'acme', device, texts: ids.map((i) => `{"t":1,"i":"${i}","o":"accepted"}\nbody ${i}`) }];
+  return [
+    device,
+    { env: 'acme', device, texts: ids.map((i) => `{"t":1,"i":"${i}","o":"accepted"}\nbody ${i}`) },
+  ];
 }
 
 async function writerForTest(count: number, maxGatheredUnits?: number) {

@@ -14,7 +14,7 @@ import { NUMBERED_CO2_RULES, NUMBERED_PREPARSER, reportLine, verifyNumbered } fr
 import { provisionComfort, queueIdle, type Pipeline } from './pipeline.ts';
 import { eventually } from './eventually.ts';
 import { readEntry } from '../../src/ingest/ingest-log.ts';
-import { readRecentPayload } from '../../src/worker/recent-payloads.ts';
+import { readRecentPayload } from '../../src/recent-payloads/recent-payload-codec.ts';
 
 /** Payloads per scenario: a few thousand by default, ten times that with VIGIL_TEST_LONG=1. */
 export const NUMBERED_COUNT = process.env.VIGIL_TEST_LONG ? 30_000 : 3_000;

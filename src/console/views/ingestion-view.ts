@@ -3,7 +3,7 @@
  * a parser's failure shows where (`file:line:column`) and the payload it failed on.
  */
 import type { IngestLogEntry } from '../../ingest/ingest-log.ts';
-import type { RecentPayload } from '../../worker/recent-payloads.ts';
+import type { RecentPayload } from '../../recent-payloads/recent-payload-codec.ts';
 import { html, type Html } from '../html.ts';
 import { outcomePill } from './device-view.ts';
 import { paths, query, timeAgo } from './format.ts';

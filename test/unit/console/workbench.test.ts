@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createWorkbench, type Trial, type Workbench } from '../../../src/console/workbench.ts';
 import type { DefinitionSpec } from '../../../src/domain/types.ts';
 import { createLogger } from '../../../src/log/logger.ts';
-import type { RecentPayload } from '../../../src/worker/recent-payloads.ts';
+import type { RecentPayload } from '../../../src/recent-payloads/recent-payload-codec.ts';
 
 const SPEC: DefinitionSpec = {
   name: 'Probe',

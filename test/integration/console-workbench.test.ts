@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { COMFORT_SPEC } from '../fixtures/definitions/comfort.ts';
 import { eventually } from '../support/eventually.ts';
 import { provisionComfort, startPipeline, type Pipeline } from '../support/pipeline.ts';
-import { listRecentPayloads } from '../../src/worker/recent-payloads.ts';
+import { listRecentPayloads } from '../../src/recent-payloads/list-recent-payloads.ts';
 import { consoleClient, formToken, signIn, type ConsoleClient } from './console-client.ts';
 
 const PASSWORD = 'correct horse battery';

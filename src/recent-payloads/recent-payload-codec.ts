@@ -9,7 +9,8 @@
  * when not 'accepted', and the statuses as a flat list of names and indexes into STATUSES.
  *
  * Every entry is at most RECENT_PAYLOADS_MAX_BYTES / count, its payload shortened (and marked so)
- * to fit. Entries written before the header line (one JSON text) are still read.
+ * to fit. A text in any other form (an older Vigil kept entries as one JSON text) reads as none:
+ * the list is a short-lived copy, replaced within `count` payloads of its device.
  */
 import type { IngestItem } from '../domain/ingest-item.ts';
 import { STATUSES, type Status } from '../domain/types.ts';
@@ -68,15 +69,6 @@ interface StoredHeader {
   pb?: number;
   rb?: number;
   s?: StatusList;
-}
-
-/** The form of entries written before the header line (one JSON text, statuses as an object). */
-interface JsonEntry extends Omit<StoredHeader, 't' | 'o' | 's' | 'pn'> {
-  t: number;
-  o: RecentPayload['outcome'];
-  p: string;
-  r?: string;
-  s?: Record<string, Status>;
 }
 
 /** Most characters of a message kept (a parser's error with its location fits). */
@@ -151,49 +143,42 @@ function clipChars(text: string, chars: number): string {
 }
 
 /** Statuses by data point (no prototype: a data point may be named `__proto__`). */
-function statusRecord(s: StatusList | Record<string, Status> | undefined): Record<string, Status> {
+function statusRecord(s: StatusList | undefined): Record<string, Status> {
   const out = Object.create(null) as Record<string, Status>;
   if (Array.isArray(s))
     for (let i = 0; i + 1 < s.length; i += 2) {
-      const status = s[i + 1]!;
-      out[String(s[i])] = typeof status === 'number' ? STATUSES[status]! : (status as Status);
+      const status = STATUSES[Number(s[i + 1])];
+      if (status) out[String(s[i])] = status;
     }
-  else if (s && typeof s === 'object') Object.assign(out, s);
   return out;
+}
+
+/** The header of a stored entry; undefined for a text that is none (of another version). */
+function parseHeader(line: string): StoredHeader | undefined {
+  let header: unknown;
+  try {
+    header = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  if (typeof header !== 'object' || header === null || Array.isArray(header)) return undefined;
+  return typeof (header as StoredHeader).i === 'string' ? (header as StoredHeader) : undefined;
 }
 
 /** A stored entry as served; null for one that is not (written by another version). */
 export function readRecentPayload(text: string): RecentPayload | null {
   const newline = text.indexOf('\n');
-  let header: StoredHeader | JsonEntry;
-  let payload: string;
-  let raw: string | undefined;
-  try {
-    header = JSON.parse(newline < 0 ? text : text.slice(0, newline)) as StoredHeader | JsonEntry;
-  } catch {
-    return null;
-  }
-  if (typeof header !== 'object' || header === null) return null;
-  if (newline < 0) {
-    // Written before the header line: one JSON text.
-    const e = header as JsonEntry;
-    if (typeof e.p !== 'string') return null;
-    payload = e.p;
-    raw = e.r;
-  } else {
-    const body = text.slice(newline + 1);
-    const pn = (header as StoredHeader).pn;
-    payload = pn === undefined ? body : body.slice(0, pn);
-    raw = pn === undefined ? undefined : body.slice(pn);
-  }
-  const ingestId = String(header.i);
+  const header = newline < 0 ? undefined : parseHeader(text.slice(0, newline));
+  if (!header) return null;
+  const body = text.slice(newline + 1);
+  const raw = header.pn === undefined ? undefined : body.slice(header.pn);
   const out: RecentPayload = {
-    receivedMs: header.t === undefined ? (ingestIdTimeMs(ingestId) ?? Number.NaN) : Number(header.t),
-    ingestId,
+    receivedMs: header.t === undefined ? (ingestIdTimeMs(header.i) ?? Number.NaN) : Number(header.t),
+    ingestId: header.i,
     outcome: header.o ?? 'accepted',
     code: header.c ?? null,
     message: header.m ?? null,
-    payload,
+    payload: header.pn === undefined ? body : body.slice(0, header.pn),
     statuses: statusRecord(header.s),
   };
   if (raw !== undefined) out.raw = raw;

@@ -186,4 +186,12 @@ describe('recent payload writer', () => {
     const read = await listRecentPayloads(redis, keys, 'acme', 'd1');
     expect(read.map((r) => r.ingestId)).toEqual(['b', 'a']);
   });
+
+  it('skips an entry an older Vigil wrote as one JSON text, and reads the rest', async () => {
+    const { redis, keys, key } = await writerForTest(3);
+    const older = JSON.stringify({ t: 5, i: 'old', o: 'accepted', p: '{"a":1}', s: { T: 'SUCCESS' } });
+    await redis.lpush(key('d1'), ...kept('d1', 'a')[1].texts, older, ...kept('d1', 'b')[1].texts);
+    const read = await listRecentPayloads(redis, keys, 'acme', 'd1');
+    expect(read.map((r) => r.ingestId)).toEqual(['b', 'a']);
+  });
 });

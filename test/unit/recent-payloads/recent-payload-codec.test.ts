@@ -102,25 +102,18 @@ describe('recent payload codec', () => {
     expect(r).toMatchObject({ payload: '{"a":1}', statuses: {} });
   });
 
-  it('reads entries kept as one JSON text by the version before', () => {
-    const old = JSON.stringify({
+  it('reads no entry of an older Vigil (one JSON text) nor any that is not an entry', () => {
+    const older = JSON.stringify({
       t: 5,
       i: 'i0',
       o: 'rejected',
       c: 'PARSER_ERROR',
       p: '{"a":1}',
-      r: 'raw',
       s: { T: 'ERROR' },
     });
-    expect(readRecentPayload(old)).toMatchObject({
-      receivedMs: 5,
-      ingestId: 'i0',
-      outcome: 'rejected',
-      code: 'PARSER_ERROR',
-      payload: '{"a":1}',
-      raw: 'raw',
-      statuses: { T: 'ERROR' },
-    });
+    expect(readRecentPayload(older)).toBeNull();
     expect(readRecentPayload('not json')).toBeNull();
+    expect(readRecentPayload('[1]\n{}')).toBeNull();
+    expect(readRecentPayload('{"t":1}\n{}')).toBeNull();
   });
 });

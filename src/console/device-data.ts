@@ -1,9 +1,9 @@
 /**
  * One device as its console page shows it: its data points with formatted current value, status
- * and since when, its events, its recent payloads, and the chart data of its numeric data points
- * (hourly min/avg/max of the last 24 hours, and the raw values of the last hours).
+ * and since when, its open alarms, its events and its recent payloads (its charts: device-charts.ts).
  */
-import { DATA_TYPE_INFO, formatValue, isNumericDataType } from '../domain/data-types.ts';
+import { serveAlarm, type ServedAlarm } from '../alerting/alarms.ts';
+import { formatValue, isNumericDataType } from '../domain/data-types.ts';
 import { ruleEventText } from '../domain/rule-text.ts';
 import { thresholdFingerprint } from '../domain/thresholds.ts';
 import type {
@@ -18,13 +18,9 @@ import type {
 import { STALE_RULE, type PointRecord } from '../state/point-record.ts';
 import { listEvents, type ServedEvent } from '../events/list-events.ts';
 import type { EventKeys } from '../events/event-keys.ts';
-import type { Bucket } from '../history/last-24-hours.ts';
-import type { Last24HoursReader } from '../history/last-24-hours-reader.ts';
-import type { InfluxClient } from '../history/influx-client.ts';
-import { queryRecentValues } from '../history/recent-values.ts';
 import type { Redis } from '../redis/connect.ts';
+import { alarmMember, decodeAlarm } from '../state/alarm-index.ts';
 import {
-  currentHourOf,
   dataPointState,
   planStateRead,
   queueStateRead,
@@ -39,7 +35,7 @@ import type { DeviceRecord } from '../tenancy/types.ts';
 import { listRecentPayloads } from '../recent-payloads/list-recent-payloads.ts';
 import type { RecentPayload } from '../recent-payloads/recent-payload-codec.ts';
 import type { RecentPayloadKeys } from '../recent-payloads/recent-payload-keys.ts';
-import { worseOf } from './fleet-data.ts';
+import { severityOf, worseOf } from './fleet-data.ts';
 
 /** A status that holds but has not held as long as its rule asks (`for`): not yet entered. */
 export interface PendingStatus {
@@ -69,8 +65,15 @@ export interface DevicePoint {
   pending: PendingStatus | null;
   /** Its status comes from its stale rule: no value for a while. */
   stale: boolean;
-  numeric: boolean;
+  /** How its history is charted; null: not at all (text, GPS positions). */
+  chart: ChartKind | null;
 }
+
+/** A numeric data point's hourly band with its recent values, or a boolean's values as steps. */
+export type ChartKind = 'band' | 'steps';
+
+export const chartKindOf = (dataType: DataType): ChartKind | null =>
+  isNumericDataType(dataType) ? 'band' : dataType === 'boolean' ? 'steps' : null;
 
 export interface DeviceView {
   device: DeviceRecord;
@@ -82,6 +85,8 @@ export interface DeviceView {
   /** Most severe of its (unsuppressed) data points and its silence; null before any data. */
   status: Status | null;
   points: DevicePoint[];
+  /** Its open alarms, most severe first, then oldest: read with its state, so they agree with `status`. */
+  alarms: ServedAlarm[];
   events: ServedEvent[];
   payloads: RecentPayload[];
 }
@@ -108,12 +113,18 @@ export async function readDevice(
   ]);
   const spec = definition?.spec ?? null;
   const plan = planStateRead((spec?.dataPoints ?? []).map((d) => d.name));
-  const pipe = redis.pipeline();
-  pipe.hget(keys.env(env), 'locale');
-  pipe.hmget(keys.deviceState(env, name), DEVICE_FIELD.lastContact, DEVICE_FIELD.contactLost);
-  if (plan.fields.length > 0) queueStateRead(pipe, keys, env, name, plan);
+  const alarmMembers = [null, ...(spec?.dataPoints ?? []).map((d) => d.name)].map((s) =>
+    alarmMember(name, s),
+  );
+  // One transaction: the state scripts write a data point's status and its alarm in one step, so the
+  // page's status and its alarm rows come from the same moment.
+  const tx = redis.multi();
+  tx.hget(keys.env(env), 'locale');
+  tx.hmget(keys.deviceState(env, name), DEVICE_FIELD.lastContact, DEVICE_FIELD.contactLost);
+  tx.hmget(keys.alarmRecords(env), ...alarmMembers);
+  if (plan.fields.length > 0) queueStateRead(tx, keys, env, name, plan);
   const [replies, events, payloads] = await Promise.all([
-    pipe.exec().then((r) => pipelineValues<unknown>(r)),
+    tx.exec().then((r) => pipelineValues<unknown>(r)),
     listEvents(redis, keys, { env, device: name, limit: EVENTS_SHOWN }),
     listRecentPayloads(redis, keys, env, name, PAYLOADS_SHOWN),
   ]);
@@ -121,27 +132,11 @@ export async function readDevice(
   const next = () => replies[at++];
   const locale: Locale = next() === 'nl' ? 'nl' : 'en';
   const [lc, lost] = next() as (string | null)[];
+  const alarms = openAlarms(next() as (string | null)[], device.displayName);
   const state: DeviceStateHash | null = plan.fields.length > 0 ? stateFromQueued(plan, next) : null;
-  const points = (spec?.dataPoints ?? []).map((dp): DevicePoint => {
-    const st = state ? dataPointState(state, dp.name, nowMs) : null;
-    const record = state?.points.get(dp.name);
-    const hasValue = st !== null && st.value !== null;
-    return {
-      sensorName: dp.name,
-      displayName: dp.displayName,
-      dataType: dp.dataType,
-      value: hasValue ? formatValue(dp.dataType, st.value as DataValue, locale) : null,
-      status: (st?.status ?? 'SUCCESS') as Status,
-      sinceMs: st?.statusSinceMs ?? null,
-      updatedMs: st?.updatedMs ?? null,
-      suppressed: st?.suppressed ?? false,
-      pending: record
-        ? pendingOf(record, overrides.get(dp.name) ?? defaultRules(dp), dp.dataType, locale)
-        : null,
-      stale: record?.rule === STALE_RULE,
-      numeric: isNumericDataType(dp.dataType),
-    };
-  });
+  const points = (spec?.dataPoints ?? []).map((dp) =>
+    pointView(dp, state, overrides.get(dp.name) ?? defaultRules(dp), locale, nowMs),
+  );
   const silent = lost === '1';
   const silentStatus: Status = spec?.availability?.status ?? 'ERROR';
   const lastContactMs = lc ? Number(lc) : null;
@@ -149,7 +144,53 @@ export async function readDevice(
   for (const p of points) if (p.updatedMs !== null && !p.suppressed) status = worseOf(status, p.status);
   if (silent) status = worseOf(status, silentStatus);
   else if (status === null && lastContactMs !== null) status = 'SUCCESS';
-  return { device, spec, locale, lastContactMs, silent, silentStatus, status, points, events, payloads };
+  return {
+    device,
+    spec,
+    locale,
+    lastContactMs,
+    silent,
+    silentStatus,
+    status,
+    points,
+    alarms,
+    events,
+    payloads,
+  };
+}
+
+/** One data point as the page shows it, from the device's state (null before any value). */
+function pointView(
+  dp: DataPointSpec,
+  state: DeviceStateHash | null,
+  rules: ThresholdSet,
+  locale: Locale,
+  nowMs: number,
+): DevicePoint {
+  const st = state ? dataPointState(state, dp.name, nowMs) : null;
+  const record = state?.points.get(dp.name);
+  const hasValue = st !== null && st.value !== null;
+  return {
+    sensorName: dp.name,
+    displayName: dp.displayName,
+    dataType: dp.dataType,
+    value: hasValue ? formatValue(dp.dataType, st.value as DataValue, locale) : null,
+    status: (st?.status ?? 'SUCCESS') as Status,
+    sinceMs: st?.statusSinceMs ?? null,
+    updatedMs: st?.updatedMs ?? null,
+    suppressed: st?.suppressed ?? false,
+    pending: record ? pendingOf(record, rules, dp.dataType, locale) : null,
+    stale: record?.rule === STALE_RULE,
+    chart: chartKindOf(dp.dataType),
+  };
+}
+
+/** The device's alarm records as served, most severe first, then oldest (the alarm index's order). */
+function openAlarms(records: readonly (string | null)[], displayName: string): ServedAlarm[] {
+  return records
+    .flatMap((json) => (json === null ? [] : [decodeAlarm(json)]))
+    .sort((a, b) => severityOf(b.status) - severityOf(a.status) || a.openedMs - b.openedMs)
+    .map((a) => serveAlarm(a, displayName));
 }
 
 const defaultRules = (dp: DataPointSpec): ThresholdSet => ({
@@ -182,77 +223,4 @@ export function pendingOf(
     };
   }
   return null;
-}
-
-/** One numeric data point's chart: hourly buckets and recent raw values (times in UNIX seconds). */
-export interface PointChart {
-  sensorName: string;
-  label: string;
-  units: string;
-  /** Hour starts, UNIX seconds; min, avg and max of each hour. */
-  hours: { t: number[]; min: number[]; avg: number[]; max: number[] };
-  /** Raw values of the last RAW_HOURS hours. */
-  raw: { t: number[]; v: number[] };
-}
-
-/** Hours of raw values drawn over the hourly band. */
-export const RAW_HOURS = 3;
-/** Most raw values drawn per data point. */
-const MAX_RAW_VALUES = 2000;
-
-export async function readCharts(
-  deps: { influx: InfluxClient; last24Hours: Last24HoursReader; redis: Redis; keys: TenancyKeys & StateKeys },
-  env: string,
-  view: DeviceView,
-  nowMs: number,
-): Promise<PointChart[]> {
-  const numeric = view.points.filter((p) => p.numeric);
-  if (numeric.length === 0) return [];
-  const device = view.device.deviceName;
-  // The current hour from state where it is kept (as the read API's last24Hours does).
-  const plan = planStateRead(numeric.map((p) => p.sensorName));
-  const pipe = deps.redis.pipeline();
-  queueStateRead(pipe, deps.keys, env, device, plan);
-  const replies = pipelineValues<unknown>(await pipe.exec());
-  let at = 0;
-  const state = stateFromQueued(plan, () => replies[at++]);
-  const items = numeric.map((p) => {
-    const current = currentHourOf(state, p.sensorName, nowMs);
-    return current === undefined
-      ? { device, sensor: p.sensorName }
-      : { device, sensor: p.sensorName, current };
-  });
-  const [buckets, raw] = await Promise.all([
-    deps.last24Hours(env, items, nowMs),
-    queryRecentValues(deps.influx, {
-      env,
-      device,
-      sensors: numeric.map((p) => p.sensorName),
-      sinceMs: nowMs - RAW_HOURS * 3_600_000,
-      maxPerSensor: MAX_RAW_VALUES,
-    }),
-  ]);
-  return numeric.map((p) => ({
-    sensorName: p.sensorName,
-    label: p.displayName,
-    units: DATA_TYPE_INFO[p.dataType].units.trim(),
-    hours: hoursOf(buckets.get(`${device}|${p.sensorName}`) ?? []),
-    raw: rawOf(raw.get(p.sensorName)),
-  }));
-}
-
-function hoursOf(buckets: readonly Bucket[]): PointChart['hours'] {
-  const out: PointChart['hours'] = { t: [], min: [], avg: [], max: [] };
-  for (const b of buckets) {
-    // The middle of the hour, so that the band lines up with the raw values in it.
-    out.t.push(b.sUTC + 1800);
-    out.min.push(b.min);
-    out.avg.push(b.avg);
-    out.max.push(b.max);
-  }
-  return out;
-}
-
-function rawOf(series: { timesMs: number[]; values: number[] } | undefined): PointChart['raw'] {
-  return { t: (series?.timesMs ?? []).map((ms) => ms / 1000), v: series?.values ?? [] };
 }

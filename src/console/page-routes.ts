@@ -10,7 +10,8 @@ import { AppError } from '../errors/app-error.ts';
 import { listRecentPayloads } from '../recent-payloads/list-recent-payloads.ts';
 import type { RecentPayload } from '../recent-payloads/recent-payload-codec.ts';
 import type { ConsoleContext } from './console-app.ts';
-import { readCharts, readDevice } from './device-data.ts';
+import { readCharts } from './device-charts.ts';
+import { readDevice } from './device-data.ts';
 import type { LiveView } from './live.ts';
 import { assertSameOrigin, assertToken } from './security.ts';
 import type { ConsoleSession } from './sessions.ts';
@@ -83,13 +84,13 @@ export function pageRoutes(router: Router, ctx: ConsoleContext): void {
     const env = session.env;
     const view = await live.shared(env, `device\n${name}`, () => readDevice(deps, env, name, now()));
     if (!view) return null;
-    const [charts, alarms] = await Promise.all([
-      live.shared(env, `charts\n${name}`, () => readCharts({ ...deps, last24Hours: ctx.last24Hours }, env, view, now()), {
-        minAgeMs: CHARTS_MIN_AGE_MS,
-      }),
-      alarmsOf(env).then((list) => list.filter((a) => a.deviceName === name)),
-    ]);
-    return { view, charts, alarms, session, nowMs: now() };
+    const charts = await live.shared(
+      env,
+      `charts\n${name}`,
+      () => readCharts({ ...deps, last24Hours: ctx.last24Hours }, env, view, now()),
+      { minAgeMs: CHARTS_MIN_AGE_MS },
+    );
+    return { view, charts, session, nowMs: now() };
   }
   router.get(
     '/devices/:name',
@@ -104,7 +105,7 @@ export function pageRoutes(router: Router, ctx: ConsoleContext): void {
         active: 'fleet',
         body: deviceBody(m, flashOf(req)),
         live: liveUrl('device', { device: name }, regions),
-        charts: m.view.points.some((p) => p.numeric),
+        charts: m.view.points.some((p) => p.chart !== null),
       });
     }),
   );

@@ -7,7 +7,7 @@ import { html, type Html } from '../html.ts';
 import type { ConsoleSession } from '../sessions.ts';
 import { paths, statusPill, timeAgo } from './format.ts';
 import { notice, pageHeader } from './layout.ts';
-import { rowsHtml, type Region, type Row } from './regions.ts';
+import { keyedRow, rowsHtml, type Region, type Row } from './regions.ts';
 
 /** Longest note, as alerting takes it. */
 const NOTE_CHARS = 1000;
@@ -45,15 +45,21 @@ export function alarmRows(
   showDevice: boolean,
   returnTo: string,
 ): Row[] {
-  return alarms.map((a) => ({
-    key: `${a.deviceName}\n${a.sensorName ?? ''}`,
-    html: alarmRow(a, session, nowMs, showDevice, returnTo),
-  }));
+  return alarms.map((a) =>
+    keyedRow(`${a.deviceName}\n${a.sensorName ?? ''}`, (key) => alarmRow(a, key, session, nowMs, showDevice, returnTo)),
+  );
 }
 
-function alarmRow(a: ServedAlarm, session: ConsoleSession, nowMs: number, showDevice: boolean, returnTo: string): Html {
+function alarmRow(
+  a: ServedAlarm,
+  key: Html,
+  session: ConsoleSession,
+  nowMs: number,
+  showDevice: boolean,
+  returnTo: string,
+): Html {
   const what = a.sensorName === null ? 'No contact' : a.sensorName;
-  return html`<tr class="${a.acknowledged ? 'is-acked' : ''}">
+  return html`<tr${key} class="${a.acknowledged ? 'is-acked' : ''}">
 <td data-label="Status">${statusPill(a.status)}</td>
 <td data-label="Alarm"><span class="strong">${what}</span>${showDevice ? html`<div class="small"><a href="${paths.device(a.deviceName)}">${a.displayName}</a> <span class="mono muted">${a.deviceName}</span></div>` : ''}</td>
 <td data-label="Since">${timeAgo(Date.parse(a.sinceUTC), nowMs, '—')}</td>

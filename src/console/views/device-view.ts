@@ -2,20 +2,19 @@
  * A device's page: its status and last contact, data points, charts of the last 24 hours, events
  * and recent payloads.
  */
-import type { DeviceView, PointChart } from '../device-data.ts';
-import type { ServedAlarm } from '../../alerting/alarms.ts';
+import type { PointChart } from '../device-charts.ts';
+import type { DeviceView } from '../device-data.ts';
 import { html, jsonInHtml, type Html } from '../html.ts';
 import { alarmRows } from './alarms-view.ts';
 import type { ConsoleSession } from '../sessions.ts';
-import { eventRow } from './events-view.ts';
+import { eventRows } from './events-view.ts';
 import { paths, query, silentPill, STATUS_LABEL, statusPill, timeAgo } from './format.ts';
 import { notice } from './layout.ts';
-import { rowsHtml, type Region, type Row } from './regions.ts';
+import { keyedRow, rowsHtml, type Region, type Row } from './regions.ts';
 
 export interface DeviceModel {
   view: DeviceView;
   charts: PointChart[];
-  alarms: ServedAlarm[];
   session: ConsoleSession;
   nowMs: number;
 }
@@ -23,7 +22,7 @@ export interface DeviceModel {
 export function deviceBody(m: DeviceModel, flash?: Html): Html {
   const { view } = m;
   const d = view.device;
-  const numeric = view.points.filter((p) => p.numeric);
+  const charted = view.points.filter((p) => p.chart !== null);
   const regions = deviceRegions(m);
   const region = (id: string) => regions.find((r) => r.id === id);
   const blockOf = (id: string) => {
@@ -43,7 +42,7 @@ ${flash ?? ''}
 <thead><tr><th scope="col">Status</th><th scope="col">Alarm</th><th scope="col">Since</th><th scope="col">Acknowledgement</th></tr></thead>
 <tbody id="device-alarms" data-rows>${rowsHtml(rowsOf('device-alarms'))}</tbody>
 </table></div>
-<p class="empty" data-empty-for="device-alarms"${m.alarms.length > 0 ? html` hidden` : ''}>No open alarms.</p>
+<p class="empty" data-empty-for="device-alarms"${view.alarms.length > 0 ? html` hidden` : ''}>No open alarms.</p>
 </section>
 <section class="card" aria-labelledby="points-h">
 <h2 id="points-h">Data points</h2>
@@ -52,19 +51,7 @@ ${flash ?? ''}
 <tbody id="device-points" data-rows>${rowsHtml(rowsOf('device-points'))}</tbody>
 </table></div>
 </section>
-${
-  numeric.length > 0
-    ? html`<section class="card" aria-labelledby="charts-h">
-<h2 id="charts-h">Last 24 hours</h2>
-<p class="sub">Hourly minimum to maximum (band) and average (line), with every value of the last 3 hours (dots).</p>
-<div class="charts">${numeric.map(
-        (p, i) =>
-          html`<figure class="chart"><figcaption>${p.displayName}</figcaption><div class="chart-canvas" id="chart-${i}" data-sensor="${p.sensorName}" role="img" aria-label="Chart of ${p.displayName} over the last 24 hours"></div></figure>`,
-      )}</div>
-<script type="application/json" id="chart-data">${jsonInHtml(m.charts)}</script>
-</section>`
-    : ''
-}
+${charted.length > 0 ? chartsSection(charted, m.charts) : ''}
 <div class="two-col">
 <section class="card" aria-labelledby="events-h">
 <h2 id="events-h">Events</h2>
@@ -86,12 +73,12 @@ export function deviceRegions(m: DeviceModel): Region[] {
   const { view, nowMs } = m;
   return [
     { id: 'device-head', html: head(view, nowMs) },
-    { id: 'device-alarms', rows: alarmRows(m.alarms, m.session, nowMs, false, paths.device(view.device.deviceName)) },
-    { id: 'device-points', rows: view.points.map((p) => ({ key: p.sensorName, html: pointRow(p, nowMs) })) },
-    { id: 'device-events', rows: view.events.map((e, i) => ({ key: `${e.receivedUTC}\n${i}`, html: eventRow(e, nowMs, false) })) },
+    { id: 'device-alarms', rows: alarmRows(view.alarms, m.session, nowMs, false, paths.device(view.device.deviceName)) },
+    { id: 'device-points', rows: view.points.map((p) => keyedRow(p.sensorName, (key) => pointRow(p, key, nowMs))) },
+    { id: 'device-events', rows: eventRows(view.events, nowMs, false) },
     {
       id: 'device-payloads',
-      rows: view.payloads.map((p) => ({ key: p.ingestId, html: payloadItem(view, p, nowMs) })),
+      rows: view.payloads.map((p) => keyedRow(p.ingestId, (key) => payloadItem(view, p, key, nowMs))),
     },
     { id: 'chart-data', data: m.charts },
   ];
@@ -112,9 +99,26 @@ function head(view: DeviceView, nowMs: number): Html {
 ${view.spec ? '' : notice('error', 'The definition of this device does not exist any more.')}`;
 }
 
-function pointRow(p: DeviceView['points'][number], nowMs: number): Html {
+/**
+ * The charts of the data points that have one. They share one time axis, which charts.js fits to
+ * the history there is (at most 24 hours) and says how much that is.
+ */
+function chartsSection(points: DeviceView['points'], charts: PointChart[]): Html {
+  return html`<section class="card" aria-labelledby="charts-h">
+<h2 id="charts-h">History</h2>
+<p class="sub">The last 24 hours, or as much as there is: hourly minimum to maximum (band) and average (line) with every value of the last 3 hours (dots); a yes/no data point’s values as steps.</p>
+<p class="small muted chart-span" id="chart-span"></p>
+<div class="charts">${points.map(
+    (p) =>
+      html`<figure class="chart chart-${p.chart ?? 'band'}"><figcaption>${p.displayName}</figcaption><div class="chart-canvas" data-sensor="${p.sensorName}" role="img" aria-label="Chart of ${p.displayName}, up to the last 24 hours"></div></figure>`,
+  )}</div>
+<script type="application/json" id="chart-data">${jsonInHtml(charts)}</script>
+</section>`;
+}
+
+function pointRow(p: DeviceView['points'][number], key: Html, nowMs: number): Html {
   const hasValue = p.updatedMs !== null;
-  return html`<tr data-key="${p.sensorName}">
+  return html`<tr${key}>
 <td data-label="Data point"><span class="strong">${p.displayName}</span><div class="mono muted small">${p.sensorName}</div></td>
 <td data-label="Current value" class="value">${p.value ?? html`<span class="muted">No value yet</span>`}</td>
 <td data-label="Status">${
@@ -132,11 +136,11 @@ function pointRow(p: DeviceView['points'][number], nowMs: number): Html {
 </tr>`;
 }
 
-function payloadItem(view: DeviceView, p: DeviceView['payloads'][number], nowMs: number): Html {
+function payloadItem(view: DeviceView, p: DeviceView['payloads'][number], key: Html, nowMs: number): Html {
   const d = view.device;
   const workbench =
     paths.definition(d.definitionIsPublic, d.definitionName) + query({ device: d.deviceName, payload: p.ingestId });
-  return html`<li data-key="${p.ingestId}">
+  return html`<li${key}>
 <div class="payload-head">${outcomePill(p.outcome)}${p.code ? html` <span class="mono small">${p.code}</span>` : ''} <span class="muted small">${timeAgo(p.receivedMs, nowMs)}</span> <a class="small" href="${workbench}">Open in workbench</a></div>
 ${p.message ? html`<p class="small msg">${p.message}</p>` : ''}
 <pre class="payload">${p.payload}</pre>

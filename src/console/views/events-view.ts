@@ -4,7 +4,7 @@ import type { ServedEvent } from '../../events/list-events.ts';
 import { html, type Html } from '../html.ts';
 import { paths, STATUS_LABEL, statusPill, timeAgo } from './format.ts';
 import { pageHeader } from './layout.ts';
-import { rowsHtml, type Region } from './regions.ts';
+import { keyedRow, rowsHtml, uniqueKeys, type Region, type Row } from './regions.ts';
 
 export interface EventFilter {
   status?: Status | undefined;
@@ -36,22 +36,27 @@ export function eventsBody(events: ServedEvent[], filter: EventFilter, deviceNam
 <div class="card table-card table-wrap">
 <table class="table events">
 <thead><tr><th scope="col">When</th><th scope="col">Status</th><th scope="col">Device</th><th scope="col">Message</th></tr></thead>
-<tbody id="event-rows" data-rows>${rowsHtml(eventRows(events, nowMs))}</tbody>
+<tbody id="event-rows" data-rows>${rowsHtml(eventRows(events, nowMs, true))}</tbody>
 </table>
 </div>
 <p class="empty" data-empty-for="event-rows"${events.length > 0 ? html` hidden` : ''}>No events${filter.status || filter.category || filter.device ? ' match these filters' : ' yet'}.</p>`;
 }
 
 export function eventsRegions(events: ServedEvent[], nowMs: number): Region[] {
-  return [{ id: 'event-rows', rows: eventRows(events, nowMs) }];
+  return [{ id: 'event-rows', rows: eventRows(events, nowMs, true) }];
 }
 
-function eventRows(events: ServedEvent[], nowMs: number) {
-  return events.map((e, i) => ({ key: `${e.receivedUTC}\n${e.deviceName}\n${e.sensorName}\n${i}`, html: eventRow(e, nowMs, true) }));
+/**
+ * Rows of events, keyed by what tells them apart (an event has no id here), so that a new event adds
+ * its row and leaves the others be.
+ */
+export function eventRows(events: ServedEvent[], nowMs: number, showDevice: boolean): Row[] {
+  const keys = uniqueKeys(events, (e) => `${e.receivedUTC}\n${e.deviceName}\n${e.sensorName}\n${e.eventStatus}`);
+  return events.map((e, i) => keyedRow(keys[i] ?? '', (key) => eventRow(e, key, nowMs, showDevice)));
 }
 
-export function eventRow(e: ServedEvent, nowMs: number, showDevice: boolean): Html {
-  return html`<tr>
+function eventRow(e: ServedEvent, key: Html, nowMs: number, showDevice: boolean): Html {
+  return html`<tr${key}>
 <td data-label="When">${timeAgo(Date.parse(e.receivedUTC), nowMs)}</td>
 <td data-label="Status">${statusPill(e.eventStatus)}</td>
 ${showDevice ? html`<td data-label="Device"><a href="${paths.device(e.deviceName)}">${e.displayName}</a><div class="mono muted small">${e.deviceName}</div></td>` : ''}

@@ -69,7 +69,7 @@ describe('the device page row of a data point', () => {
       suppressed: false,
       pending: null,
       stale: false,
-      numeric: true,
+      chart: 'band' as const,
       ...over,
     });
     const rows = (points: ReturnType<typeof pointOf>[]) => {
@@ -90,11 +90,11 @@ describe('the device page row of a data point', () => {
           silentStatus: 'ERROR',
           status: 'WARNING',
           points,
+          alarms: [],
           events: [],
           payloads: [],
         },
         charts: [],
-        alarms: [],
         session: {
           env: 'acme',
           username: 'u',

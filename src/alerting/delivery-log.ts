@@ -67,7 +67,7 @@ export function createDeliveryLog(deps: DeliveryLogDeps): DeliveryLog {
 }
 
 /**
- * The notifier's log: attempts are gathered and written `gatherMs` after the first of them, all of
+ * The notifier's log: attempts are gathered and written every `gatherMs` while they come, all of
  * an environment in one LPUSH and LTRIM. Deliveries come one by one, and writing each attempt on
  * its own cost a Redis round trip per delivery, in its critical path. The log is for people: an
  * attempt shows in `vigil notify log` up to `gatherMs` late, a write that fails is logged and its

@@ -1,6 +1,6 @@
 /**
  * Capped lists written a moment later, together: entries are gathered per list, the newest `cap` of
- * each kept, and written `delayMs` after the first of them — one LPUSH and one LTRIM per list,
+ * each kept, and written at the next tick of a `delayMs` grid — one LPUSH and one LTRIM per list,
  * however many entries it gathered. For lists people look at (the worker's recent payloads, the
  * notifier's delivery log), where writing each entry as it comes would cost a Redis round trip per
  * entry on a hot path. An entry shows up to `delayMs` late, and a process killed loses what it had
@@ -40,7 +40,7 @@ export interface CappedListWriterOptions<M> {
   redis: Redis;
   /** Entries kept per list. */
   cap: number;
-  /** How long after the first entry gathered the lists are written, in ms. */
+  /** How often the lists are written while entries come, in ms: an entry waits at most this long. */
   delayMs: number;
   log: Logger;
   /** What the lists are, in log lines ("recent payloads"). */
@@ -68,12 +68,16 @@ export function startCappedListWriter<M = void>(o: CappedListWriterOptions<M>): 
   let writing: Promise<void> | undefined;
   let closing: Promise<void> | undefined;
 
+  const startMs = performance.now();
+  // On a grid of `delayMs` from the start, as an interval would be (an entry waits half of it on
+  // average, not all of it), but with no timer while nothing is gathered.
   const schedule = () => {
     if (timer || closing) return;
+    const waitMs = o.delayMs - ((performance.now() - startMs) % o.delayMs);
     timer = setTimeout(() => {
       timer = undefined;
       void flush();
-    }, o.delayMs);
+    }, waitMs);
     timer.unref();
   };
 

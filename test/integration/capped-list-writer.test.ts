@@ -60,7 +60,7 @@ describe('capped list writer', () => {
     expect(await list('a')).toEqual(['a5', 'a4', 'a3']);
   });
 
-  it('writes `delayMs` after the first entry gathered, without a flush', async () => {
+  it('writes within `delayMs` of an entry, without a flush', async () => {
     const { writer, key, list } = setUp({ delayMs: 20 });
     writer.add(key('a'), ['a1'], 'meta');
     await eventually(() => list('a'), { until: (l) => l.length === 1, message: 'the timer wrote a1' });

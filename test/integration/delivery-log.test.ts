@@ -51,7 +51,7 @@ describe('delivery log', () => {
     expect((await log.list('acme', 1))[0]).toEqual(attempt('n4'));
   });
 
-  it('writes an attempt `gatherMs` after it, without a flush', async () => {
+  it('writes an attempt within `gatherMs`, without a flush', async () => {
     const { log, ids } = setUp(20);
     await log.record('acme', attempt('n1'));
     await eventually(() => ids('acme'), { until: (l) => l.length === 1, message: 'the attempt in the log' });

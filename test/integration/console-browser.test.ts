@@ -333,7 +333,8 @@ describe('console in a browser', () => {
     await expect
       .poll(() => page.locator('#device-points tr[data-key="Temperature"] .pill').textContent())
       .toBe('Warning');
-    await expect.poll(() => page.locator('#device-payloads li').count()).toBe(3);
+    // The recent payloads come up to a second after the values they brought.
+    await expect.poll(() => page.locator('#device-payloads li').count(), { timeout: 10_000 }).toBe(3);
 
     // The chart: uPlot's canvas holds the dark value dots, not only axes.
     const dots = async () =>

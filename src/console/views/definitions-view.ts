@@ -2,8 +2,9 @@
  * Definitions: the list, and a definition's page with its data points and rules, its parser source
  * (with line numbers) and the parser workbench: Run on a payload, Replay a device's recent payloads.
  */
+import { describeDuration } from '../../domain/alarm-conditions.ts';
 import { DATA_TYPE_INFO } from '../../domain/data-types.ts';
-import type { ThresholdRule } from '../../domain/types.ts';
+import type { DataPointSpec, ThresholdRule } from '../../domain/types.ts';
 import type { DefinitionRecord, DeviceRecord } from '../../tenancy/types.ts';
 import type { DefinitionTestReport } from '../../worker/definition-trial.ts';
 import { html, type Html } from '../html.ts';
@@ -60,7 +61,7 @@ ${pageHeader(d.spec.name, html`${d.spec.manufacturer} · version ${d.spec.versio
 <tbody>${d.spec.dataPoints.map(
     (p) => html`<tr><td data-label="Data point"><span class="strong">${p.displayName}</span><div class="mono muted small">${p.name}</div></td>
 <td data-label="Type">${p.dataType}${DATA_TYPE_INFO[p.dataType].units ? html` <span class="muted">(${DATA_TYPE_INFO[p.dataType].units.trim()})</span>` : ''}</td>
-<td data-label="Rules">${p.thresholds.length === 0 ? html`<span class="muted">none</span>` : html`<ul class="rules">${p.thresholds.map((r) => html`<li>${statusPill(r.status)} ${ruleText(r)}</li>`)}</ul>`}${p.hysteresis ? html`<div class="small muted">hysteresis ${p.hysteresis}</div>` : ''}</td></tr>`,
+<td data-label="Rules">${rulesCell(p)}</td></tr>`,
   )}</tbody>
 </table></div>
 ${d.spec.availability ? html`<p class="small muted">No contact for ${d.spec.availability.timeoutMinutes ?? 'the default'} minutes: ${STATUS_LABEL[d.spec.availability.status ?? 'ERROR']}.</p>` : ''}
@@ -111,10 +112,22 @@ function viewerPayload(m: WorkbenchModel): Html {
 <textarea id="wb-payload" rows="8" spellcheck="false" class="mono" readonly>${m.payload}</textarea></div>`;
 }
 
+/** A data point's rules, each with how long it must hold (`for`), then its stale rule and hysteresis. */
+function rulesCell(p: DataPointSpec): Html {
+  if (p.thresholds.length === 0 && !p.stale) return html`<span class="muted">none</span>`;
+  return html`<ul class="rules">${p.thresholds.map((r) => html`<li>${statusPill(r.status)} ${ruleText(r)}</li>`)}${
+    p.stale
+      ? html`<li title="No value for this long while the device still sends payloads">${statusPill(p.stale.status)} no value for ${describeDuration(p.stale.afterMs)}</li>`
+      : ''
+  }</ul>${p.hysteresis ? html`<div class="small muted">hysteresis ${p.hysteresis}</div>` : ''}`;
+}
+
+/** `above 25`, `equals true for 2 min — Door open too long`: the condition, how long it must hold, its description. */
 function ruleText(r: ThresholdRule): string {
   const cond =
     r.above !== undefined ? `above ${r.above}` : r.below !== undefined ? `below ${r.below}` : `equals ${JSON.stringify(r.equals)}`;
-  return r.description ? `${cond} — ${r.description}` : cond;
+  const held = r.forMs ? `${cond} for ${describeDuration(r.forMs)}` : cond;
+  return r.description ? `${held} — ${r.description}` : held;
 }
 
 /** The line and column of a parser error in `filename`, when its message names them. */

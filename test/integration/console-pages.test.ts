@@ -1,0 +1,85 @@
+/**
+ * The console's pages in a real browser (Debian's Chromium) against a whole Vigil: a definition's
+ * rules that wait and its stale rules, the ingestion log in pages with payload previews and display
+ * names, the workbench's result table at 1280 px, and the navigation and the acknowledgement form at
+ * 375 px.
+ */
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import type { DefinitionSpec } from '../../src/domain/types.ts';
+import { COMFORT_PARSER, COMFORT_SPEC } from '../fixtures/definitions/comfort.ts';
+import { launchChromium, openSignedIn } from '../support/browser.ts';
+import { startPipeline, type Pipeline } from '../support/pipeline.ts';
+
+const PASSWORD = 'correct horse battery';
+
+/** ComfortSensors with a door that may stay open 2 minutes and a CO2 reading that goes stale. */
+const WAITING_SPEC: DefinitionSpec = {
+  ...COMFORT_SPEC,
+  name: 'WaitingSensors',
+  dataPoints: [
+    ...COMFORT_SPEC.dataPoints.map((p) =>
+      p.name === 'CO2' ? { ...p, stale: { afterMs: 30 * 60_000, status: 'WARNING' as const } } : p,
+    ),
+    {
+      name: 'Door',
+      displayName: 'Door open',
+      dataType: 'boolean',
+      hysteresis: 0,
+      thresholds: [{ status: 'WARNING', equals: true, forMs: 120_000, description: 'Door open too long' }],
+    },
+  ],
+};
+
+let browser: Browser;
+beforeAll(async () => {
+  browser = await launchChromium();
+}, 120_000);
+afterAll(async () => {
+  await browser?.close();
+});
+
+/** A Vigil with environment acme: devices hall_sensor ("Hall sensor") and server_room, a key, operator olga. */
+async function setup() {
+  const p = await startPipeline({ consoleLiveMs: 200 });
+  await p.admin.createEnvironment('acme', 'en');
+  await p.admin.applyDefinition({ kind: 'private', env: 'acme' }, COMFORT_SPEC, COMFORT_PARSER);
+  await p.admin.applyDefinition({ kind: 'private', env: 'acme' }, WAITING_SPEC, COMFORT_PARSER);
+  for (const [name, displayName] of [
+    ['hall_sensor', 'Hall sensor'],
+    ['server_room', 'Server room'],
+  ] as const)
+    await p.admin.createDevice('acme', {
+      name,
+      displayName,
+      definitionName: 'ComfortSensors',
+      definitionIsPublic: false,
+    });
+  await p.admin.createUser('acme', 'olga', PASSWORD);
+  const { key } = await p.admin.createApiKey('acme', 'test');
+  const send = async (values: Record<string, unknown>) => {
+    const res = await p.post('gateway/submit', key, JSON.stringify(values));
+    expect(res.status).toBe(202);
+  };
+  return { p, send };
+}
+
+async function signedIn(p: Pipeline, viewport: { width: number; height: number }): Promise<Page> {
+  const context = await browser.newContext({ viewport });
+  onTestFinished(() => context.close());
+  return openSignedIn(context, p.apiUrl, { env: 'acme', username: 'olga', password: PASSWORD });
+}
+
+describe('console pages', () => {
+  it('shows how long each rule waits and when each data point goes stale', async () => {
+    const { p } = await setup();
+    const page = await signedIn(p, { width: 1280, height: 1000 });
+    await page.goto(`${p.apiUrl}/console/definitions/private/WaitingSensors`);
+    const rules = (name: string) =>
+      page.locator('table tr').filter({ hasText: name }).locator('td[data-label="Rules"]');
+    expect(await rules('Door open').textContent()).toContain(
+      'Warning equals true for 2 min — Door open too long',
+    );
+    expect(await rules('CO2').textContent()).toContain('Warning no value for 30 min');
+  });
+});

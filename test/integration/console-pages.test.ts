@@ -8,6 +8,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import type { DefinitionSpec } from '../../src/domain/types.ts';
 import { COMFORT_PARSER, COMFORT_SPEC } from '../fixtures/definitions/comfort.ts';
+import { processed } from '../support/backfill.ts';
 import { launchChromium, openSignedIn } from '../support/browser.ts';
 import { startPipeline, type Pipeline } from '../support/pipeline.ts';
 
@@ -81,5 +82,28 @@ describe('console pages', () => {
       'Warning equals true for 2 min — Door open too long',
     );
     expect(await rules('CO2').textContent()).toContain('Warning no value for 30 min');
+  });
+
+  it('shows the workbench result’s every column at 1280 px', async () => {
+    const { p, send } = await setup();
+    await send({ deviceName: 'hall_sensor', Temperature: 21, Humidity: 40, CO2: 620, Battery: 3100 });
+    await processed(p);
+    const page = await signedIn(p, { width: 1280, height: 1000 });
+    await page.goto(`${p.apiUrl}/console/definitions/private/ComfortSensors?device=hall_sensor`);
+    await page.getByRole('button', { name: 'Run', exact: true }).click();
+    await page.waitForURL(/ComfortSensors/);
+    const wrap = page.locator('#run-result .table-wrap');
+    const status = page.locator('#run-result th', { hasText: 'Status' });
+    const [wrapBox, statusBox] = [await wrap.boundingBox(), await status.boundingBox()];
+    expect(
+      statusBox && wrapBox && statusBox.x + statusBox.width - (wrapBox.x + wrapBox.width),
+    ).toBeLessThanOrEqual(0);
+    const { scrollWidth, clientWidth } = await wrap.evaluate(
+      (el: { scrollWidth: number; clientWidth: number }) => ({
+        scrollWidth: el.scrollWidth,
+        clientWidth: el.clientWidth,
+      }),
+    );
+    expect(scrollWidth).toBeLessThanOrEqual(clientWidth);
   });
 });

@@ -84,16 +84,27 @@ ${m.devices.map((x) => html`<option value="${x.deviceName}"${x.deviceName === m.
 <button type="submit" class="btn">Load its last payload</button>
 </form>
 ${m.session.role === 'operator' ? runForm(m, action) : viewerPayload(m)}
+</section>
+${workbenchAnswer(m)}
+</div>`;
+}
+
+/**
+ * What Run or Replay answered, below the parser and the payload, across the page's width: the
+ * result's five columns do not fit beside the source.
+ */
+function workbenchAnswer(m: WorkbenchModel): Html {
+  if (!m.error && !m.run && !m.replay) return html``;
+  return html`<section class="card workbench-answer" id="workbench-answer" aria-label="Result">
 ${m.error ? notice('error', m.errorCode ? html`<span class="mono code">${m.errorCode}</span> ${m.error}` : m.error) : ''}
 ${m.run ? runResult(m.run) : ''}
 ${m.replay ? replayResult(m.replay, m.nowMs) : ''}
-</section>
-</div>`;
+</section>`;
 }
 
 /** The payload box with Run and Replay, for operators. */
 function runForm(m: WorkbenchModel, action: string): Html {
-  return html`<form method="post" action="${action}" class="run-form">
+  return html`<form method="post" action="${action}#workbench-answer" class="run-form">
 <input type="hidden" name="_csrf" value="${m.session.csrf}">
 <input type="hidden" name="device" value="${m.device ?? ''}">
 <div class="field"><label for="wb-payload">Payload</label>

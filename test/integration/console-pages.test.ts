@@ -106,4 +106,58 @@ describe('console pages', () => {
     );
     expect(scrollWidth).toBeLessThanOrEqual(clientWidth);
   });
+
+  it('keeps the navigation on one row at 375 px', async () => {
+    const { p } = await setup();
+    const page = await signedIn(p, { width: 375, height: 800 });
+    const links = await page.locator('.topbar nav a').all();
+    const boxes = await Promise.all(links.map((l) => l.boundingBox()));
+    expect(new Set(boxes.map((b) => b?.y)).size, 'rows of links').toBe(1);
+    for (const b of boxes) expect(b && b.x >= 0 && b.x + b.width <= 375, JSON.stringify(b)).toBe(true);
+  });
+
+  it('shows every table label whole at 375 px', async () => {
+    const { p, send } = await setup();
+    await send({ deviceName: 'server_room', Temperature: 31.2, Humidity: 35, Battery: 3000 });
+    await processed(p);
+    const page = await signedIn(p, { width: 375, height: 800 });
+    for (const path of [
+      '/console/alarms',
+      '/console/devices/server_room',
+      '/console/events',
+      '/console/fleet',
+    ]) {
+      await page.goto(`${p.apiUrl}${path}`);
+      expect(await cutLabels(page), path).toEqual([]);
+      expect(await page.evaluate<number>('document.documentElement.scrollWidth'), path).toBeLessThanOrEqual(
+        375,
+      );
+    }
+  });
 });
+
+/**
+ * The labels that narrow tables show before each cell (CSS `::before` with `data-label`) that do not
+ * fit their box: each drawn once more in a probe of the same font to measure its whole width.
+ */
+function cutLabels(page: Page): Promise<string[]> {
+  return page.evaluate<string[]>(`(() => {
+    const cut = [];
+    for (const td of document.querySelectorAll('td[data-label]')) {
+      if (td.getClientRects().length === 0) continue;
+      const label = getComputedStyle(td, '::before');
+      if (label.content === 'none') continue;
+      const probe = document.createElement('span');
+      probe.textContent = td.dataset.label;
+      for (const p of ['fontFamily', 'fontSize', 'fontWeight', 'letterSpacing', 'textTransform'])
+        probe.style[p] = label[p];
+      probe.style.position = 'absolute';
+      probe.style.whiteSpace = 'nowrap';
+      document.body.append(probe);
+      const needed = probe.getBoundingClientRect().width;
+      probe.remove();
+      if (needed > parseFloat(label.width) + 0.5) cut.push(td.dataset.label + ': ' + needed + ' > ' + label.width);
+    }
+    return [...new Set(cut)];
+  })()`);
+}

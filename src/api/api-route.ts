@@ -31,9 +31,9 @@ export interface ApiDeps {
   ingestLog: IngestLog;
   log: Logger;
   /**
-   * The connection of the sensors endpoints' shared reads (redis/pipelined-reads.ts), which bound
-   * their own wait (one timer per event-loop turn rather than ioredis's per command); `redis` when
-   * absent.
+   * The connection of the sensors endpoints' reads (redis/pipelined-reads.ts): auto-pipelined, and
+   * without ioredis's timer per command, as those reads bound their own wait (one timer per call);
+   * `redis` when absent.
    */
   reads?: Redis;
   /** Where the API's request metrics are registered (the process registry). */

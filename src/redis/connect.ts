@@ -10,9 +10,9 @@ export const COMMAND_TIMEOUT_MS = 5000;
  * - `command`: commands wait for the first connection, but once connected they fail fast while
  *   Redis is down (no offline queue), so the gateway can answer 503 at once instead of hanging,
  *   and a command Redis does not answer within 5 s fails ("Command timed out");
- * - `reads`: as `command`, without its timer per command (a setTimeout and a clearTimeout for each,
- *   6 % of the read API's CPU): for a caller that bounds its own waits, as pipelined-reads.ts does
- *   with one timer per event-loop turn;
+ * - `reads`: as `command`, auto-pipelined (below) and without its timer per command: for a caller
+ *   that bounds its own waits, as pipelined-reads.ts does with one timer per call of several
+ *   commands;
  * - `blocking`: the queue's producer and workers (`maxRetriesPerRequest: null`, reconnect forever).
  *
  * `autoPipeline`: commands issued in one event-loop turn go to Redis in one write (ioredis's
@@ -28,7 +28,7 @@ export function connectRedis(
   const common: RedisOptions = {
     connectionName: name,
     lazyConnect: false,
-    enableAutoPipelining: autoPipeline,
+    enableAutoPipelining: autoPipeline || purpose === 'reads',
     retryStrategy: (times) => Math.min(50 * 2 ** Math.min(times, 6), 2000),
   };
   const options: RedisOptions =

@@ -1,16 +1,11 @@
 /**
- * The read API's reads of Redis: what concurrent requests queue in the same turn of the event loop
- * goes out in one write and comes back in one read. Each call gets its own replies in order; a
- * failed command fails only its caller; a call waits at most `timeoutMs` for Redis (one timer per
- * turn: the `reads` connection has none per command).
- *
- * The commands are ioredis's plain ones, written while the connection's socket is corked for the
- * rest of the turn, not an ioredis pipeline. A pipeline object batched the same way, but under a
- * steady load the commands, replies and request objects reachable from it outlived the young
- * generation's collections: about a third of what a request allocated was copied into the old
- * generation and freed only by full collections (measured with V8's sampling heap profiler, which
- * can keep what minor collections did not free). Plain commands die young.
+ * The read API's reads of Redis: a call queues plain ioredis commands and gets their replies, in
+ * order; a failed command fails only its caller; a call waits at most `timeoutMs` for Redis (one
+ * timer per call: the `reads` connection has none per command). The connection auto-pipelines
+ * (`connectRedis(…, 'reads')`, or a Cluster client with `enableAutoPipelining`), so what concurrent
+ * requests queue in the same turn of the event loop goes to Redis in one write.
  */
+import type { Cluster } from 'ioredis';
 import { COMMAND_TIMEOUT_MS, type Redis } from './connect.ts';
 
 /** The commands the read API queues. */
@@ -26,56 +21,29 @@ export interface ReadCommands {
 /** Queues commands; resolves to their replies, in order. */
 export type PipelinedReads = (queue: (commands: ReadCommands) => void) => Promise<unknown[]>;
 
-/** The calls of one event-loop turn: the socket corked until the turn ends, and their deadline. */
-interface Turn {
-  /** Calls still waiting for their replies. */
-  waiting: number;
-  /** False once the turn has ended: no call joins it any more. */
-  open: boolean;
-  timer: NodeJS.Timeout;
-  /** Rejects with "Command timed out" when the timer fires. */
-  expired: Promise<never>;
-}
-
-export function createPipelinedReads(redis: Redis, timeoutMs = COMMAND_TIMEOUT_MS): PipelinedReads {
-  let current: Turn | undefined;
-
-  function startTurn(): Turn {
-    // Not connected yet: nothing to cork; ioredis queues or refuses the commands itself.
-    const socket = redis.status === 'ready' && redis.stream.writable ? redis.stream : undefined;
-    socket?.cork();
-    const { promise: expired, reject } = Promise.withResolvers<never>();
-    // Handled here too: the timer may fire when no call is waiting (a turn longer than timeoutMs).
-    expired.catch(() => undefined);
-    const timer = setTimeout(() => reject(new Error('Command timed out')), timeoutMs);
-    const turn: Turn = { waiting: 0, open: true, timer, expired };
-    setImmediate(() => {
-      turn.open = false;
-      current = undefined;
-      socket?.uncork();
-      if (turn.waiting === 0) clearTimeout(turn.timer);
-    });
-    return turn;
-  }
-
+/**
+ * Reads through `redis`, which should auto-pipeline (without it each command is a write of its
+ * own); a call fails with "Command timed out" when Redis has not answered within `timeoutMs`.
+ */
+export function createPipelinedReads(redis: Redis | Cluster, timeoutMs = COMMAND_TIMEOUT_MS): PipelinedReads {
   return async (queue) => {
     const replies: Promise<unknown>[] = [];
-    const commands: ReadCommands = {
+    queue({
       get: (key) => void replies.push(redis.get(key)),
       hget: (key, field) => void replies.push(redis.hget(key, field)),
       hmget: (key, ...fields) => void replies.push(redis.hmget(key, ...fields)),
       hmgetBuffer: (key, ...fields) => void replies.push(redis.hmgetBuffer(key, ...fields)),
       hgetall: (key) => void replies.push(redis.hgetall(key)),
-    };
-    const turn = current?.open ? current : (current = startTurn());
-    queue(commands);
+    });
     if (replies.length === 0) return [];
-    turn.waiting += 1;
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('Command timed out')), timeoutMs);
+    });
     try {
-      return await Promise.race([Promise.all(replies), turn.expired]);
+      return await Promise.race([Promise.all(replies), expired]);
     } finally {
-      turn.waiting -= 1;
-      if (turn.waiting === 0 && !turn.open) clearTimeout(turn.timer);
+      clearTimeout(timer);
     }
   };
 }

@@ -1,14 +1,66 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Cluster } from 'ioredis';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
+import { freePort } from '../../scripts/lib/local-services.ts';
 import { closeRedis, connectRedis } from '../../src/redis/connect.ts';
 import { createPipelinedReads } from '../../src/redis/pipelined-reads.ts';
 import { testConfig } from '../support/context.ts';
+import { eventually } from '../support/eventually.ts';
 
 function redisForTest() {
   const config = testConfig();
   const redis = connectRedis(config.redisUrl, 'reads', 'pipelined-reads-test');
   onTestFinished(() => closeRedis(redis));
   return { redis, key: (name: string) => `${config.keyPrefix}:${name}` };
+}
+
+/** A server that accepts connections and never answers (a hung Redis); its port. */
+async function silentServer(): Promise<number> {
+  const sockets: Socket[] = [];
+  const server = createServer((socket) => sockets.push(socket));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  onTestFinished(
+    () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  );
+  return (server.address() as { port: number }).port;
+}
+
+/** A Redis Cluster of one node holding every slot, started for the test and stopped after it. */
+async function oneNodeCluster(): Promise<Cluster> {
+  const dir = mkdtempSync(join(tmpdir(), 'vigil-cluster-'));
+  const port = await freePort();
+  // A lone node learns its own address from no peer: announce it, or it tells clients host ''.
+  const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', ''];
+  args.push('--cluster-enabled', 'yes', '--cluster-announce-ip', '127.0.0.1');
+  const server = spawn('redis-server', args, { stdio: 'ignore' });
+  onTestFinished(async () => {
+    if (server.exitCode === null) {
+      const exited = new Promise((resolve) => server.once('exit', resolve));
+      server.kill('SIGKILL');
+      await exited;
+    }
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const admin = connectRedis(`redis://127.0.0.1:${port}`, 'command', 'cluster-admin');
+  onTestFinished(() => closeRedis(admin));
+  await eventually(() => admin.call('CLUSTER', 'ADDSLOTSRANGE', '0', '16383'), {
+    message: 'the node to take every slot',
+  });
+  await eventually(async () => (await admin.call('CLUSTER', 'INFO')) as string, {
+    until: (info) => info.includes('cluster_state:ok'),
+    message: 'the cluster to be ok',
+  });
+  const cluster = new Cluster([{ host: '127.0.0.1', port }], { enableAutoPipelining: true });
+  onTestFinished(() => cluster.disconnect());
+  return cluster;
 }
 
 describe('pipelined reads', () => {
@@ -30,13 +82,11 @@ describe('pipelined reads', () => {
     expect(empty).toEqual([]);
   });
 
-  it('writes the commands of one turn to the socket at once', async () => {
+  it('puts the commands of one turn into one pipeline, which ioredis writes at once', async () => {
     const { redis, key } = redisForTest();
     await redis.set(key('s'), 'x');
     const read = createPipelinedReads(redis);
-    // Node's socket writes what it is given at once, one call each, unless it is corked: count them.
-    const writes = [vi.spyOn(redis.stream, '_write'), vi.spyOn(redis.stream, '_writev')];
-    const replies = await Promise.all([
+    const replies = Promise.all([
       read((r) => {
         r.get(key('s'));
         r.hmget(key('h'), 'a');
@@ -44,8 +94,8 @@ describe('pipelined reads', () => {
       read((r) => r.get(key('s'))),
       read((r) => r.hgetall(key('h'))),
     ]);
-    expect(replies).toEqual([['x', [null]], ['x'], [{}]]);
-    expect(writes.reduce((n, spy) => n + spy.mock.calls.length, 0)).toBe(1);
+    expect(redis.autoPipelineQueueSize).toBe(4);
+    expect(await replies).toEqual([['x', [null]], ['x'], [{}]]);
   });
 
   it('fails only the caller whose command failed', async () => {
@@ -60,19 +110,23 @@ describe('pipelined reads', () => {
     expect(good).toEqual({ status: 'fulfilled', value: ['x'] });
   });
 
+  it('reads through a Redis Cluster client', async () => {
+    const cluster = await oneNodeCluster();
+    await cluster.hset('{d}:h', { a: '1', b: '2' });
+    await cluster.set('{d}:s', 'x');
+    const read = createPipelinedReads(cluster);
+    const replies = await Promise.all([
+      read((r) => {
+        r.hmget('{d}:h', 'a', 'c');
+        r.get('{d}:s');
+      }),
+      read((r) => r.hgetall('{d}:h')),
+    ]);
+    expect(replies).toEqual([[['1', null], 'x'], [{ a: '1', b: '2' }]]);
+  });
+
   it('fails its callers with "Command timed out" when Redis does not answer in time', async () => {
-    // A server that accepts the connection and never answers: the hung Redis of the timeout.
-    const sockets: Socket[] = [];
-    const silent = createServer((socket) => sockets.push(socket));
-    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
-    onTestFinished(
-      () =>
-        new Promise<void>((resolve) => {
-          for (const s of sockets) s.destroy();
-          silent.close(() => resolve());
-        }),
-    );
-    const port = (silent.address() as { port: number }).port;
+    const port = await silentServer();
     // The timers run on a clock the test moves: the read must still wait at 299 ms and fail at 300.
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     onTestFinished(() => void vi.useRealTimers());

@@ -7,11 +7,10 @@ import type { Request, Response, Router } from 'express';
 import type { ServedAlarm } from '../alerting/alarms.ts';
 import { listEvents } from '../events/list-events.ts';
 import { AppError } from '../errors/app-error.ts';
-import { listRecentPayloads } from '../recent-payloads/list-recent-payloads.ts';
-import type { RecentPayload } from '../recent-payloads/recent-payload-codec.ts';
 import type { ConsoleContext } from './console-app.ts';
 import { readCharts } from './device-charts.ts';
 import { readDevice } from './device-data.ts';
+import { ingestLogOf, readIngestPage } from './ingestion-data.ts';
 import type { LiveView } from './live.ts';
 import { assertSameOrigin, assertToken } from './security.ts';
 import type { ConsoleSession } from './sessions.ts';
@@ -24,10 +23,9 @@ import { notice } from './views/layout.ts';
 import {
   ingestionBody,
   ingestionRegions,
-  matchesIngest,
+  ingestParams,
   parseIngestFilter,
-  type IngestFilter,
-  type ShownEntry,
+  parseIngestPage,
 } from './views/ingestion-view.ts';
 
 /** Live streams one session may hold open. */
@@ -35,7 +33,6 @@ const MAX_STREAMS_PER_SESSION = 6;
 import type { Region } from './views/regions.ts';
 
 const EVENTS_SHOWN = 200;
-const LOG_SHOWN = 200;
 /** Chart data of a device is read again at most this often (InfluxDB queries). */
 const CHARTS_MIN_AGE_MS = 5000;
 
@@ -182,45 +179,23 @@ export function pageRoutes(router: Router, ctx: ConsoleContext): void {
   });
 
   // Ingestion log.
-  async function shownEntries(env: string, f: IngestFilter): Promise<ShownEntry[]> {
-    const all = await live.shared(env, 'ingest-log', () => deps.ingestLog.list(env, deps.config.ingestLogSize));
-    const entries = all.filter((e) => matchesIngest(e, f)).slice(0, LOG_SHOWN);
-    // The payloads of the entries with problems, from their devices' recent payloads.
-    const devices = [...new Set(entries.filter((e) => e.outcome !== 'accepted' && e.deviceName).map((e) => e.deviceName!))].slice(0, 50);
-    const fleet = await ctx.fleet(env);
-    const known = new Map(fleet.devices.map((d) => [d.deviceName, d]));
-    const payloads = new Map<string, RecentPayload>();
-    await Promise.all(
-      devices
-        .filter((d) => known.has(d))
-        .map(async (d) => {
-          for (const p of await live.shared(env, `payloads\n${d}`, () => listRecentPayloads(deps.redis, deps.keys, env, d)))
-            payloads.set(`${p.ingestId}\n${d}`, p);
-        }),
-    );
-    return entries.map((entry) => {
-      const device = entry.deviceName ? known.get(entry.deviceName) : undefined;
-      return {
-        entry,
-        payload: entry.deviceName ? payloads.get(`${entry.ingestId}\n${entry.deviceName}`) : undefined,
-        definition: device ? { name: device.definitionName, isPublic: device.definitionIsPublic } : undefined,
-      };
-    });
-  }
   router.get(
     '/ingestion',
     get(async (req, res, session) => {
-      const filter = parseIngestFilter(ctx.queryOf(req));
-      const entries = await shownEntries(session.env, filter);
-      const all = await live.shared(session.env, 'ingest-log', () => deps.ingestLog.list(session.env, deps.config.ingestLogSize));
+      const q = ctx.queryOf(req);
+      const [filter, request] = [parseIngestFilter(q), parseIngestPage(q)];
+      const [page, all] = await Promise.all([
+        readIngestPage(ctx, session.env, filter, request),
+        ingestLogOf(ctx, session.env),
+      ]);
       const codes = [...new Set(all.flatMap((e) => (e.code ? [e.code] : [])))].sort();
-      const regions = ingestionRegions(entries, now());
+      const regions = ingestionRegions(page, filter, request, now());
       ctx.render(res, 200, {
         title: 'Ingestion log',
         session,
         active: 'ingestion',
-        body: ingestionBody(entries, filter, codes, now()),
-        live: liveUrl('ingestion', { outcome: filter.outcome, code: filter.code, device: filter.device }, regions),
+        body: ingestionBody(page, filter, request, codes, now()),
+        live: liveUrl('ingestion', ingestParams(filter, request), regions),
       });
     }),
   );
@@ -272,8 +247,11 @@ export function pageRoutes(router: Router, ctx: ConsoleContext): void {
       case 'alarms':
         return { regions: async () => alarmsRegions(await alarmsOf(env), session, now()) };
       case 'ingestion': {
-        const filter = parseIngestFilter(q);
-        return { regions: async () => ingestionRegions(await shownEntries(env, filter), now()) };
+        const [filter, request] = [parseIngestFilter(q), parseIngestPage(q)];
+        return {
+          regions: async () =>
+            ingestionRegions(await readIngestPage(ctx, env, filter, request), filter, request, now()),
+        };
       }
       default:
         return undefined;

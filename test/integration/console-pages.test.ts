@@ -13,6 +13,7 @@ import { launchChromium, openSignedIn } from '../support/browser.ts';
 import { startPipeline, type Pipeline } from '../support/pipeline.ts';
 
 const PASSWORD = 'correct horse battery';
+const HOSTILE = '<img src=x onerror=alert(1)>';
 
 /** ComfortSensors with a door that may stay open 2 minutes and a CO2 reading that goes stale. */
 const WAITING_SPEC: DefinitionSpec = {
@@ -82,6 +83,38 @@ describe('console pages', () => {
       'Warning equals true for 2 min — Door open too long',
     );
     expect(await rules('CO2').textContent()).toContain('Warning no value for 30 min');
+  });
+
+  it('pages the ingestion log, previews each payload as text and names devices by display name', async () => {
+    const { p, send } = await setup();
+    await send({ deviceName: 'server_room', Temperature: 20 });
+    await send({ deviceName: 'hall_sensor', Temperature: 21 });
+    await send({ deviceName: 'hall_sensor', Temperature: 22, note: `${HOSTILE} ${'x'.repeat(300)}` });
+    await processed(p);
+    const page = await signedIn(p, { width: 1280, height: 1000 });
+    await page.goto(`${p.apiUrl}/console/ingestion?limit=2`);
+    const rows = page.locator('#ingest-rows li');
+    expect(await rows.count()).toBe(2);
+    const newest = rows.first();
+    expect(await newest.locator('.device a').textContent()).toBe('Hall sensor');
+    expect(await newest.locator('.device .mono').textContent()).toBe('hall_sensor');
+    const preview = (await newest.locator('.preview').textContent()) ?? '';
+    expect(preview).toContain(`"note":"${HOSTILE}`);
+    expect(preview.endsWith('…')).toBe(true);
+    expect(preview.length).toBeLessThan(160);
+    expect(await page.locator('main img').count()).toBe(0);
+
+    await page.getByRole('link', { name: 'Older' }).click();
+    await page.waitForURL(/after=/);
+    expect(await rows.count()).toBe(1);
+    expect(await rows.first().locator('.device a').textContent()).toBe('Server room');
+    expect(await rows.first().locator('.preview').textContent()).toBe(
+      '{"deviceName":"server_room","Temperature":20}',
+    );
+    expect(await page.getByRole('link', { name: 'Older' }).count()).toBe(0);
+    await page.getByRole('link', { name: 'Newest' }).click();
+    await page.waitForURL((url) => !url.search.includes('after='));
+    expect(await rows.count()).toBe(2);
   });
 
   it('shows the workbench result’s every column at 1280 px', async () => {

@@ -1,0 +1,93 @@
+/**
+ * The ingestion log as its console page shows it: one page of the entries that match the filters,
+ * newest first, `limit` at a time after a cursor (the entry the page before ended with, as a link
+ * carries it), each with its device's display name and the payload it was while the device's recent
+ * payloads still hold it. A cursor names an entry, not a position: entries that arrive meanwhile
+ * do not shift the older pages.
+ */
+import type { IngestLogEntry } from '../ingest/ingest-log.ts';
+import { listRecentPayloads } from '../recent-payloads/list-recent-payloads.ts';
+import type { RecentPayload } from '../recent-payloads/recent-payload-codec.ts';
+import type { ConsoleContext } from './console-app.ts';
+import {
+  matchesIngest,
+  type IngestFilter,
+  type IngestPageRequest,
+  type ShownEntry,
+} from './views/ingestion-view.ts';
+
+/** One page of the log. */
+export interface IngestPage {
+  entries: ShownEntry[];
+  /** How many entries the log holds that match the filters. */
+  matching: number;
+  /** Position of the page's first entry among them (0: the newest). */
+  offset: number;
+  /** Cursor of the next, older page; undefined on the last. */
+  older: string | undefined;
+  /** The cursor's entry has left the log (it keeps the newest VIGIL_INGEST_LOG_SIZE): nothing to show after it. */
+  gone: boolean;
+}
+
+/** The cursor that starts a page after `e`: its ingest id and device. */
+export const cursorOf = (e: IngestLogEntry): string => `${e.ingestId}/${e.deviceName ?? ''}`;
+
+/** The environment's whole log as kept (at most VIGIL_INGEST_LOG_SIZE entries), shared by its pages. */
+export const ingestLogOf = (ctx: ConsoleContext, env: string): Promise<IngestLogEntry[]> =>
+  ctx.live.shared(env, 'ingest-log', () => ctx.deps.ingestLog.list(env, ctx.deps.config.ingestLogSize));
+
+export async function readIngestPage(
+  ctx: ConsoleContext,
+  env: string,
+  filter: IngestFilter,
+  page: IngestPageRequest,
+): Promise<IngestPage> {
+  const matching = (await ingestLogOf(ctx, env)).filter((e) => matchesIngest(e, filter));
+  const after = page.after === undefined ? -1 : matching.findIndex((e) => cursorOf(e) === page.after);
+  const gone = page.after !== undefined && after < 0;
+  const offset = gone ? matching.length : after + 1;
+  const entries = matching.slice(offset, offset + page.limit);
+  const last = entries.at(-1);
+  return {
+    entries: await withDevices(ctx, env, entries),
+    matching: matching.length,
+    offset,
+    older: last && offset + entries.length < matching.length ? cursorOf(last) : undefined,
+    gone,
+  };
+}
+
+/** The entries with their devices' display names, definitions and payloads (from their recent payloads). */
+async function withDevices(
+  ctx: ConsoleContext,
+  env: string,
+  entries: IngestLogEntry[],
+): Promise<ShownEntry[]> {
+  const fleet = await ctx.fleet(env);
+  const known = new Map(fleet.devices.map((d) => [d.deviceName, d]));
+  const devices = [
+    ...new Set(entries.flatMap((e) => (e.deviceName && known.has(e.deviceName) ? [e.deviceName] : []))),
+  ];
+  const payloads = new Map<string, RecentPayload>();
+  await Promise.all(
+    devices.map(async (d) => {
+      const list = await ctx.live.shared(env, `payloads\n${d}`, () =>
+        listRecentPayloads(ctx.deps.redis, ctx.deps.keys, env, d),
+      );
+      for (const p of list) payloads.set(`${p.ingestId}\n${d}`, p);
+    }),
+  );
+  return entries.map((entry) => {
+    const device = entry.deviceName ? known.get(entry.deviceName) : undefined;
+    return {
+      entry,
+      device: device
+        ? {
+            displayName: device.displayName,
+            definition: { name: device.definitionName, isPublic: device.definitionIsPublic },
+          }
+        : undefined,
+      payload: device ? payloads.get(`${entry.ingestId}\n${device.deviceName}`) : undefined,
+    };
+  });
+}

@@ -7,6 +7,7 @@ import { alertingKeys, type AlertingKeys } from './alerting/alerting-keys.ts';
 import { exportKeys, type ExportKeys } from './api/export-keys.ts';
 import { consoleKeys, type ConsoleKeys } from './console/console-keys.ts';
 import { eventKeys, type EventKeys } from './events/event-keys.ts';
+import { dropDeviceEvents } from './events/drop-device-events.ts';
 import { historyKeys, type HistoryKeys } from './history/history-keys.ts';
 import { ingestKeys, type IngestKeys } from './ingest/ingest-keys.ts';
 import { queueKeys, type QueueKeys } from './queue/queue-keys.ts';
@@ -47,7 +48,8 @@ export function createKeys(prefix: string): Keys {
 export function dependentData(keys: Keys): DependentData {
   return {
     deleteDevice(multi, env, device) {
-      multi.del(keys.deviceState(env, device), keys.deviceEvents(env, device), keys.recentPayloads(env, device));
+      dropDeviceEvents(multi, keys, env, device);
+      multi.del(keys.deviceState(env, device), keys.recentPayloads(env, device));
       multi.zrem(keys.availabilityDeadlines(), `${env}\n${device}`);
       multi.zrem(keys.deviceTimers(), `${env}\n${device}`);
       dropDeviceAlarms(multi, keys, env, device);

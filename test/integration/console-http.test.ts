@@ -1,10 +1,15 @@
 /**
  * The web console over plain HTTP (its browser tests are in console-browser.test.ts): where it is
- * served, its sign-in throttle per client address, its session cookie and lifetime, and the JSON API
- * beside it unchanged.
+ * served, its sign-in throttle per client address, its session cookie and lifetime, the JSON API
+ * beside it unchanged, and a deleted device's events gone from its event listing.
  */
 import { describe, expect, it } from 'vitest';
+import { listEvents } from '../../src/events/list-events.ts';
+import { processed } from '../support/backfill.ts';
+import { eventually } from '../support/eventually.ts';
+import { provisionComfort, startPipeline } from '../support/pipeline.ts';
 import { startApiHarness } from './api-harness.ts';
+import { consoleClient, signIn } from './console-client.ts';
 
 const PASSWORD = 'correct horse battery';
 
@@ -25,7 +30,9 @@ function client(baseUrl: string, headers: Record<string, string> = {}) {
   return {
     jar,
     get: async (path: string) =>
-      keep(await fetch(`${baseUrl}${path}`, { headers: { ...headers, cookie: cookie() }, redirect: 'manual' })),
+      keep(
+        await fetch(`${baseUrl}${path}`, { headers: { ...headers, cookie: cookie() }, redirect: 'manual' }),
+      ),
     post: async (path: string, fields: Record<string, string>) =>
       keep(
         await fetch(`${baseUrl}${path}`, {
@@ -55,7 +62,10 @@ describe('console over HTTP', () => {
     const home = await fetch(`${h.baseUrl}/console/`, { redirect: 'manual' });
     expect([home.status, home.headers.get('location')]).toEqual([302, '/console/sign-in']);
     const fleet = await fetch(`${h.baseUrl}/console/fleet`, { redirect: 'manual' });
-    expect([fleet.status, fleet.headers.get('location')]).toEqual([303, '/console/sign-in?next=%2Fconsole%2Ffleet']);
+    expect([fleet.status, fleet.headers.get('location')]).toEqual([
+      303,
+      '/console/sign-in?next=%2Fconsole%2Ffleet',
+    ]);
     const form = await fetch(`${h.baseUrl}/console/sign-in`);
     const text = await form.text();
     for (const label of ['Environment', 'Username', 'Password', 'Authentication code']) {
@@ -74,14 +84,20 @@ describe('console over HTTP', () => {
     await h.admin.createUser('acme', 'alice', PASSWORD);
     const c = client(h.baseUrl);
     const token = await formToken(c);
-    const attempt = () => c.post('/console/sign-in', { _csrf: token, env: 'acme', username: 'alice', password: 'wrong' });
+    const attempt = () =>
+      c.post('/console/sign-in', { _csrf: token, env: 'acme', username: 'alice', password: 'wrong' });
     for (let i = 0; i < 3; i++) expect((await attempt()).status).toBe(401);
     const throttled = await attempt();
     expect(throttled.status).toBe(429);
     expect(Number(throttled.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(await throttled.text()).toContain('Too many sign-in attempts from your address');
     // Even the right password waits: each attempt would cost a password hash.
-    const right = await c.post('/console/sign-in', { _csrf: token, env: 'acme', username: 'alice', password: PASSWORD });
+    const right = await c.post('/console/sign-in', {
+      _csrf: token,
+      env: 'acme',
+      username: 'alice',
+      password: PASSWORD,
+    });
     expect(right.status).toBe(429);
   });
 
@@ -103,7 +119,12 @@ describe('console over HTTP', () => {
     const c = client(h.baseUrl, { origin: 'https://vigil.example.com' });
     const token = await formToken(c);
     const before = Date.now();
-    const res = await c.post('/console/sign-in', { _csrf: token, env: 'acme', username: 'alice', password: PASSWORD });
+    const res = await c.post('/console/sign-in', {
+      _csrf: token,
+      env: 'acme',
+      username: 'alice',
+      password: PASSWORD,
+    });
     expect([res.status, res.headers.get('location')]).toEqual([303, '/console/fleet']);
     const set = res.headers.getSetCookie().find((l) => l.startsWith('__Host-vigil_session='));
     expect(set).toBeDefined();
@@ -126,6 +147,33 @@ describe('console over HTTP', () => {
     // Past its end, whatever its use, the session is gone.
     await h.redis.hset(sessionKey!, 'endMs', String(Date.now() - 1));
     const ended = await c.get('/console/fleet');
-    expect([ended.status, ended.headers.get('location')]).toEqual([303, '/console/sign-in?next=%2Fconsole%2Ffleet']);
+    expect([ended.status, ended.headers.get('location')]).toEqual([
+      303,
+      '/console/sign-in?next=%2Fconsole%2Ffleet',
+    ]);
+  });
+
+  it('lists no event of a deleted device, as deleting it promises', async () => {
+    const p = await startPipeline({ consoleLiveMs: 200 });
+    const { key } = await provisionComfort(p, 'acme', ['kept', 'gone']);
+    await p.admin.createUser('acme', 'olga', PASSWORD);
+    for (const deviceName of ['kept', 'gone']) {
+      const res = await p.post('gateway/submit', key, JSON.stringify({ deviceName, Temperature: 31 }));
+      expect(res.status).toBe(202);
+    }
+    await processed(p);
+    const devicesWithEvents = async () =>
+      new Set((await listEvents(p.redis, p.keys, { env: 'acme', limit: 100 })).map((e) => e.deviceName));
+    expect(await devicesWithEvents()).toEqual(new Set(['kept', 'gone']));
+
+    await p.admin.deleteDevice('acme', 'gone');
+    expect(await devicesWithEvents()).toEqual(new Set(['kept']));
+    const c = consoleClient(p.apiUrl);
+    await signIn(c, 'acme', 'olga', PASSWORD);
+    const page = await eventually(async () => (await c.get('/console/events')).text(), {
+      until: (html) => html.includes('href="/console/devices/kept"'),
+      message: 'the events page',
+    });
+    expect(page).not.toContain('/console/devices/gone');
   });
 });

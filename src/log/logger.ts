@@ -1,13 +1,17 @@
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 
 export type { Logger };
 
 /**
- * Creates the root logger. Secrets never reach it: API keys and tokens are redacted wherever
- * they could appear in a logged object.
+ * Creates the root logger, writing to stdout unless given a `destination`. Secrets never reach it:
+ * API keys and tokens are redacted wherever they could appear in a logged object.
  */
-export function createLogger(level: string, base: Record<string, unknown> = {}): Logger {
-  return pino({
+export function createLogger(
+  level: string,
+  base: Record<string, unknown> = {},
+  destination?: DestinationStream,
+): Logger {
+  const options: LoggerOptions = {
     level,
     base: { pid: process.pid, ...base },
     redact: {
@@ -24,7 +28,8 @@ export function createLogger(level: string, base: Record<string, unknown> = {}):
       ],
       censor: '[redacted]',
     },
-  });
+  };
+  return destination ? pino(options, destination) : pino(options);
 }
 
 /**

@@ -9,19 +9,24 @@ export interface Periodic {
 
 export function startPeriodic(opts: {
   intervalMs: number;
+  /** When the first run comes, in ms from now; `intervalMs` by default, 0 for at once. */
+  firstRunAfterMs?: number;
   run: () => Promise<unknown>;
   onError: (err: unknown) => void;
 }): Periodic {
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   let running: Promise<unknown> = Promise.resolve();
-  const schedule = () => {
+  const schedule = (delayMs: number) => {
     if (stopped) return;
     timer = setTimeout(() => {
-      running = opts.run().catch(opts.onError).finally(schedule);
-    }, opts.intervalMs);
+      running = opts
+        .run()
+        .catch(opts.onError)
+        .finally(() => schedule(opts.intervalMs));
+    }, delayMs);
   };
-  schedule();
+  schedule(opts.firstRunAfterMs ?? opts.intervalMs);
   return {
     close: async () => {
       stopped = true;

@@ -13,17 +13,10 @@ import type { TrackedHashes } from '../redis/tracked-hashes.ts';
 import type { AlertingKeys } from './alerting-keys.ts';
 import type { ChannelRecord } from './channel-spec.ts';
 import type { Admission, DigestBatches } from './digest-batches.ts';
-import { notificationId, type NotificationJob } from './notification.ts';
+import { notificationId, type PlannedNotification } from './notification.ts';
 import { quietUntil } from './quiet-hours.ts';
 import { isReminding, reminderJob, type RemindingRoute } from './reminders.ts';
 import { routeFilter, type RouteRecord } from './route-spec.ts';
-
-/** A job to add: its id, data and delay. */
-export interface PlannedNotification {
-  id: string;
-  data: NotificationJob;
-  delayMs: number;
-}
 
 interface Channel {
   id: string;

@@ -42,6 +42,13 @@ export interface NotificationJob {
   subjectMs: number;
 }
 
+/** A notification job to add: its id, data and delay. */
+export interface PlannedNotification {
+  id: string;
+  data: NotificationJob;
+  delayMs: number;
+}
+
 /** The job id (and webhook-id) of a notification: `<kind>_<32 hex>`. */
 export function notificationId(kind: NotificationKind, channelId: string, subject: string): string {
   return `${kind}_${sha256Hex(`${kind}\n${channelId}\n${subject}`).slice(0, 32)}`;

@@ -12,8 +12,7 @@ import type { Redis } from '../redis/connect.ts';
 import { createAlarmIndex } from '../state/alarm-index.ts';
 import type { StateKeys } from '../state/state-keys.ts';
 import type { AlertingKeys } from './alerting-keys.ts';
-import { notificationId, type NotificationJob } from './notification.ts';
-import type { PlannedNotification } from './notification-router.ts';
+import { notificationId, type NotificationJob, type PlannedNotification } from './notification.ts';
 import { quietUntil } from './quiet-hours.ts';
 import { routeFilter, type RouteRecord } from './route-spec.ts';
 

@@ -27,7 +27,12 @@ import { createChannelDeliverers } from './delivery/create-deliverers.ts';
 import { createGatheringDeliveryLog } from './delivery-log.ts';
 import { createDeliveryProcessor } from './delivery-processor.ts';
 import { createDigestBatches } from './digest-batches.ts';
-import { NOTIFICATION_QUEUE, NOTIFIER_GROUP, type NotificationJob } from './notification.ts';
+import {
+  NOTIFICATION_QUEUE,
+  NOTIFIER_GROUP,
+  type NotificationJob,
+  type PlannedNotification,
+} from './notification.ts';
 import {
   notificationJob,
   notificationJobOptions,
@@ -35,7 +40,7 @@ import {
   retryPolicyOf,
   scheduleBackoff,
 } from './notification-queue.ts';
-import { createNotificationRouter, type PlannedNotification } from './notification-router.ts';
+import { createNotificationRouter } from './notification-router.ts';
 import { createNotifyMetrics } from './notify-metrics.ts';
 import { createReminderCheck } from './reminders.ts';
 import { createSecretBox } from './secret-box.ts';

@@ -1,8 +1,9 @@
 /**
  * The console's static files, served by Vigil itself (operators' networks are often closed: no CDN):
- * its own stylesheet and ES modules from src/console/assets, and uPlot from node_modules. Read once
- * at start, compressed once, and served under URLs that carry their content's hash, so browsers keep
- * them for good and fetch them again only when they change.
+ * its own stylesheet, ES modules and icon from src/console/assets, and uPlot from node_modules. Read
+ * once at start, compressed once, and served under URLs that carry their content's hash, so browsers
+ * keep them for good and fetch them again only when they change. The icon is also served at
+ * /favicon.ico, where browsers look for one unasked.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -22,6 +23,8 @@ export interface Assets {
   urls: AssetUrls;
   /** Serves `/console/assets/:name`; false when there is no such asset. */
   serve(req: Request, res: Response, name: string): boolean;
+  /** Serves `/favicon.ico`: the icon as an ICO file (a 32 px PNG in it). */
+  serveIco(res: Response): void;
   /** Compressed bytes of each asset (the budget of a page). */
   sizes(): Record<string, { bytes: number; gzipBytes: number }>;
 }
@@ -34,8 +37,13 @@ export function loadAssets(): Assets {
   const uplotJs = readFileSync(require.resolve('uplot/dist/uPlot.esm.js'));
   const uplotCss = readFileSync(require.resolve('uplot/dist/uPlot.min.css'));
   const assets = new Map<string, Asset>();
+  const ico = own('favicon.ico');
   const add = (name: string, body: Buffer) => {
-    const type = name.endsWith('.css') ? 'text/css; charset=utf-8' : 'text/javascript; charset=utf-8';
+    const type = name.endsWith('.css')
+      ? 'text/css; charset=utf-8'
+      : name.endsWith('.svg')
+        ? 'image/svg+xml'
+        : 'text/javascript; charset=utf-8';
     const version = createHash('sha256').update(body).digest('base64url').slice(0, 12);
     assets.set(name, { body, gzip: gzipSync(body, { level: 9 }), type, version });
     return `${BASE}${name}?v=${version}`;
@@ -48,6 +56,7 @@ export function loadAssets(): Assets {
     consoleJs: add('console.js', own('console.js')),
     chartsJs: add('charts.js', Buffer.from(charts)),
     uplotCss: add('uPlot.min.css', uplotCss),
+    icon: add('favicon.svg', own('favicon.svg')),
   };
   return {
     urls,
@@ -62,6 +71,12 @@ export function loadAssets(): Assets {
       if (gzip) res.setHeader('Content-Encoding', 'gzip');
       res.end(gzip ? asset.gzip : asset.body);
       return true;
+    },
+    serveIco(res) {
+      res.setHeader('Content-Type', 'image/x-icon');
+      // Not versioned (browsers ask for this URL itself), so kept a day rather than for good.
+      res.setHeader('Cache-Control', 'public, max-age=86400');
+      res.end(ico);
     },
     sizes() {
       return Object.fromEntries(

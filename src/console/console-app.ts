@@ -153,6 +153,7 @@ export function createConsole(deps: ConsoleDeps): WebConsole {
 
   const router = express.Router({ caseSensitive: true, strict: false });
   router.get('/', (_req, res) => res.redirect(302, paths.root));
+  router.get('/favicon.ico', (_req, res) => assets.serveIco(res));
   const consoleRouter = express.Router({ caseSensitive: true });
   consoleRouter.use(consoleSecurityHeaders);
   consoleRouter.use((_req, res, next) => {

@@ -1,7 +1,7 @@
 /**
  * The web console over plain HTTP (its browser tests are in console-browser.test.ts): where it is
  * served, its sign-in throttle per client address, its session cookie and lifetime, the JSON API
- * beside it unchanged, and a deleted device's events gone from its event listing.
+ * beside it unchanged, its icon, and a deleted device's events gone from its event listing.
  */
 import { describe, expect, it } from 'vitest';
 import { listEvents } from '../../src/events/list-events.ts';
@@ -175,5 +175,24 @@ describe('console over HTTP', () => {
       message: 'the events page',
     });
     expect(page).not.toContain('/console/devices/gone');
+  });
+
+  it('serves an icon at /favicon.ico and names it in its pages, from its own origin', async () => {
+    const h = await startApiHarness();
+    const ico = await fetch(`${h.baseUrl}/favicon.ico`);
+    expect(ico.status).toBe(200);
+    expect(ico.headers.get('content-type')).toBe('image/x-icon');
+    // An ICO file's header: reserved 0, type 1 (icon).
+    expect([...new Uint8Array(await ico.arrayBuffer()).subarray(0, 4)]).toEqual([0, 0, 1, 0]);
+
+    const signInPage = await fetch(`${h.baseUrl}/console/sign-in`);
+    const csp = signInPage.headers.get('content-security-policy') ?? '';
+    expect(csp).toContain("img-src 'self';");
+    expect(csp).not.toMatch(/data:|https?:/);
+    const href = /<link rel="icon" href="([^"]+)"/.exec(await signInPage.text())?.[1];
+    expect(href).toMatch(/^\/console\/assets\/favicon\.svg\?v=/);
+    const svg = await fetch(`${h.baseUrl}${href}`);
+    expect([svg.status, svg.headers.get('content-type')]).toEqual([200, 'image/svg+xml']);
+    expect(await svg.text()).toMatch(/^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
   });
 });

@@ -22,6 +22,7 @@ export interface AssetUrls {
   consoleJs: string;
   chartsJs: string;
   uplotCss: string;
+  icon: string;
 }
 
 export interface PageOptions {
@@ -44,6 +45,7 @@ export function page(o: PageOptions): Html {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="same-origin">
 <title>${o.title} · Vigil</title>
+<link rel="icon" href="${o.assets.icon}" type="image/svg+xml">
 <link rel="stylesheet" href="${o.assets.css}">
 ${o.charts ? html`<link rel="stylesheet" href="${o.assets.uplotCss}">` : ''}
 <script type="module" src="${o.assets.consoleJs}"></script>

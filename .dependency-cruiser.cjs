@@ -1,6 +1,7 @@
 /**
  * Import rules checked by `npm run check` (dependency-cruiser): no cycles between src/ folders,
- * none between modules either, and nothing in src/ imports tests, benchmarks or scripts.
+ * none between modules either, Redis connections opened only where the process is put together,
+ * and nothing in src/ imports tests, benchmarks or scripts.
  */
 module.exports = {
   forbidden: [
@@ -18,6 +19,14 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/' },
       to: { circular: true, viaOnly: { dependencyTypesNot: ['type-only'] } },
+    },
+    {
+      name: 'connections-opened-at-composition-root',
+      comment:
+        'Redis connections are opened in one place: the factory (src/redis/connections.ts), created by the composition root (main.ts) or the vigil command, and handed to the parts that need connections. Types may be imported anywhere.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/(main\\.ts$|cli/|redis/)' },
+      to: { path: '^src/redis/(connect|connections)\\.ts$', dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'src-stands-alone',

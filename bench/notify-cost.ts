@@ -22,14 +22,14 @@ import { parseArgs } from 'node:util';
 import { Registry } from 'prom-client';
 import { startRedis, type LocalService } from '../scripts/lib/local-services.ts';
 import { createAlertingAdmin } from '../src/alerting/alerting-admin.ts';
-import { startNotifier } from '../src/alerting/start-notifier.ts';
+import { startNotifier } from '../src/roles/start-notifier.ts';
 import { loadConfig } from '../src/config/load-config.ts';
 import type { Config } from '../src/config/schema.ts';
 import type { EventRecord } from '../src/domain/types.ts';
 import { adminDeps, createKeys } from '../src/keys.ts';
 import { createLogger } from '../src/log/logger.ts';
 import { createTenancyAdmin } from '../src/tenancy/tenancy-admin.ts';
-import { closeRedis, connectRedis } from '../src/redis/connect.ts';
+import { createConnections } from '../src/redis/connections.ts';
 import { cpuSeconds } from './lib/cpu.ts';
 import { notifierSettings } from './lib/alerting.ts';
 import { BENCH_ENV } from './lib/provision.ts';
@@ -133,10 +133,11 @@ async function measure(
     {},
     { ...notifierSettings(receiver.url), ...extra, redisUrl: server.url, roles: 'notifier' },
   );
-  const redis = connectRedis(server.url, 'command', 'bench-notify-cost');
-  cleanups.push(() => closeRedis(redis));
+  const connections = createConnections(config);
+  cleanups.push(() => connections.close());
+  const redis = connections.command('bench-notify-cost');
   await createTenancyAdmin(adminDeps(redis, keys)).createEnvironment(BENCH_ENV, 'en');
-  const admin = createAlertingAdmin({ admin: adminDeps(redis, keys), keys, config });
+  const admin = createAlertingAdmin({ admin: adminDeps(redis, keys), keys, config, connections });
   cleanups.push(() => admin.close());
   await admin.createChannel(BENCH_ENV, { name: 'hook', type: 'webhook', url: `${receiver.url}/hook` });
   await admin.createRoute(BENCH_ENV, {
@@ -145,7 +146,13 @@ async function measure(
     sensor: 'Temperature',
     minStatus: 'WARNING',
   });
-  const notifier = startNotifier({ config, keys, log: createLogger('warn'), metrics: new Registry() });
+  const notifier = startNotifier({
+    config,
+    connections,
+    keys,
+    log: createLogger('warn'),
+    metrics: new Registry(),
+  });
   cleanups.push(() => notifier.close());
 
   let sequence = 0;

@@ -49,10 +49,12 @@ process.on('message', (m: { type?: string; gc?: boolean }) => {
     );
     send({ type: 'stats', rssBytes: mem.rss, heapUsedBytes: mem.heapUsed, memory: mem, spaces });
   } else if (m.type === 'stop') {
-    void vigil.close().then(() => {
+    // Stopped either way: what failed to stop is in the log.
+    const stopped = () => {
       send({ type: 'stopped' });
       process.disconnect();
-    });
+    };
+    void vigil.close().then(stopped, stopped);
   }
 });
 // The bench going away (even killed) must not leave this process behind.

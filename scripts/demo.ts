@@ -11,7 +11,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../src/config/load-config.ts';
 import { PUBLIC_DEMO } from '../src/config/public-demo.ts';
-import { closeRedis, connectRedis } from '../src/redis/connect.ts';
+import { createConnections } from '../src/redis/connections.ts';
 import { adminDeps, createKeys } from '../src/keys.ts';
 import { loadDefinitionFiles, loadParserFile } from '../src/tenancy/definition-files.ts';
 import { applyProvisioning } from '../src/tenancy/provisioning-apply.ts';
@@ -54,14 +54,15 @@ process.env.VIGIL_NOTIFY_ALLOWED_HOSTS ??= new URL(receiver.url).host;
 
 const running = await startLocal();
 const config = loadConfig();
-const redis = connectRedis(config.redisUrl, 'command', 'vigil-demo');
+const connections = createConnections(config);
+const redis = connections.command('vigil-demo');
 await new Promise<void>((resolve) =>
   redis.status === 'ready' ? resolve() : redis.once('ready', () => resolve()),
 );
 const keys = createKeys(config.keyPrefix);
 const admin = createTenancyAdmin(adminDeps(redis, keys));
 const store = createTenancyStore({ redis, keys });
-const alerting = createAlertingAdmin({ admin: adminDeps(redis, keys), keys, config });
+const alerting = createAlertingAdmin({ admin: adminDeps(redis, keys), keys, config, connections });
 
 /** Applies the demo provisioning and issues a fresh session token; stops everything on failure. */
 async function prepareDemo(): Promise<{ apiKey: string; token: string }> {
@@ -89,7 +90,7 @@ async function prepareDemo(): Promise<{ apiKey: string; token: string }> {
     process.stderr.write(`vigil: demo provisioning failed: ${(err as Error).message}\n`);
     await alerting.close();
     await receiver.stop();
-    await closeRedis(redis);
+    await connections.close();
     await running.stop();
     process.exit(1);
   }
@@ -132,6 +133,6 @@ stopOnSignals(async () => {
   simulator?.stop();
   await alerting.close();
   await receiver.stop();
-  await closeRedis(redis);
+  await connections.close();
   await running.stop();
 });

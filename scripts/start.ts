@@ -62,8 +62,11 @@ export async function startLocal(): Promise<{
       redisUrl: config.redisUrl,
       keyPrefix: config.keyPrefix,
       stop: async () => {
-        await vigil.close();
-        await stopServices();
+        try {
+          await vigil.close();
+        } finally {
+          await stopServices();
+        }
       },
     };
   } catch (err) {
@@ -91,7 +94,11 @@ export function stopOnSignals(stop: () => Promise<void>): void {
       process.exit(1);
     }, 9000);
     timer.unref();
-    void stop().then(() => process.exit(0));
+    // What failed to stop is logged; the exit status says so.
+    void stop().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);

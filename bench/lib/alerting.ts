@@ -6,7 +6,8 @@ import { createAlertingAdmin } from '../../src/alerting/alerting-admin.ts';
 import type { RouteInput } from '../../src/alerting/route-spec.ts';
 import { loadConfig } from '../../src/config/load-config.ts';
 import { adminDeps, createKeys, type Keys } from '../../src/keys.ts';
-import { closeRedis, connectRedis, type Redis } from '../../src/redis/connect.ts';
+import type { Redis } from '../../src/redis/connect.ts';
+import { createConnections } from '../../src/redis/connections.ts';
 import type { BenchContext, BenchVigil } from './context.ts';
 import { BENCH_ENV } from './provision.ts';
 import type { Settings } from './vigil-process.ts';
@@ -45,8 +46,9 @@ export interface BenchAlerting {
 export function openAlerting(ctx: BenchContext, bv: BenchVigil): BenchAlerting {
   const config = loadConfig({}, { ...bv.settings, roles: 'api' });
   const keys = createKeys(bv.settings.keyPrefix);
-  const redis = connectRedis(ctx.redisUrl, 'command', 'bench-alerting');
-  const admin = createAlertingAdmin({ admin: adminDeps(redis, keys), keys, config });
+  const connections = createConnections({ redisUrl: ctx.redisUrl });
+  const redis = connections.command('bench-alerting');
+  const admin = createAlertingAdmin({ admin: adminDeps(redis, keys), keys, config, connections });
   return {
     redis,
     keys,
@@ -62,7 +64,7 @@ export function openAlerting(ctx: BenchContext, bv: BenchVigil): BenchAlerting {
     },
     async close() {
       await admin.close();
-      await closeRedis(redis);
+      await connections.close();
     },
   };
 }

@@ -6,7 +6,8 @@
  */
 import type { Config } from '../config/schema.ts';
 import type { EventKeys } from '../events/event-keys.ts';
-import { connectRedis, closeRedis, type Redis } from '../redis/connect.ts';
+import type { Redis } from '../redis/connect.ts';
+import type { Connections } from '../redis/connections.ts';
 import { createAdminContext, type AdminDeps } from '../tenancy/admin-support.ts';
 import { createAddressGuard } from './address-guard.ts';
 import type { AlertingKeys } from './alerting-keys.ts';
@@ -15,15 +16,37 @@ import { createChannelAdmin, type ChannelAdmin } from './channel-admin.ts';
 import { deliverTo } from './deliverer.ts';
 import { createChannelDeliverers } from './delivery/create-deliverers.ts';
 import { createDeliveryLog } from './delivery-log.ts';
-import { openNotificationQueue, retryPolicyOf, type NotificationQueue } from './notification-queue.ts';
+import {
+  openNotificationQueue,
+  retryPolicyOf,
+  type NotificationQueue,
+  type RetryPolicyConfig,
+} from './notification-queue.ts';
 import { createNotifyAdmin } from './notify-admin.ts';
 import { createRouteAdmin, type RouteAdmin } from './route-admin.ts';
 import { createSecretBox } from './secret-box.ts';
 
+/** The settings alerting's administration reads. */
+export type AlertingAdminConfig = RetryPolicyConfig &
+  Pick<
+    Config,
+    | 'auditLogSize'
+    | 'secretsKey'
+    | 'notifyAllowedHosts'
+    | 'notifyTimeoutMs'
+    | 'smtpUrl'
+    | 'smtpFrom'
+    | 'notifySecretGraceSeconds'
+    | 'notifyMinRemindEveryMs'
+    | 'notifyLogSize'
+  >;
+
 export function createAlertingAdmin(deps: {
   admin: AdminDeps;
   keys: AlertingKeys & EventKeys;
-  config: Config;
+  config: AlertingAdminConfig;
+  /** Where the notification queue's connection comes from, opened on first use. */
+  connections: Connections;
   /** Who makes the changes, for the audit log; the OS user of the `vigil` command by default. */
   actor?: string;
 }) {
@@ -41,7 +64,7 @@ export function createAlertingAdmin(deps: {
   let queueConnection: Redis | undefined;
   let queue: NotificationQueue | undefined;
   const openQueue = () => {
-    queueConnection ??= connectRedis(config.redisUrl, 'blocking', 'vigil-cli-notify');
+    queueConnection ??= deps.connections.blocking('vigil-cli-notify');
     return (queue ??= openNotificationQueue(queueConnection, keys, retryPolicyOf(config)));
   };
   const channels = createChannelAdmin({
@@ -67,10 +90,10 @@ export function createAlertingAdmin(deps: {
       deliver: deliverTo(deliverers),
       deliveryLog: createDeliveryLog({ redis: ctx.redis, keys, size: config.notifyLogSize }),
     }),
+    /** Closes the queue and the delivery connections; the queue's Redis connection is the factory's. */
     async close() {
       deliverers.close();
       await queue?.close();
-      if (queueConnection) await closeRedis(queueConnection);
     },
   };
 }

@@ -31,7 +31,13 @@ export interface RetryPolicy {
   failedKeptSeconds: number;
 }
 
-export function retryPolicyOf(config: Config): RetryPolicy {
+/** The settings a retry policy is made of. */
+export type RetryPolicyConfig = Pick<
+  Config,
+  'notifyRetrySchedule' | 'notifyFailedKept' | 'notifyFailedKeptSeconds'
+>;
+
+export function retryPolicyOf(config: RetryPolicyConfig): RetryPolicy {
   return {
     scheduleMs: config.notifyRetrySchedule,
     failedKept: config.notifyFailedKept,

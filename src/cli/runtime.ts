@@ -1,13 +1,15 @@
 /**
- * What every `vigil` command shares: configuration and one Redis connection (opened on first use,
- * closed on exit), the tenancy store and admin, and output as text or `--json`.
+ * What every `vigil` command shares: configuration and its Redis connections (opened on first use
+ * from one connection factory, closed on exit), the tenancy store and admin, and output as text or
+ * `--json`.
  */
 import { Command, InvalidArgumentError } from 'commander';
 import { AppError } from '../errors/app-error.ts';
 import { loadConfig } from '../config/load-config.ts';
 import { maskUrl } from '../lib/mask-url.ts';
 import type { Config } from '../config/schema.ts';
-import { connectRedis, type Redis } from '../redis/connect.ts';
+import type { Redis } from '../redis/connect.ts';
+import { createConnections, type Connections } from '../redis/connections.ts';
 import type { DefinitionScope } from '../tenancy/tenancy-keys.ts';
 import { adminDeps, createKeys, type Keys } from '../keys.ts';
 import { createTenancyAdmin, type TenancyAdmin } from '../tenancy/tenancy-admin.ts';
@@ -19,6 +21,7 @@ import type { AlertingAdmin } from '../alerting/alerting-admin.ts';
 
 export interface Services {
   config: Config;
+  connections: Connections;
   redis: Redis;
   keys: Keys;
   store: TenancyStore;
@@ -42,14 +45,14 @@ export interface Runtime {
 
 export function createRuntime(env: NodeJS.ProcessEnv = process.env): Runtime {
   let opened: Promise<Services> | undefined;
-  let redis: Redis | undefined;
+  let connections: Connections | undefined;
   let alerting: Promise<AlertingAdmin> | undefined;
   return {
     services: () => (opened ??= open()),
     alerting: () => (alerting ??= openAlerting()),
     async close() {
       if (alerting) await (await alerting.catch(() => undefined))?.close();
-      if (redis) await quitQuickly(redis);
+      await connections?.close();
     },
     print(json, data, text) {
       const out = json
@@ -63,16 +66,23 @@ export function createRuntime(env: NodeJS.ProcessEnv = process.env): Runtime {
   };
 
   async function openAlerting(): Promise<AlertingAdmin> {
-    const [{ config, redis: r, keys }, { createAlertingAdmin }] = await Promise.all([
+    const [services, { createAlertingAdmin }] = await Promise.all([
       (opened ??= open()),
       import('../alerting/alerting-admin.ts'),
     ]);
-    return createAlertingAdmin({ admin: adminDeps(r, keys), keys, config });
+    const { config, redis, keys } = services;
+    return createAlertingAdmin({
+      admin: adminDeps(redis, keys),
+      keys,
+      config,
+      connections: services.connections,
+    });
   }
 
   async function open(): Promise<Services> {
     const config = loadConfig(env);
-    redis = connectRedis(config.redisUrl, 'command', 'vigil-cli');
+    connections = createConnections(config);
+    const redis = connections.command('vigil-cli');
     await waitReady(redis, config.redisUrl);
     const keys = createKeys(config.keyPrefix);
     // Every command that reaches Redis, not only those that write: telling readers from writers
@@ -81,6 +91,7 @@ export function createRuntime(env: NodeJS.ProcessEnv = process.env): Runtime {
     await refuseNewerLayout(redis, keys, DATA_LAYOUT);
     return {
       config,
+      connections,
       redis,
       keys,
       store: createTenancyStore({ redis, keys }),
@@ -101,22 +112,6 @@ async function waitReady(redis: Redis, url: string): Promise<void> {
       resolve();
     });
   });
-}
-
-/** QUIT, or disconnect after a second; clears its timer so the process can exit at once. */
-async function quitQuickly(redis: Redis): Promise<void> {
-  if (redis.status === 'end') return;
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    await Promise.race([
-      redis.quit(),
-      new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('quit timeout')), 1000))),
-    ]);
-  } catch {
-    redis.disconnect();
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 const redactUrl = (url: string) => maskUrl(url) ?? '(the URL, not shown)';

@@ -9,7 +9,8 @@ import { replyCode } from '../redis/reply-code.ts';
 import type { EventRecord } from '../domain/types.ts';
 import type { Logger } from '../log/logger.ts';
 import { createWakeableSleep } from '../lib/wakeable-sleep.ts';
-import { closeRedis, connectRedis, type Redis } from '../redis/connect.ts';
+import type { Redis } from '../redis/connect.ts';
+import type { Connections } from '../redis/connections.ts';
 import type { EventKeys } from './event-keys.ts';
 import { createOutboxTrimmer } from './outbox-trim.ts';
 
@@ -44,7 +45,8 @@ export interface OutboxConsumer {
 }
 
 export interface OutboxConsumerDeps {
-  redisUrl: string;
+  /** Where the reader's own (blocking) connection comes from. */
+  connections: Connections;
   keys: EventKeys;
   group: string;
   /** Unique per process. */
@@ -84,7 +86,7 @@ function decode(entries: StreamEntries, log: Logger): OutboxEntry[] {
 }
 
 export function startOutboxConsumer(deps: OutboxConsumerDeps): OutboxConsumer {
-  const redis = connectRedis(deps.redisUrl, 'blocking', `vigil-outbox-${deps.group}`);
+  const redis = deps.connections.blocking(`vigil-outbox-${deps.group}`);
   const stream = deps.keys.eventOutbox();
   const { group, consumer } = deps;
   const batchSize = deps.batchSize ?? 500;
@@ -173,10 +175,7 @@ export function startOutboxConsumer(deps: OutboxConsumerDeps): OutboxConsumer {
         if (stopped) break;
         pendingFirst = true;
         groupReady = false;
-        deps.log.warn(
-          { err: err instanceof Error ? err.message : String(err), group },
-          'event outbox: retrying',
-        );
+        deps.log.warn({ err, group }, 'event outbox: retrying');
         await sleeps.sleep(retryDelayMs);
       }
     }
@@ -192,7 +191,6 @@ export function startOutboxConsumer(deps: OutboxConsumerDeps): OutboxConsumer {
         // A blocked XREADGROUP ends with the connection; what was read but not acknowledged stays pending.
         redis.disconnect();
         await running;
-        await closeRedis(redis);
       })()),
   };
 }

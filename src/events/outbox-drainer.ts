@@ -9,6 +9,7 @@
  */
 import type { HistoryWriter } from '../history/history-writer.ts';
 import type { Logger } from '../log/logger.ts';
+import type { Connections } from '../redis/connections.ts';
 import type { EventKeys } from './event-keys.ts';
 import { startOutboxConsumer, type OutboxConsumer } from './outbox-consumer.ts';
 
@@ -17,7 +18,7 @@ const GROUP = 'influx';
 export type OutboxDrainer = OutboxConsumer;
 
 export function startOutboxDrainer(deps: {
-  redisUrl: string;
+  connections: Connections;
   keys: EventKeys;
   history: HistoryWriter;
   log: Logger;

@@ -9,8 +9,11 @@ import { Queue, Worker } from 'bullmq';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Config } from '../config/schema.ts';
 import { cappedBackoff } from '../lib/backoff.ts';
+import { createLifecycle } from '../lib/lifecycle.ts';
+import { startPeriodic } from '../lib/periodic.ts';
 import type { Logger } from '../log/logger.ts';
-import { closeRedis, connectRedis, type Redis } from '../redis/connect.ts';
+import type { Redis } from '../redis/connect.ts';
+import type { Connections } from '../redis/connections.ts';
 import type { HistoryKeys } from './history-keys.ts';
 import type { InfluxClient } from './influx-client.ts';
 import { createLateHourSweeper, type Sweep } from './late-hour-sweeper.ts';
@@ -30,7 +33,9 @@ export interface RollupRepair {
 }
 
 export interface RollupRepairDeps {
-  config: Pick<Config, 'redisUrl' | 'jobAttempts' | 'jobBackoffMs' | 'jobBackoffMaxMs' | 'rollupRetention'>;
+  config: Pick<Config, 'jobAttempts' | 'jobBackoffMs' | 'jobBackoffMaxMs' | 'rollupRetention'>;
+  /** Where its connections come from: commands, the queue's and the worker's. */
+  connections: Connections;
   keys: HistoryKeys;
   influx: InfluxClient;
   log: Logger;
@@ -89,69 +94,35 @@ function startRollupWorker(
     },
   );
   worker.on('failed', (job, err) => {
-    if (job?.attemptsMade === 1) log.warn({ err: err.message }, 'rollup job failed; retried with backoff');
+    if (job?.attemptsMade === 1) log.warn({ err }, 'rollup job failed; retried with backoff');
   });
   // BullMQ's own failures (Redis gone, a lock lost).
-  worker.on('error', (err) => log.warn({ err: err.message }, 'rollup worker'));
+  worker.on('error', (err) => log.warn({ err }, 'rollup worker'));
   return worker;
 }
 
 export function startRollupRepair(deps: RollupRepairDeps): RollupRepair {
   const log = deps.log.child({ component: 'rollup repair' });
-  const redis = connectRedis(deps.config.redisUrl, 'command', 'vigil-rollups');
-  const queueConnection = connectRedis(deps.config.redisUrl, 'blocking', 'vigil-rollup-queue');
-  const workerConnection = connectRedis(deps.config.redisUrl, 'blocking', 'vigil-rollup-worker');
-  const queue = openRollupQueue(queueConnection, deps);
-  const worker = startRollupWorker(workerConnection, redis, deps, log);
+  const { connections } = deps;
+  // Stopped last registered first: the sweeper, the worker, the queue.
+  const lifecycle = createLifecycle({ log });
+  const redis = connections.command('vigil-rollups');
+  const queue = openRollupQueue(connections.blocking('vigil-rollup-queue'), deps);
+  lifecycle.add('queue', () => queue.close());
+  const worker = startRollupWorker(connections.blocking('vigil-rollup-worker'), redis, deps, log);
+  lifecycle.add('worker', () => worker.close());
   const sweep = createLateHourSweeper({ redis, keys: deps.keys, queue });
   const marked = new Gauge({
     name: 'vigil_rollup_late_hours',
     help: 'Hours of data points whose rollup waits to be recomputed, at the last sweep.',
     registers: deps.metrics ? [deps.metrics] : [],
   });
-  const sweeping = repeat(
-    async () => marked.set(await sweep()),
-    deps.sweepIntervalMs ?? ROLLUP_SWEEP_INTERVAL_MS,
-    (err) => log.warn({ err: messageOf(err) }, 'looking for late hours failed; retrying'),
-  );
-  let closing: Promise<void> | undefined;
-  const close = async () => {
-    const steps: [string, () => Promise<unknown>][] = [
-      ['sweeper', () => sweeping.stop()],
-      ['worker', () => worker.close()],
-      ['queue', () => queue.close()],
-      ['redis', () => Promise.all([redis, queueConnection, workerConnection].map(closeRedis))],
-    ];
-    for (const [step, run] of steps) {
-      // Every step runs, whatever the one before did.
-      await run().catch((err: unknown) =>
-        log.warn({ err: messageOf(err), step }, 'rollup repair: failed to stop cleanly'),
-      );
-    }
-  };
-  return { sweep, close: () => (closing ??= close()) };
+  const sweeping = startPeriodic({
+    intervalMs: deps.sweepIntervalMs ?? ROLLUP_SWEEP_INTERVAL_MS,
+    firstRunAfterMs: 0,
+    run: async () => marked.set(await sweep()),
+    onError: (err) => log.warn({ err }, 'looking for late hours failed; retrying'),
+  });
+  lifecycle.add('sweeper', () => sweeping.close());
+  return { sweep, close: lifecycle.close };
 }
-
-/** Runs `task` now and then `intervalMs` after each run ends, until stopped (which awaits a run). */
-function repeat(task: () => Promise<void>, intervalMs: number, failed: (err: unknown) => void) {
-  let timer: NodeJS.Timeout | undefined;
-  let stopped = false;
-  let running: Promise<void> = Promise.resolve();
-  const run = () => {
-    running = task()
-      .catch(failed)
-      .finally(() => {
-        if (!stopped) timer = setTimeout(run, intervalMs);
-      });
-  };
-  timer = setTimeout(run, 0);
-  return {
-    stop: async () => {
-      stopped = true;
-      clearTimeout(timer);
-      await running;
-    },
-  };
-}
-
-const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));

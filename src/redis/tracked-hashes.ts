@@ -15,7 +15,8 @@
  * handled first, and keeping the answer then would keep a stale value until the next change.
  */
 import type { Logger } from '../log/logger.ts';
-import { closeRedis, connectRedis, type Redis } from './connect.ts';
+import { closeRedis, type Redis } from './connect.ts';
+import type { Connections } from './connections.ts';
 
 const INVALIDATIONS = '__redis__:invalidate';
 
@@ -27,17 +28,20 @@ export interface TrackedHashes {
   close(): Promise<void>;
 }
 
-/** For a few hashes (everything read is kept until it changes): the notifier's routes and channels. */
-export function openTrackedHashes(redisUrl: string, name: string, log: Logger): TrackedHashes {
+/**
+ * For a few hashes (everything read is kept until it changes): the notifier's routes and channels.
+ * Opens two connections of its own from `connections`, and closes them when closed.
+ */
+export function openTrackedHashes(connections: Connections, name: string, log: Logger): TrackedHashes {
   const kept = new Map<string, Record<string, string>>();
   /** Counts invalidations and connection losses: an answer is kept only if it did not move meanwhile. */
   let epoch = 0;
   let on = false;
   let closed = false;
-  const reader = connectRedis(redisUrl, 'command', `${name}-reads`);
+  const reader = connections.command(`${name}-reads`);
   // Subscribing by hand after each connection: the connection's id must be asked for first, which a
   // connection in subscriber mode cannot do.
-  const invalidations: Redis = connectRedis(redisUrl, 'command', `${name}-invalidations`);
+  const invalidations: Redis = connections.command(`${name}-invalidations`);
   invalidations.options.autoResubscribe = false;
 
   const forget = () => {
@@ -78,7 +82,7 @@ export function openTrackedHashes(redisUrl: string, name: string, log: Logger): 
       if (epoch === startedEpoch && !closed) on = true;
     } catch (err) {
       log.warn(
-        { err: err instanceof Error ? err.message : String(err), connection: name },
+        { err, connection: name },
         'redis: client-side caching not turned on; reading every time until the next reconnection',
       );
     }

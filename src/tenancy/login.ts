@@ -65,7 +65,16 @@ export interface LoginLimits {
 }
 
 /** The limits as configured. */
-export const loginLimitsOf = (config: Config): LoginLimits => ({
+export const loginLimitsOf = (
+  config: Pick<
+    Config,
+    | 'loginMaxFailures'
+    | 'loginMaxFailuresPerUser'
+    | 'loginMaxFailuresPerAddress'
+    | 'loginLockSeconds'
+    | 'demo'
+  >,
+): LoginLimits => ({
   maxFailures: config.loginMaxFailures,
   maxFailuresPerUser: config.loginMaxFailuresPerUser,
   maxFailuresPerAddress: config.loginMaxFailuresPerAddress,

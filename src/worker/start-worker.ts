@@ -15,28 +15,32 @@ import { ensureGroups } from '../queue/ingest-queue.ts';
 import { createPartitionLeases, type PartitionLeases } from '../queue/partition-leases.ts';
 import type { QueueKeys } from '../queue/queue-keys.ts';
 import type { RedisCommand } from '../redis/command.ts';
-import { closeRedis, connectRedis, type Redis } from '../redis/connect.ts';
+import type { Connections } from '../redis/connections.ts';
 import type { ProcessItems } from './ingest-processor.ts';
 import { createCrashGate } from './crash-gate.ts';
-import { runStepLoop } from './step-loop.ts';
+import { runStepLoop, type StepLoopDeps } from './step-loop.ts';
 import { createWorkerMetrics, type WorkerMetrics } from './worker-metrics.ts';
 
 export interface RunningWorker {
   close(): Promise<void>;
 }
 
-export async function startWorker(deps: {
-  config: Config;
+export interface WorkerDeps {
+  config: StepLoopDeps['config'] & Pick<Config, 'queuePartitions' | 'partitionLeaseMs' | 'workerConcurrency'>;
+  /** Where the worker's connections come from: its control connection and one reader per loop. */
+  connections: Connections;
   keys: QueueKeys;
   log: Logger;
   metrics: Registry;
   process: ProcessItems;
   /** The ingestion-log commands of items moved to the dead-letter stream. */
   deadLetterLog?: (items: IngestItem[], reason: string) => RedisCommand[];
-}): Promise<RunningWorker> {
-  const { config, keys, log } = deps;
+}
+
+export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
+  const { config, connections, keys, log } = deps;
   const metrics = createWorkerMetrics(deps.metrics);
-  const control = connectRedis(config.redisUrl, 'blocking', 'vigil-worker');
+  const control = connections.blocking('vigil-worker');
   await ensureGroups(control, keys, config.queuePartitions);
   const leases = createPartitionLeases({
     redis: control,
@@ -47,7 +51,7 @@ export async function startWorker(deps: {
   });
   await leases.tick();
   const readers = Array.from({ length: config.workerConcurrency }, (_, i) =>
-    connectRedis(config.redisUrl, 'blocking', `vigil-worker-${i}`),
+    connections.blocking(`vigil-worker-${i}`),
   );
   // Reconnections of the worker's connections: across one, a read's reply or an acknowledgement
   // can be lost (the connection dropped with it unanswered, or Redis restarted from an AOF that had
@@ -82,7 +86,7 @@ export async function startWorker(deps: {
       isClosing: () => closing,
       pause: sleeps.sleep,
     }).catch((err: unknown) => {
-      log.error({ err: err instanceof Error ? err.message : String(err) }, 'worker step loop crashed');
+      log.error({ err }, 'worker step loop crashed');
     }),
   );
   let closed: Promise<void> | undefined;
@@ -92,8 +96,8 @@ export async function startWorker(deps: {
         closing = true;
         sleeps.wakeAll();
         await Promise.allSettled(loops);
+        // Its connections are the factory's: closed with the others, after every part stopped.
         await leases.close();
-        await Promise.all([...readers, control].map((r: Redis) => closeRedis(r)));
       })()),
   };
 }

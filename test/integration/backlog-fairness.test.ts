@@ -7,6 +7,7 @@
 import { Registry } from 'prom-client';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { startGateway } from '../../src/gateway/start-gateway.ts';
+import { createConnections } from '../../src/redis/connections.ts';
 import { createIngestService } from '../../src/ingest/ingest-service.ts';
 import { countEntries, listDeadLetters, requeueDeadLetters } from '../../src/queue/ingest-queue.ts';
 import { startWorker } from '../../src/worker/start-worker.ts';
@@ -55,8 +56,10 @@ async function setUp(overrides: Parameters<typeof createIngestHarness>[0] = {}) 
     });
   /** A worker whose processing fails for the payload `poison` while `poisonFails()`. */
   const startTestWorker = async (poisonFails: () => boolean) => {
+    const connections = createConnections(h.config);
     const worker = await startWorker({
       config: h.config,
+      connections,
       keys: h.keys,
       log: h.log,
       metrics: new Registry(),
@@ -65,7 +68,10 @@ async function setUp(overrides: Parameters<typeof createIngestHarness>[0] = {}) 
           ? Promise.reject(new Error('cannot process poison'))
           : Promise.resolve({ payloads: items.length, values: 0, staleValues: 0 }),
     });
-    onTestFinished(() => worker.close());
+    onTestFinished(async () => {
+      await worker.close();
+      await connections.close();
+    });
     return worker;
   };
   return { h, ingest, post, counts, drained, startTestWorker };

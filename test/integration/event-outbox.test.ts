@@ -108,7 +108,7 @@ describe('event outbox', () => {
     const p = await startPipeline({ roles: 'api' });
     const batches: string[][] = [];
     const consumer = startOutboxConsumer({
-      redisUrl: p.config.redisUrl,
+      connections: p.connections,
       keys: p.keys,
       group: 'gathering',
       consumer: 'c1',

@@ -28,6 +28,7 @@ import type { IngestItem } from '../../src/domain/ingest-item.ts';
 import { partitionOf } from '../../src/queue/partition.ts';
 import { createPartitionLeases } from '../../src/queue/partition-leases.ts';
 import { closeRedis, connectRedis, type Redis } from '../../src/redis/connect.ts';
+import { createConnections } from '../../src/redis/connections.ts';
 import { createKeys } from '../../src/keys.ts';
 import { deadLetterOutcomes } from '../../src/worker/outcomes.ts';
 import { startWorker } from '../../src/worker/start-worker.ts';
@@ -87,8 +88,10 @@ async function worker(
   process: (items: IngestItem[]) => Promise<void>,
   deadLetterLog?: Parameters<typeof startWorker>[0]['deadLetterLog'],
 ) {
+  const connections = createConnections(config);
   const w = await startWorker({
     config,
+    connections,
     keys: createKeys(config.keyPrefix),
     log,
     metrics: new Registry(),
@@ -98,7 +101,10 @@ async function worker(
     },
     ...(deadLetterLog ? { deadLetterLog } : {}),
   });
-  onTestFinished(() => w.close());
+  onTestFinished(async () => {
+    await w.close();
+    await connections.close();
+  });
   return w;
 }
 

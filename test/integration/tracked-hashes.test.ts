@@ -5,18 +5,20 @@
  */
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { createLogger } from '../../src/log/logger.ts';
-import { closeRedis, connectRedis, type Redis } from '../../src/redis/connect.ts';
+import type { Redis } from '../../src/redis/connect.ts';
+import { createConnections } from '../../src/redis/connections.ts';
 import { openTrackedHashes } from '../../src/redis/tracked-hashes.ts';
 import { testConfig } from '../support/context.ts';
 import { eventually } from '../support/eventually.ts';
 
 function setUp(name: string) {
   const config = testConfig();
-  const writer = connectRedis(config.redisUrl, 'command', `${name}-writer`);
-  const hashes = openTrackedHashes(config.redisUrl, name, createLogger('silent'));
+  const connections = createConnections(config);
+  const writer = connections.command(`${name}-writer`);
+  const hashes = openTrackedHashes(connections, name, createLogger('silent'));
   onTestFinished(async () => {
     await hashes.close();
-    await closeRedis(writer);
+    await connections.close();
   });
   return { writer, hashes, key: `${config.keyPrefix}:tracked` };
 }

@@ -32,7 +32,12 @@ export const ALERTING_TEST_CONFIG = {
 } satisfies Partial<Record<keyof Config, string | number | boolean>>;
 
 export function alertingAdmin(p: Pipeline, config: Config = p.config): AlertingAdmin {
-  const admin = createAlertingAdmin({ admin: adminDeps(p.redis, p.keys), keys: p.keys, config });
+  const admin = createAlertingAdmin({
+    admin: adminDeps(p.redis, p.keys),
+    keys: p.keys,
+    config,
+    connections: p.connections,
+  });
   onTestFinished(() => admin.close());
   return admin;
 }

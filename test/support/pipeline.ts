@@ -5,7 +5,8 @@
 import { onTestFinished } from 'vitest';
 import { createLogger } from '../../src/log/logger.ts';
 import { startVigil, type RunningVigil, type StartOptions } from '../../src/main.ts';
-import { closeRedis, connectRedis, type Redis } from '../../src/redis/connect.ts';
+import type { Redis } from '../../src/redis/connect.ts';
+import { createConnections, type Connections } from '../../src/redis/connections.ts';
 import { adminDeps, createKeys, type Keys } from '../../src/keys.ts';
 import { createTenancyAdmin } from '../../src/tenancy/tenancy-admin.ts';
 import type { Config } from '../../src/config/schema.ts';
@@ -16,6 +17,8 @@ import { COMFORT_PARSER, COMFORT_SPEC } from '../fixtures/definitions/comfort.ts
 export interface Pipeline {
   config: Config;
   vigil: RunningVigil;
+  /** The test's own Redis connections (closed when the test ends): `redis` and any it opens. */
+  connections: Connections;
   redis: Redis;
   keys: Keys;
   influx: InfluxClient;
@@ -41,14 +44,16 @@ export async function startPipeline(
   });
   const vigil = await startVigil(config, createLogger(process.env.VIGIL_TEST_LOG ?? 'silent'), options);
   onTestFinished(() => vigil.close());
-  const redis = connectRedis(config.redisUrl, 'command', 'test');
-  onTestFinished(() => closeRedis(redis));
+  const connections = createConnections(config);
+  onTestFinished(() => connections.close());
+  const redis = connections.command('test');
   const keys = createKeys(config.keyPrefix);
   const influx = createInfluxClient({ url: config.influxUrl, database: config.influxDatabase });
   const gatewayUrl = `http://127.0.0.1:${vigil.ports.gateway}`;
   return {
     config,
     vigil,
+    connections,
     redis,
     keys,
     influx,

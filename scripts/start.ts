@@ -82,7 +82,10 @@ function fail(message: string): never {
   process.exit(1);
 }
 
-/** Stops on the first SIGINT/SIGTERM/SIGHUP; a second one exits at once. */
+/**
+ * Stops on the first SIGINT/SIGTERM/SIGHUP, saying "stopping…" and, once everything has stopped,
+ * "stopped"; a second signal exits at once.
+ */
 export function stopOnSignals(stop: () => Promise<void>): void {
   let stopping = false;
   const onSignal = () => {
@@ -94,10 +97,16 @@ export function stopOnSignals(stop: () => Promise<void>): void {
       process.exit(1);
     }, 9000);
     timer.unref();
-    // What failed to stop is logged; the exit status says so.
+    // What failed to stop is logged; the last line and the exit status say so.
     void stop().then(
-      () => process.exit(0),
-      () => process.exit(1),
+      () => {
+        process.stderr.write('[vigil] stopped\n');
+        process.exit(0);
+      },
+      () => {
+        process.stderr.write('[vigil] stopped; not everything stopped cleanly (see above)\n');
+        process.exit(1);
+      },
     );
   };
   process.on('SIGINT', onSignal);

@@ -176,10 +176,16 @@ export async function main(): Promise<void> {
       process.exit(1);
     }, config.shutdownTimeoutMs);
     timer.unref();
-    // A part that failed to stop is logged with its error; the exit status says so.
+    // A part that failed to stop is logged with its error; the last line and the exit status say so.
     void vigil.close().then(
-      () => process.exit(0),
-      () => process.exit(1),
+      () => {
+        log.info({ signal }, 'stopped');
+        process.exit(0);
+      },
+      () => {
+        log.error({ signal }, 'stopped; not everything stopped cleanly');
+        process.exit(1);
+      },
     );
   };
   process.on('SIGINT', () => stop('SIGINT'));

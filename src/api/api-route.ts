@@ -23,7 +23,17 @@ import type { Scope, TokenRecord } from '../tenancy/types.ts';
 import type { AttributesSchema } from './attributes.ts';
 
 export interface ApiDeps {
-  config: Config;
+  /** The settings the read API reads. */
+  config: Pick<
+    Config,
+    | 'trustProxy'
+    | 'credentialCacheMs'
+    | 'auditLogSize'
+    | 'exportLimitPerMonth'
+    | 'ingestLogSize'
+    | 'demo'
+    | 'loginTokenTtlSeconds'
+  >;
   keys: TenancyKeys & StateKeys & EventKeys & IngestKeys & ExportKeys & AlertingKeys;
   redis: Redis;
   influx: InfluxClient;

@@ -16,7 +16,7 @@ import { errorHandler, expressError, methodNotAllowed, notFound } from '../http/
 import { GATEWAY_KINDS, GATEWAY_PATHS, isJsonGateway, type GatewayKind } from '../domain/ingest-item.ts';
 
 export interface GatewayAppDeps {
-  config: Config;
+  config: Pick<Config, 'bodyLimitBytes'>;
   log: Logger;
   ingest: IngestService;
 }

@@ -1,9 +1,12 @@
+import type { Config } from '../config/schema.ts';
 import { createIngestService, type IngestDeps, type IngestService } from '../ingest/ingest-service.ts';
 import { createHttpServer } from '../http/http-server.ts';
 import { closeServer, listen } from '../lib/listen.ts';
 import { createGatewayApp } from './gateway-app.ts';
 
 export interface GatewayDeps extends IngestDeps {
+  config: IngestDeps['config'] &
+    Pick<Config, 'gatewayPort' | 'host' | 'httpHeadersTimeoutMs' | 'httpRequestTimeoutMs'>;
   /** The process's shared ingestion core; created (and closed with the gateway) when absent. */
   ingest?: IngestService;
 }

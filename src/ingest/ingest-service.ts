@@ -73,8 +73,25 @@ export interface IngestService {
   close(): Promise<void>;
 }
 
+/** The settings the ingestion core reads. */
+export type IngestConfig = Pick<
+  Config,
+  | 'queuePartitions'
+  | 'credentialCacheMs'
+  | 'rateLimitPerSecond'
+  | 'demo'
+  | 'ingestLogSize'
+  | 'batchMaxPayloads'
+  | 'batchMaxDelayMs'
+  | 'ingestWriteTimeoutMs'
+  | 'backlogHighWater'
+  | 'backlogEnvHighWater'
+  | 'backlogCheckMs'
+  | 'bodyLimitBytes'
+>;
+
 export interface IngestDeps {
-  config: Config;
+  config: IngestConfig;
   keys: TenancyKeys & QueueKeys & IngestKeys;
   /** Command connection (fails fast): key and pre-parser lookups, ingestion log. */
   redis: Redis;

@@ -9,12 +9,22 @@
 import { hostname } from 'node:os';
 import mqtt, { type IPublishPacket, type MqttClient } from 'mqtt';
 import { isAppError } from '../errors/app-error.ts';
+import type { Config } from '../config/schema.ts';
 import { createIngestService, type IngestDeps, type IngestService } from '../ingest/ingest-service.ts';
 import { GATEWAY_KINDS, GATEWAY_PATHS, isJsonGateway } from '../domain/ingest-item.ts';
 import { parsePublishTopic } from './topics.ts';
 import { maskUrl } from '../lib/mask-url.ts';
 
 export interface BridgeDeps extends IngestDeps {
+  config: IngestDeps['config'] &
+    Pick<
+      Config,
+      | 'mqttBridgeUrl'
+      | 'mqttBridgeGroup'
+      | 'mqttBridgeShared'
+      | 'mqttBridgeClientId'
+      | 'mqttBridgeConnections'
+    >;
   ingest?: IngestService;
 }
 

@@ -23,6 +23,7 @@ import {
 } from 'aedes';
 import { AppError, isAppError } from '../errors/app-error.ts';
 import { publicDemoKeyCheck } from '../config/public-demo.ts';
+import type { Config } from '../config/schema.ts';
 import { createIngestService, type IngestDeps, type IngestService } from '../ingest/ingest-service.ts';
 import { listen } from '../lib/listen.ts';
 import { createKeySweep } from './key-sweep.ts';
@@ -32,6 +33,7 @@ import { enterSession, type Session } from './sessions.ts';
 import { parsePublishTopic, subscriptionKey } from './topics.ts';
 
 export interface MqttDeps extends IngestDeps {
+  config: IngestDeps['config'] & Pick<Config, 'mqttPort' | 'host'>;
   /** The process's shared ingestion core; created (and closed with the broker) when absent. */
   ingest?: IngestService;
 }

@@ -4,7 +4,7 @@
  * Started after every other role, so that taking traffic is the first thing to stop.
  */
 import { startGateway } from '../gateway/start-gateway.ts';
-import { createIngestService, type IngestDeps } from '../ingest/ingest-service.ts';
+import { createIngestService } from '../ingest/ingest-service.ts';
 import { startMqttBridge } from '../mqtt/bridge.ts';
 import { startMqttBroker } from '../mqtt/broker.ts';
 import type { RoleContext } from './role-context.ts';
@@ -19,7 +19,7 @@ export async function startIngestRoles(ctx: RoleContext): Promise<IngestPorts> {
   const { config, lifecycle } = ctx;
   const roles = new Set(config.roles);
   const ports: IngestPorts = { gateway: 0, mqtt: 0 };
-  const deps: IngestDeps = {
+  const deps = {
     config,
     keys: ctx.keys,
     redis: ctx.redis,

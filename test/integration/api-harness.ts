@@ -114,7 +114,7 @@ export async function startApiHarness(
 
   async function startApp(more: Partial<ApiDeps> = {}): Promise<string> {
     // The api role serves the web console beside the JSON API, as in production.
-    const webConsole = createConsole({ ...base, keys });
+    const webConsole = createConsole({ ...base, config, keys });
     defer(() => webConsole.close());
     const server: Server = createServer(createApiApp({ ...base, ...more }, [webConsole.router]));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

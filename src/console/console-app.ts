@@ -9,66 +9,24 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import compression from 'compression';
 import { gzipHtml } from './gzip-html.ts';
 import { constants } from 'node:zlib';
-import { createAlarms, type Alarms } from '../alerting/alarms.ts';
-import type { Config } from '../config/schema.ts';
+import { createAlarms } from '../alerting/alarms.ts';
 import { AppError } from '../errors/app-error.ts';
 import { toClientError } from '../http/error-handling.ts';
-import { createLast24HoursReader, type Last24HoursReader } from '../history/last-24-hours-reader.ts';
-import type { InfluxClient } from '../history/influx-client.ts';
-import type { IngestLog } from '../ingest/ingest-log.ts';
-import type { Logger } from '../log/logger.ts';
-import type { Redis } from '../redis/connect.ts';
-import type { TenancyStore } from '../tenancy/tenancy-store.ts';
-import type { Keys } from '../keys.ts';
-import { loadAssets, type Assets } from './assets.ts';
-import { readFleet, type FleetSnapshot } from './fleet-data.ts';
-import { createLiveHub, type LiveHub } from './live.ts';
+import { createLast24HoursReader } from '../history/last-24-hours-reader.ts';
+import { loadAssets } from './assets.ts';
+import { readFleet } from './fleet-data.ts';
+import { createLiveHub } from './live.ts';
 import { pageRoutes } from './page-routes.ts';
-import { consoleSecurityHeaders, createCookiePolicy, type CookiePolicy } from './security.ts';
-import { createSessionStore, type ConsoleSession, type SessionStore } from './sessions.ts';
+import { consoleSecurityHeaders, createCookiePolicy } from './security.ts';
+import { createSessionStore } from './sessions.ts';
 import { signInRoutes } from './sign-in-routes.ts';
 import { definitionRoutes } from './definition-routes.ts';
 import { errorBody } from './views/sign-in-view.ts';
-import { page, type PageOptions } from './views/layout.ts';
-import { createWorkbench, type Workbench } from './workbench.ts';
+import { page } from './views/layout.ts';
+import { createWorkbench } from './workbench.ts';
 import { createWorkbenchLimits } from './workbench-limits.ts';
 import { paths } from './views/format.ts';
-
-export interface ConsoleDeps {
-  config: Config;
-  keys: Keys;
-  redis: Redis;
-  influx: InfluxClient;
-  tenancy: TenancyStore;
-  ingestLog: IngestLog;
-  log: Logger;
-  clock?: () => number;
-}
-
-/** What the console's routes share. */
-export interface ConsoleContext {
-  deps: ConsoleDeps;
-  clock: () => number;
-  sessions: SessionStore;
-  cookies: CookiePolicy;
-  live: LiveHub;
-  /** Open alarms and their acknowledgement (alerting's). */
-  alarms: Alarms;
-  workbench: Workbench;
-  assets: Assets;
-  /** last24Hours buckets (closed hours cached) for the device charts. */
-  last24Hours: Last24HoursReader;
-  /** The environment's fleet, shared by pages and streams. */
-  fleet(env: string): Promise<FleetSnapshot>;
-  /** Sends a page. */
-  render(res: Response, status: number, o: Omit<PageOptions, 'assets'>): void;
-  /** The request's session, or null. */
-  sessionOf(req: Request, opts?: { renew?: boolean }): Promise<ConsoleSession | null>;
-  /** The request's session; otherwise a GET is sent to sign-in and a POST refused (UNAUTHORIZED). */
-  requireSession(req: Request, res: Response): Promise<ConsoleSession | null>;
-  /** The request's query parameters (the API app leaves the query unparsed). */
-  queryOf(req: Request): URLSearchParams;
-}
+import type { ConsoleContext, ConsoleDeps } from './console-context.ts';
 
 export interface WebConsole {
   router: express.Router;

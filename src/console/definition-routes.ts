@@ -7,7 +7,7 @@ import { AppError, isAppError } from '../errors/app-error.ts';
 import type { ErrorCode } from '../errors/catalogue.ts';
 import type { DefinitionRecord } from '../tenancy/types.ts';
 import { listRecentPayloads } from '../recent-payloads/list-recent-payloads.ts';
-import type { ConsoleContext } from './console-app.ts';
+import type { ConsoleContext } from './console-context.ts';
 import { assertSameOrigin, assertToken } from './security.ts';
 import type { ConsoleSession } from './sessions.ts';
 import { definitionBody, definitionsBody, type WorkbenchModel } from './views/definitions-view.ts';

@@ -8,7 +8,7 @@
 import type { IngestLogEntry } from '../ingest/ingest-log.ts';
 import { listRecentPayloads } from '../recent-payloads/list-recent-payloads.ts';
 import type { RecentPayload } from '../recent-payloads/recent-payload-codec.ts';
-import type { ConsoleContext } from './console-app.ts';
+import type { ConsoleContext } from './console-context.ts';
 import {
   matchesIngest,
   type IngestFilter,

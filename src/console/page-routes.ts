@@ -7,7 +7,7 @@ import type { Request, Response, Router } from 'express';
 import type { ServedAlarm } from '../alerting/alarms.ts';
 import { listEvents } from '../events/list-events.ts';
 import { AppError } from '../errors/app-error.ts';
-import type { ConsoleContext } from './console-app.ts';
+import type { ConsoleContext } from './console-context.ts';
 import { readCharts } from './device-charts.ts';
 import { readDevice } from './device-data.ts';
 import { ingestLogOf, readIngestPage } from './ingestion-data.ts';

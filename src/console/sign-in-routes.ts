@@ -8,7 +8,7 @@ import type { Request, Response, Router } from 'express';
 import { AppError, isAppError } from '../errors/app-error.ts';
 import type { LoginResult } from '../tenancy/login.ts';
 import { isValidName } from '../tenancy/names.ts';
-import type { ConsoleContext } from './console-app.ts';
+import type { ConsoleContext } from './console-context.ts';
 import { assertSameOrigin, assertToken, countSignIn, newToken } from './security.ts';
 import { paths } from './views/format.ts';
 import { signInBody, type SignInModel } from './views/sign-in-view.ts';

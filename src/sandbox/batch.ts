@@ -1,5 +1,5 @@
 import type { ReadyParser } from './parser-context.ts';
-import type { ParserInput } from './sandbox.ts';
+import type { ParserInput } from './parser-code.ts';
 
 /** Runs one batch in the parser's context and returns the harness's raw answer (a JSON string, unchecked). */
 export function callParser(

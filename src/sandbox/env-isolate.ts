@@ -18,7 +18,7 @@ import {
   type ParserEntry,
   type ReadyParser,
 } from './parser-context.ts';
-import type { ParserCode, ParserInput } from './sandbox.ts';
+import type { ParserCode, ParserInput } from './parser-code.ts';
 
 export interface EnvIsolate {
   readonly env: string;

@@ -1,7 +1,7 @@
 import type ivm from 'isolated-vm';
 import { describeUserError, isMemoryLimit, isTimeout } from './host-errors.ts';
 import { parseFailure, type ParseFailure } from './outcome.ts';
-import type { ParserCode } from './sandbox.ts';
+import type { ParserCode } from './parser-code.ts';
 
 /** The batch entry point the harness returns: one JSON string of inputs in, one JSON string of outcomes out. */
 export type RunBatch = (inputJson: string, expectObject: boolean) => string;

@@ -9,28 +9,10 @@ import { createIsolatePool } from './isolate-pool.ts';
 import { decodeBatchResult, parseFailure, type ParseFailure, type ParseOutcome } from './outcome.ts';
 import { DEFAULT_PARSER_FILENAME, type ParserEntry } from './parser-context.ts';
 
+import type { ParserCode, ParserInput } from './parser-code.ts';
+
 export type { ParseOutcome, ParseFailure, ParserFailureCode } from './outcome.ts';
-
-/** User code with its identity; a context is cached per (env, id, revision). */
-export interface ParserCode {
-  /**
-   * The environment whose payloads this parser handles: its parsers run in that environment's own
-   * isolate, never beside another environment's (a public definition gets a context per environment).
-   */
-  env: string;
-  /** Cache identity within the environment, e.g. 'def:public:ComfortSensors' or 'pre:envname'. Different ids never share globals. */
-  id: string;
-  /** Changes whenever the source changes; a new revision replaces the cached context. */
-  revision: number;
-  source: string;
-  /** The user's file name, used in stack traces and line:column messages. Default 'parser.js'. */
-  filename?: string;
-}
-
-export interface ParserInput {
-  payloadStr: string;
-  payloadRaw: string;
-}
+export type { ParserCode, ParserInput } from './parser-code.ts';
 
 export interface RunOptions {
   /** Definition parsers: a result whose JSON is not an object (array, null, number, string) is PARSER_BAD_RESULT. */

@@ -35,7 +35,7 @@ import type { DeviceReadings, SensorMeta, StateValue } from '../state/state-stor
 import type { DeviceSettings } from '../tenancy/tenancy-store.ts';
 import type { DeviceRecord } from '../tenancy/types.ts';
 import type { Catalog } from '../tenancy/catalog.ts';
-import type { ParsedReading } from './parse.ts';
+import type { ParsedReading } from './readings.ts';
 
 /** A converted value: what the state step applies, and what its history line is made of. */
 export interface ConvertedValue extends StateValue {

@@ -8,7 +8,7 @@
  */
 import type { IngestItem } from '../domain/ingest-item.ts';
 import type { OutcomeLog } from './outcomes.ts';
-import type { Reading } from './preparse.ts';
+import type { Reading } from './readings.ts';
 
 /** Longest error text kept in a dead-letter reason and the log. */
 const REASON_MAX_CHARS = 300;

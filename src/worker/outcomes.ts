@@ -8,7 +8,7 @@ import type { ErrorCode } from '../errors/catalogue.ts';
 import type { IngestLogRecord } from '../ingest/ingest-log.ts';
 import type { GatewayKind, IngestItem } from '../domain/ingest-item.ts';
 import type { ConversionReport } from './convert.ts';
-import type { ParsedReading } from './parse.ts';
+import type { ParsedReading } from './readings.ts';
 
 /** A submission whose processing failed on its data, with the reason (names no payload content). */
 export interface FailedPayload {

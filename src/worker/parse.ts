@@ -6,12 +6,9 @@ import type { Sandbox } from '../sandbox/sandbox.ts';
 import type { DefinitionRecord } from '../tenancy/types.ts';
 import type { Failures } from './failures.ts';
 import type { OutcomeLog } from './outcomes.ts';
-import type { ResolvedReading } from './resolve.ts';
+import type { ParsedReading, ResolvedReading } from './readings.ts';
 
-/** A resolved reading with the values its parser returned. */
-export interface ParsedReading extends ResolvedReading {
-  values: Record<string, unknown>;
-}
+export type { ParsedReading } from './readings.ts';
 
 export function parseReadings(
   resolved: ResolvedReading[],

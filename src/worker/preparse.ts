@@ -6,35 +6,12 @@
 import { normalisePreparserResult } from '../domain/preparser-result.ts';
 import type { IngestItem } from '../domain/ingest-item.ts';
 import type { Sandbox } from '../sandbox/sandbox.ts';
-import type { DefinitionRecord, DeviceRecord } from '../tenancy/types.ts';
 import type { Catalog } from '../tenancy/catalog.ts';
 import type { Failures } from './failures.ts';
 import type { OutcomeLog } from './outcomes.ts';
+import type { Reading } from './readings.ts';
 
-/**
- * One reading on its way through a step. The later steps fill in `device` and `definition`
- * (resolveDevices) and `values` (parseReadings) on the same object rather than copying it: a drain
- * step carries thousands of them.
- */
-export interface Reading {
-  item: IngestItem;
-  deviceName: string;
-  /** What the definition parser receives as payloadStr. */
-  payloadStr: string;
-  /** Measurement time, epoch ms. */
-  timeMs: number;
-  /** The device (pre-parser) supplied the time; history is then exactly-once. */
-  deviceTime: boolean;
-  /** Position among the readings the pre-parser made of one submission. */
-  index: number;
-  /** preparseronly gateways: payloadStr is already the data point map (no definition parser). */
-  direct: boolean;
-  /** Set by resolveDevices. */
-  device: DeviceRecord | null;
-  definition: DefinitionRecord | null;
-  /** Data point name → value as the parser returned it; set by parseReadings. */
-  values: Record<string, unknown> | null;
-}
+export type { Reading } from './readings.ts';
 
 function reading(
   item: IngestItem,

@@ -6,13 +6,9 @@ import type { DefinitionRecord, DeviceRecord } from '../tenancy/types.ts';
 import type { Catalog } from '../tenancy/catalog.ts';
 import type { Failures } from './failures.ts';
 import type { OutcomeLog } from './outcomes.ts';
-import type { Reading } from './preparse.ts';
+import type { Reading, ResolvedReading } from './readings.ts';
 
-/** A reading whose device and definition are known. */
-export interface ResolvedReading extends Reading {
-  device: DeviceRecord;
-  definition: DefinitionRecord;
-}
+export type { ResolvedReading } from './readings.ts';
 
 export async function resolveDevices(
   readings: Reading[],

@@ -21,8 +21,14 @@ import { createLogger } from '../../src/log/logger.ts';
 import { startVigil, type RunningVigil } from '../../src/main.ts';
 import { closeRedis, connectRedis, type Redis } from '../../src/redis/connect.ts';
 import { createTenancyAdmin } from '../../src/tenancy/tenancy-admin.ts';
+import {
+  BATCH_PREPARSER,
+  COLD_ROOM_PARSER,
+  COLD_ROOM_SPEC,
+  coldRoomDay,
+} from '../fixtures/definitions/cold-room.ts';
 import { COMFORT_PARSER, COMFORT_SPEC } from '../fixtures/definitions/comfort.ts';
-import { launchChromium } from '../support/browser.ts';
+import { canvasPixels, launchChromium } from '../support/browser.ts';
 import { testConfig } from '../support/context.ts';
 import { eventually } from '../support/eventually.ts';
 
@@ -64,6 +70,17 @@ let keyA: string;
 let keyB: string;
 let mfaSecret: string;
 const admin = () => createTenancyAdmin(adminDeps(redis, createKeys(vigil.config.keyPrefix)));
+
+/** Waits until what `read` gives passes `check` (its expect), as eventually() waits. */
+async function until<T>(read: () => Promise<T>, check: (value: T) => void): Promise<void> {
+  await eventually(
+    async () => {
+      check(await read());
+      return true;
+    },
+    { message: 'the page to show it' },
+  );
+}
 
 async function submit(key: string, body: Record<string, unknown>): Promise<void> {
   const res = await fetch(`${gateway}/gateway/submit/${key}`, {
@@ -123,6 +140,8 @@ beforeAll(async () => {
     consoleSignInPerMinute: 1000,
     loginMaxFailures: 3,
     availabilityCheckMs: 200,
+    // The cold room's day is uploaded right after its pre-parser is set: no cached "none" may miss it.
+    catalogCacheMs: 0,
   });
   vigil = await startVigil(config, createLogger(process.env.VIGIL_TEST_LOG ?? 'silent'));
   redis = connectRedis(config.redisUrl, 'command', 'test');
@@ -144,6 +163,14 @@ beforeAll(async () => {
       definitionIsPublic: false,
     });
   }
+  await a.setPreparser('acme', BATCH_PREPARSER, true);
+  await a.applyDefinition({ kind: 'private', env: 'acme' }, COLD_ROOM_SPEC, COLD_ROOM_PARSER);
+  await a.createDevice('acme', {
+    name: 'cold_room',
+    displayName: 'Cold room 1',
+    definitionName: 'ColdRoom',
+    definitionIsPublic: false,
+  });
   await a.createDevice('acme', {
     name: 'probe_1',
     displayName: HOSTILE,
@@ -179,6 +206,7 @@ beforeAll(async () => {
   await submit(keyA, { deviceName: 'hall_sensor', Temperature: 22.4, Humidity: 41, CO2: 640, Battery: 3090 });
   await submit(keyA, { deviceName: 'probe_1', fail: HOSTILE });
   await submit(keyB, { deviceName: 'beta_device', Temperature: 20 });
+  await submit(keyA, { deviceName: 'cold_room', readings: coldRoomDay(Date.now()) });
   await processed('acme', 5);
   await processed('beta', 1);
   for (const [env, device, count] of [
@@ -212,19 +240,26 @@ describe('console in a browser', () => {
 
     // Wrong password: an error and nothing else.
     const wrong = await signIn(context, 'acme', 'alice', { password: 'not the password' });
-    await expect
-      .poll(() => wrong.getByRole('alert').textContent())
-      .toContain('Wrong environment, username, password or code');
+    await until(
+      () => wrong.getByRole('alert').textContent(),
+      (v) => expect(v).toContain('Wrong environment, username, password or code'),
+    );
     expect((await context.cookies(base)).some((c) => c.name === 'vigil_session')).toBe(false);
 
     // Without the code: asked for it; with it (by keyboard): signed in.
     const asked = await signIn(context, 'acme', 'alice');
-    await expect.poll(() => asked.getByRole('alert').textContent()).toContain('multi-factor');
+    await until(
+      () => asked.getByRole('alert').textContent(),
+      (v) => expect(v).toContain('multi-factor'),
+    );
     await asked.getByLabel('Password', { exact: true }).fill(PASSWORD);
     await asked.getByLabel('Authentication code').fill(totp());
     await asked.getByLabel('Authentication code').press('Enter');
     await asked.waitForURL(`${base}/console/fleet`);
-    await expect.poll(() => asked.getByRole('heading', { level: 1 }).textContent()).toBe('Fleet');
+    await until(
+      () => asked.getByRole('heading', { level: 1 }).textContent(),
+      (v) => expect(v).toBe('Fleet'),
+    );
 
     const [cookie] = (await context.cookies(base)).filter((c) => c.name === 'vigil_session');
     expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict', secure: false, path: '/' });
@@ -235,11 +270,17 @@ describe('console in a browser', () => {
     const context = await browser.newContext();
     for (let i = 0; i < 3; i++) {
       const p = await signIn(context, 'acme', 'carol', { password: `wrong ${i}` });
-      await expect.poll(() => p.getByRole('alert').textContent()).toContain('Wrong environment');
+      await until(
+        () => p.getByRole('alert').textContent(),
+        (v) => expect(v).toContain('Wrong environment'),
+      );
       await p.close();
     }
     const locked = await signIn(context, 'acme', 'carol');
-    await expect.poll(() => locked.getByRole('alert').textContent()).toContain('Too many failed sign-ins');
+    await until(
+      () => locked.getByRole('alert').textContent(),
+      (v) => expect(v).toContain('Too many failed sign-ins'),
+    );
     expect((await context.cookies(base)).some((c) => c.name === 'vigil_session')).toBe(false);
     await context.close();
   });
@@ -253,7 +294,10 @@ describe('console in a browser', () => {
     expect(before.status).toBe(200);
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.waitForURL(/\/console\/sign-in\?signed-out/);
-    await expect.poll(() => page.getByText('You are signed out').count()).toBe(1);
+    await until(
+      () => page.getByText('You are signed out').count(),
+      (v) => expect(v).toBe(1),
+    );
     const after = await fetch(`${base}/console/fleet`, { headers: { cookie: old }, redirect: 'manual' });
     expect(after.status).toBe(303);
     expect(after.headers.get('location')).toMatch(/^\/console\/sign-in/);
@@ -265,20 +309,32 @@ describe('console in a browser', () => {
     const page = await signIn(context, 'acme', 'dave');
     await page.waitForURL(`${base}/console/fleet`);
     const rows = page.locator('#fleet-rows tr');
-    await expect.poll(() => rows.count()).toBe(4);
+    await until(
+      () => rows.count(),
+      (v) => expect(v).toBe(5),
+    );
     const server = page.locator('#fleet-rows tr[data-key="server_room"]');
-    await expect.poll(() => server.locator('.pill').first().textContent()).toBe('Critical');
+    await until(
+      () => server.locator('.pill').first().textContent(),
+      (v) => expect(v).toBe('Critical'),
+    );
     expect(await server.locator('.pill').first().getAttribute('class')).toContain('st-critical');
     expect(await server.locator('time').getAttribute('title')).toMatch(
       /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/,
     );
-    await expect.poll(() => server.locator('time').textContent()).toMatch(/^(just now|\d+ (s|min) ago)$/);
+    await until(
+      () => server.locator('time').textContent(),
+      (v) => expect(v).toMatch(/^(just now|\d+ (s|min) ago)$/),
+    );
     expect(await page.locator('.count.st-critical .count-n').textContent()).toBe('1');
     // The search box filters as one types.
     await page.getByLabel('Search devices').fill('meeting');
-    await expect.poll(() => page.locator('#fleet-rows tr:not([hidden])').count()).toBe(1);
+    await until(
+      () => page.locator('#fleet-rows tr:not([hidden])').count(),
+      (v) => expect(v).toBe(1),
+    );
     await page.getByLabel('Search devices').fill('');
-    await page.screenshot({ path: join(SHOTS, 'console-fleet.png') });
+    await page.screenshot({ path: join(SHOTS, 'console-fleet.png'), animations: 'disabled' });
 
     await page.setViewportSize({ width: 375, height: 800 });
     const overflow = await page.evaluate<number>('document.documentElement.scrollWidth');
@@ -316,7 +372,10 @@ describe('console in a browser', () => {
     await page.waitForURL(`${base}/console/fleet`);
     await page.getByRole('link', { name: 'Hall sensor' }).click();
     await page.waitForURL(`${base}/console/devices/hall_sensor`);
-    await expect.poll(() => page.locator('#live-status').getAttribute('data-state')).toBe('on');
+    await until(
+      () => page.locator('#live-status').getAttribute('data-state'),
+      (v) => expect(v).toBe('on'),
+    );
     const temperature = page.locator('#device-points tr[data-key="Temperature"] .value');
     expect(await temperature.textContent()).toContain('22.4');
     await page.evaluate('window.marker = 1');
@@ -328,13 +387,20 @@ describe('console in a browser', () => {
       CO2: 700,
       Battery: 3080,
     });
-    await expect.poll(() => temperature.textContent(), { timeout: 10_000 }).toContain('26.5');
+    await until(
+      () => temperature.textContent(),
+      (v) => expect(v).toContain('26.5'),
+    );
     expect(await page.evaluate('window.marker')).toBe(1);
-    await expect
-      .poll(() => page.locator('#device-points tr[data-key="Temperature"] .pill').textContent())
-      .toBe('Warning');
+    await until(
+      () => page.locator('#device-points tr[data-key="Temperature"] .pill').textContent(),
+      (v) => expect(v).toBe('Warning'),
+    );
     // The recent payloads come up to a second after the values they brought.
-    await expect.poll(() => page.locator('#device-payloads li').count(), { timeout: 10_000 }).toBe(3);
+    await until(
+      () => page.locator('#device-payloads li').count(),
+      (v) => expect(v).toBe(3),
+    );
 
     // The chart: uPlot's canvas holds the dark value dots, not only axes.
     const dots = async () =>
@@ -349,8 +415,50 @@ describe('console in a browser', () => {
         }
         return n;
       })()`);
-    await expect.poll(dots, { timeout: 10_000 }).toBeGreaterThan(10);
-    await page.screenshot({ path: join(SHOTS, 'console-device.png'), fullPage: true });
+    await until(dots, (v) => expect(v).toBeGreaterThan(10));
+    await context.close();
+  });
+
+  it('shows a device’s day: its open alarm, 24 hours of charts and its door as steps', async () => {
+    const influx = createInfluxClient({ url: vigil.config.influxUrl, database: vigil.config.influxDatabase });
+    await eventually(
+      async () =>
+        (
+          await queryRecentValues(influx, {
+            env: 'acme',
+            device: 'cold_room',
+            sensors: ['Temperature'],
+            sinceMs: Date.now() - 25 * 3_600_000,
+            maxPerSensor: 200,
+          })
+        ).get('Temperature')?.values.length === 96,
+      { timeoutMs: 60_000, message: 'the cold room’s day in InfluxDB' },
+    );
+    await kept('acme', 'cold_room', 20);
+    const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
+    const page = await signIn(context, 'acme', 'dave');
+    await page.waitForURL(`${base}/console/fleet`);
+    await page.goto(`${base}/console/devices/cold_room`);
+    await until(
+      () => page.locator('#device-alarms tr .pill').allTextContents(),
+      (v) => expect(v).toEqual(['Warning']),
+    );
+    // The hourly averages span the day; the door's two openings are steps.
+    const hourly = await eventually(
+      () => canvasPixels(page, '.chart-canvas[data-sensor="Temperature"]', [36, 87, 214]),
+      { until: (px) => px.count > 100, message: 'the hourly averages' },
+    );
+    expect(hourly.left).toBeLessThan(0.2);
+    await eventually(() => canvasPixels(page, '.chart-canvas[data-sensor="Door"]', [36, 87, 214]), {
+      until: (px) => px.count > 100,
+      message: 'the door’s steps',
+    });
+    expect(await page.locator('#chart-span').textContent()).toBe('Showing the last 24 hours.');
+    await page.screenshot({
+      path: join(SHOTS, 'console-device.png'),
+      fullPage: true,
+      animations: 'disabled',
+    });
     await context.close();
   });
 
@@ -372,7 +480,10 @@ describe('console in a browser', () => {
       .locator('#alarm-rows tr')
       .filter({ hasText: 'Server room' })
       .filter({ hasText: 'Temperature' });
-    await expect.poll(() => acked.locator('.acked').textContent()).toContain('by dave');
+    await until(
+      () => acked.locator('.acked').textContent(),
+      (v) => expect(v).toContain('by dave'),
+    );
     expect(await acked.locator('.note').textContent()).toBe('“Fan replaced, <b>watching</b>”');
     await context.close();
 
@@ -426,7 +537,10 @@ describe('console in a browser', () => {
     await page.getByRole('button', { name: 'Run', exact: true }).click();
     await page.waitForLoadState('domcontentloaded');
     const row = page.locator('#run-result tr[data-sensor="Temperature"]');
-    await expect.poll(() => row.locator('td[data-label="Current value"]').textContent()).toBe('27.4 °C');
+    await until(
+      () => row.locator('td[data-label="Current value"]').textContent(),
+      (v) => expect(v).toBe('27.4 °C'),
+    );
     expect(await row.locator('td[data-label="Converted"]').textContent()).toBe('27.4');
     expect(await row.locator('.pill').textContent()).toBe('Warning');
     expect(await page.locator('#run-result tr[data-sensor="Battery"] .pill').textContent()).toBe('Error');
@@ -443,9 +557,10 @@ describe('console in a browser', () => {
     await page.getByRole('button', { name: 'Replay recent payloads' }).click();
     await page.waitForLoadState('domcontentloaded');
     const replay = page.locator('#replay-result');
-    await expect
-      .poll(() => replay.locator('h3').textContent())
-      .toBe('Replay of 3 recent payloads: 1 would change');
+    await until(
+      () => replay.locator('h3').textContent(),
+      (v) => expect(v).toBe('Replay of 3 recent payloads: 1 would change'),
+    );
     expect(await replay.locator('li.replay-changes').count()).toBe(1);
     expect(await replay.locator('li.replay-changes').textContent()).toContain('Temperature');
     await admin().applyDefinition({ kind: 'private', env: 'acme' }, COMFORT_SPEC, COMFORT_PARSER);
@@ -455,10 +570,17 @@ describe('console in a browser', () => {
     expect(await page.getByLabel('Payload').inputValue()).toContain('onerror');
     await page.getByRole('button', { name: 'Run', exact: true }).click();
     await page.waitForLoadState('domcontentloaded');
-    await expect.poll(() => page.locator('#run-result .loc code').textContent()).toMatch(/^Probe\.js:3:\d+$/);
+    await until(
+      () => page.locator('#run-result .loc code').textContent(),
+      (v) => expect(v).toMatch(/^Probe\.js:3:\d+$/),
+    );
     expect(await page.locator('.source .line-error').getAttribute('id')).toBe('L3');
     expect(await page.locator('.source .line-marker').textContent()).toContain(HOSTILE);
-    await page.screenshot({ path: join(SHOTS, 'console-workbench.png'), fullPage: true });
+    await page.screenshot({
+      path: join(SHOTS, 'console-workbench.png'),
+      fullPage: true,
+      animations: 'disabled',
+    });
     await context.close();
   });
 
@@ -468,7 +590,10 @@ describe('console in a browser', () => {
     await page.waitForURL(`${base}/console/fleet`);
     await page.goto(`${base}/console/ingestion?outcome=rejected`);
     const entry = page.locator('#ingest-rows li').first();
-    await expect.poll(() => entry.locator('.code').textContent()).toBe('PARSER_ERROR');
+    await until(
+      () => entry.locator('.code').textContent(),
+      (v) => expect(v).toBe('PARSER_ERROR'),
+    );
     expect(await entry.locator('.loc code').textContent()).toMatch(/^Probe\.js:3:\d+$/);
     await entry.locator('summary').click();
     expect(await entry.locator('pre.payload').textContent()).toContain(HOSTILE);

@@ -129,12 +129,7 @@ export function createDeliveryProcessor(deps: ProcessorDeps): (job: Job<Notifica
         answer: result.answer,
         ms,
       })
-      .catch((err: unknown) =>
-        deps.log.warn(
-          { err: err instanceof Error ? err.message : String(err) },
-          'delivery log: write failed',
-        ),
-      );
+      .catch((err: unknown) => deps.log.warn({ err }, 'delivery log: write failed'));
   }
 
   /**

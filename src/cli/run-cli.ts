@@ -5,6 +5,7 @@
 import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../config/load-config.ts';
 import { isAppError } from '../errors/app-error.ts';
+import { messageOf } from '../lib/message-of.ts';
 import { addAlertingCommands } from './commands/alerting.ts';
 import { addCredentialCommands } from './commands/credentials.ts';
 import { addDefinitionCommands } from './commands/definitions.ts';
@@ -64,9 +65,7 @@ function reportFailure(err: unknown): number {
     process.stderr.write(`vigil: ${oneLine(err.message)}\n`);
     return err instanceof ConfigError ? 2 : 1;
   }
-  process.stderr.write(
-    `vigil: unexpected failure: ${oneLine(err instanceof Error ? err.message : String(err))}\n`,
-  );
+  process.stderr.write(`vigil: unexpected failure: ${oneLine(messageOf(err))}\n`);
   return 1;
 }
 

@@ -2,6 +2,7 @@ import proxyAddr from 'proxy-addr';
 import { z } from 'zod';
 import { parseAllowedTarget } from '../lib/allowed-targets.ts';
 import { parseDurationMs } from '../lib/duration.ts';
+import { messageOf } from '../lib/message-of.ts';
 
 /** The roles a Vigil process can run; one process runs all of them by default. */
 export const ROLES = ['gateway', 'mqtt', 'worker', 'scheduler', 'api', 'notifier'] as const;
@@ -108,7 +109,7 @@ const trustProxy = z.string().transform((s, ctx): TrustProxy => {
   } catch (err) {
     ctx.addIssue({
       code: 'custom',
-      message: `expected true, false, a hop count or addresses/CIDRs (${err instanceof Error ? err.message : String(err)})`,
+      message: `expected true, false, a hop count or addresses/CIDRs (${messageOf(err)})`,
     });
     return z.NEVER;
   }

@@ -135,7 +135,7 @@ export function createLiveHub(deps: {
         bump(w);
       }
     } catch (err) {
-      deps.log.warn({ env, err: err instanceof Error ? err.message : String(err) }, 'console live check failed');
+      deps.log.warn({ env, err }, 'console live check failed');
     } finally {
       w.reading = false;
     }
@@ -178,7 +178,7 @@ export function createLiveHub(deps: {
         if (update) s.res.write(`event: update\ndata: ${JSON.stringify(update)}\n\n`);
       } while (s.again);
     } catch (err) {
-      deps.log.warn({ env: s.env, err: err instanceof Error ? err.message : String(err) }, 'console live render failed');
+      deps.log.warn({ env: s.env, err }, 'console live render failed');
     } finally {
       s.rendering = false;
     }

@@ -76,7 +76,7 @@ export function createOutboxTrimmer(deps: {
           );
         }
       } catch (err) {
-        deps.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'event outbox: trim failed');
+        deps.log.warn({ err }, 'event outbox: trim failed');
       }
     },
   };

@@ -89,7 +89,7 @@ export function createRollupProcessor(
       if (!(err instanceof InfluxError) || err.outage) throw err;
       await clear(field, token);
       log.error(
-        { env: hour.env, device: hour.device, sensor: hour.sensor, hourMs: hour.hourMs, err: err.message },
+        { env: hour.env, device: hour.device, sensor: hour.sensor, hourMs: hour.hourMs, err },
         'InfluxDB refused to recompute an hourly rollup; the hour keeps its rollup as it is',
       );
       throw new UnrecoverableError(err.message);

@@ -80,7 +80,7 @@ export function createBacklogMonitor(
         failedInARow = 0;
       } catch (err) {
         // Redis unreachable: submissions fail with UNAVAILABLE anyway; keep the last verdict.
-        if (++failedInARow > 1) sampleFailed({ err: err instanceof Error ? err.message : String(err) });
+        if (++failedInARow > 1) sampleFailed({ err });
       } finally {
         sampling = undefined;
       }

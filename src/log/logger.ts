@@ -3,8 +3,10 @@ import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'p
 export type { Logger };
 
 /**
- * Creates the root logger, writing to stdout unless given a `destination`. Secrets never reach it:
- * API keys and tokens are redacted wherever they could appear in a logged object.
+ * Creates the root logger, writing to stdout unless given a `destination`. Errors are logged as
+ * `err` (pino's serializer keeps their type, stack and cause). Secrets never reach it: API keys and
+ * tokens are redacted wherever they could appear in a logged object, and so are the arguments of a
+ * Redis command an error carries (ioredis attaches them: keys, payloads, hashed credentials).
  */
 export function createLogger(
   level: string,
@@ -25,6 +27,8 @@ export function createLogger(
         '*.password',
         '*.authorization',
         'req.headers.authorization',
+        'err.command.args',
+        'err.aggregateErrors[*].command.args',
       ],
       censor: '[redacted]',
     },

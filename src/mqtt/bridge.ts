@@ -103,11 +103,11 @@ export async function startMqttBridge(deps: BridgeDeps): Promise<RunningBridge> 
         if (delivered) callback();
       });
     };
-    client.on('error', (err) => log.warn({ err: err.message, clientId }, 'bridge connection error'));
+    client.on('error', (err) => log.warn({ err, clientId }, 'bridge connection error'));
     const subscribed = new Promise<void>((resolve) => {
       client.on('connect', () => {
         client.subscribe(filters, { qos: 1 }, (err) => {
-          if (err) log.error({ err: err.message, clientId }, 'bridge subscription refused');
+          if (err) log.error({ err, clientId }, 'bridge subscription refused');
           else resolve();
         });
       });

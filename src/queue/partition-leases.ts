@@ -145,9 +145,7 @@ export function createPartitionLeases(deps: {
   let ticking: Promise<void> | undefined;
   const runTick = () => {
     ticking ??= tick()
-      .catch((err: unknown) =>
-        log.warn({ err: err instanceof Error ? err.message : String(err) }, 'partition lease renewal failed'),
-      )
+      .catch((err: unknown) => log.warn({ err }, 'partition lease renewal failed'))
       .finally(() => (ticking = undefined));
     return ticking;
   };
@@ -203,10 +201,7 @@ export function createPartitionLeases(deps: {
         await redis.zrem(keys.queueWorkers(), token);
       } catch (err) {
         // Redis gone: the leases expire by themselves within leaseMs.
-        log.warn(
-          { err: err instanceof Error ? err.message : String(err) },
-          'could not hand back partition leases',
-        );
+        log.warn({ err }, 'could not hand back partition leases');
       }
     },
   };

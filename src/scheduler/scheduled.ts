@@ -14,7 +14,6 @@ export function schedulePasses(
   return startPeriodic({
     intervalMs: deps.intervalMs,
     run: pass,
-    onError: (err: unknown) =>
-      deps.log.warn({ err: err instanceof Error ? err.message : String(err) }, `${what} failed`),
+    onError: (err: unknown) => deps.log.warn({ err }, `${what} failed`),
   });
 }

@@ -9,6 +9,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DefinitionSpec } from '../domain/types.ts';
 import { AppError } from '../errors/app-error.ts';
+import { messageOf } from '../lib/message-of.ts';
 import type { DefinitionScope } from './tenancy-keys.ts';
 import { parseThresholdSet } from '../domain/thresholds.ts';
 import { toThresholdInput } from './admin-devices.ts';
@@ -87,9 +88,7 @@ async function loadAndValidate(
   try {
     text = await readFile(join(dir, PROVISIONING_FILE), 'utf8');
   } catch (err) {
-    throw invalid(
-      `${join(dir, PROVISIONING_FILE)} cannot be read (${err instanceof Error ? err.message : String(err)})`,
-    );
+    throw invalid(`${join(dir, PROVISIONING_FILE)} cannot be read (${messageOf(err)})`);
   }
   let plan: ProvisioningPlan;
   try {

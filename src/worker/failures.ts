@@ -10,7 +10,7 @@ import type { IngestItem } from '../domain/ingest-item.ts';
 import type { OutcomeLog } from './outcomes.ts';
 import type { Reading } from './readings.ts';
 
-/** Longest error text kept in a dead-letter reason and the log. */
+/** Longest error text kept in a dead-letter reason (the log takes the error itself). */
 const REASON_MAX_CHARS = 300;
 
 export interface Failures {
@@ -34,7 +34,7 @@ export function createFailures(
       outcomes.failed(item, reason, deviceName);
       payloads += 1;
     }
-    warn({ env, device: deviceName, payloads, err: text });
+    warn({ env, device: deviceName, payloads, err });
   };
   return {
     payload: (item, deviceName, err) => fail(item.env, deviceName, [item], err),

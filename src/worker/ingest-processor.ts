@@ -127,7 +127,7 @@ export function createIngestProcessor(deps: IngestProcessorDeps): ProcessItems {
     } catch (err) {
       if (isAppError(err) && err.code === 'STATE_LAYOUT_UNKNOWN') {
         deps.log.error(
-          { code: err.code, err: err.message },
+          { code: err.code, err },
           'device state is stored in a layout this version of Vigil does not know; the step is retried, its payloads stay queued: start this version so that its migrations run, or run the newer version that wrote it',
         );
       }

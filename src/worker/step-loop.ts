@@ -15,6 +15,7 @@
 import type { Config } from '../config/schema.ts';
 import type { IngestItem } from '../domain/ingest-item.ts';
 import { LeaseLostError } from '../errors/lease-lost.ts';
+import { messageOf } from '../lib/message-of.ts';
 import { sampledWarning, type Logger } from '../log/logger.ts';
 import {
   deadLetterCommand,
@@ -122,7 +123,7 @@ export async function runStepLoop(deps: StepLoopDeps): Promise<void> {
     owned = assigned.owned;
     const { added } = assigned;
     await leases.releasePending([...owned.keys()]).catch((err: unknown) => {
-      log.warn({ err: messageOf(err) }, 'handing partitions back failed; retried at the next step');
+      log.warn({ err }, 'handing partitions back failed; retried at the next step');
     });
     // A partition new to this loop may hold entries its previous owner read: those go first.
     for (const p of added) policy.recover(p);
@@ -180,10 +181,10 @@ export async function runStepLoop(deps: StepLoopDeps): Promise<void> {
       if (err instanceof LeaseLostError) return [];
       if (replyCode(err) === 'NOGROUP') {
         await ensureGroups(deps.control, keys, config.queuePartitions).catch((e: unknown) => {
-          log.warn({ err: messageOf(e) }, 'creating the ingest queue groups failed; retrying');
+          log.warn({ err: e }, 'creating the ingest queue groups failed; retrying');
         });
       }
-      log.warn({ err: messageOf(err) }, 'reading the ingest queue failed; retrying');
+      log.warn({ err }, 'reading the ingest queue failed; retrying');
       for (const p of ready) policy.recover(p);
       await deps.pause(config.jobBackoffMs);
       return [];
@@ -328,7 +329,7 @@ export async function runStepLoop(deps: StepLoopDeps): Promise<void> {
   function takeFailed(entries: readonly QueueEntry[], err: unknown): void {
     if (err instanceof LeaseLostError) stale(entries);
     else {
-      log.warn({ err: messageOf(err) }, 'taking queue entries failed; retrying');
+      log.warn({ err }, 'taking queue entries failed; retrying');
       for (const e of entries) policy.recover(e.partition);
     }
   }
@@ -391,17 +392,14 @@ export async function runStepLoop(deps: StepLoopDeps): Promise<void> {
       {
         partitions: [...new Set(entries.map((e) => e.partition))],
         entries: entries.length,
-        err: messageOf(err),
+        err,
       },
       'processing step failed; its entries stay queued and are retried',
     );
     // A failure this worker saw is not a crash: give the takes back (if the leases still hold).
     await releaseEntries(deps.control, keys, fence, entries, alone).catch((e: unknown) => {
       if (!(e instanceof LeaseLostError))
-        log.warn(
-          { err: messageOf(e) },
-          'giving back the takes of a failed step failed; they count as a crash',
-        );
+        log.warn({ err: e }, 'giving back the takes of a failed step failed; they count as a crash');
     });
   }
 
@@ -423,13 +421,13 @@ export async function runStepLoop(deps: StepLoopDeps): Promise<void> {
       policy.forget(entry);
       metrics.deadLetters.inc(entry.items.length);
       log.error(
-        { partition: entry.partition, entry: entry.id, payloads: entry.items.length, err: reason },
+        { partition: entry.partition, entry: entry.id, payloads: entry.items.length, reason },
         'queue entry moved to the dead-letter stream',
       );
     } catch (err) {
       if (err instanceof LeaseLostError) stale([entry]);
       // Else Redis unreachable: the entry stays pending and is tried again.
-      else log.warn({ err: messageOf(err) }, 'dead-lettering failed; the entry stays queued');
+      else log.warn({ err }, 'dead-lettering failed; the entry stays queued');
     }
   }
 }
@@ -444,5 +442,3 @@ function fillsAPartition(entries: readonly QueueEntry[], count: number): boolean
   }
   return false;
 }
-
-const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));

@@ -3,6 +3,7 @@
  * and 5xx retried (429 after its Retry-After); other answers (3xx: redirects are not followed,
  * other 4xx) refused for good; network errors and timeouts retried.
  */
+import { messageOf } from '../../lib/message-of.ts';
 import type { DeliveryOutcome } from '../deliverer.ts';
 import type { HttpAnswer } from './pinned-request.ts';
 
@@ -50,7 +51,7 @@ export function httpOutcome(answer: HttpAnswer, nowMs: number): DeliveryOutcome 
 /** A network failure or timeout: always worth another attempt. */
 export function networkOutcome(err: unknown): DeliveryOutcome {
   const code = (err as NodeJS.ErrnoException).code;
-  const message = err instanceof Error ? err.message : String(err);
+  const message = messageOf(err);
   return {
     ok: false,
     answer: oneLine(code && !message.includes(code) ? `${code}: ${message}` : message),

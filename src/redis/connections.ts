@@ -23,6 +23,7 @@ export interface Connections {
   close(): Promise<void>;
 }
 
+/** The connection factory of a process, on VIGIL_REDIS_URL. */
 export function createConnections(config: Pick<Config, 'redisUrl'>): Connections {
   const open = new Set<Redis>();
   let closing: Promise<void> | undefined;

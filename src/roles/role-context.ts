@@ -35,6 +35,7 @@ export interface StartOptions {
   lateWrites?: boolean;
 }
 
+/** What every role starts from. */
 export interface RoleContext {
   config: Config;
   log: Logger;

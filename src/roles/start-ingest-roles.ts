@@ -15,6 +15,7 @@ export interface IngestPorts {
   mqtt: number;
 }
 
+/** Starts the entries of the process's roles, each registered to stop in `ctx.lifecycle`; their ports. */
 export async function startIngestRoles(ctx: RoleContext): Promise<IngestPorts> {
   const { config, lifecycle } = ctx;
   const roles = new Set(config.roles);

@@ -66,7 +66,9 @@ const STOP_BOUND_MS = 2000;
 /** How long past a delivery's own timeout stopping waits for its outcome to be recorded, in ms. */
 const RECORD_GRACE_MS = 1000;
 
+/** A running notifier. */
 export interface Notifier {
+  /** Stops it part by part, each within its bound; safe to call twice. */
   close(): Promise<void>;
 }
 
@@ -184,6 +186,7 @@ function startDelivering(deps: NotifierDeps, parts: SharedParts, stop: AddStop):
   stop('deliveries in flight', () => worker.pause(), config.notifyTimeoutMs + RECORD_GRACE_MS);
 }
 
+/** Starts routing and delivering notifications; `close()` stops every part within its bound. */
 export function startNotifier(deps: NotifierDeps): Notifier {
   const { config, connections, keys } = deps;
   const log = deps.log.child({ component: 'notifier' });

@@ -7,6 +7,7 @@ import { startAvailabilityScheduler } from '../scheduler/availability-scheduler.
 import { startDeviceTimers } from '../scheduler/device-timers.ts';
 import type { RoleContext } from './role-context.ts';
 
+/** Starts the scheduler role's parts, each registered to stop in `ctx.lifecycle`. */
 export function startSchedulerRole(ctx: RoleContext): void {
   const { config, redis, keys, log, lifecycle } = ctx;
   const clock = ctx.options.clock ? { clock: ctx.options.clock } : {};

@@ -25,6 +25,7 @@ import type { RoleContext } from './role-context.ts';
 /** How long a failed attempt to create the InfluxDB schema waits before the next, in ms. */
 const SCHEMA_RETRY_MS = 5000;
 
+/** Starts the worker role's parts, each registered to stop in `ctx.lifecycle`. */
 export async function startWorkerRole(ctx: RoleContext): Promise<void> {
   const { config, connections, keys, log, metrics, lifecycle } = ctx;
   const schema = keepEnsuringSchema(ctx.influx, config, log);
@@ -32,15 +33,7 @@ export async function startWorkerRole(ctx: RoleContext): Promise<void> {
   // Steps started before the retention policies exist fail their history writes and are
   // retried: with InfluxDB up, start after the schema is in place.
   await schema.firstAttempt;
-  const sandbox = createSandbox({
-    timeoutMs: config.sandboxTimeoutMs,
-    memoryLimitMb: config.sandboxMemoryMb,
-    maxIsolates: config.sandboxMaxIsolates,
-    isolateIdleMs: config.sandboxIsolateIdleMs,
-    log,
-  });
-  registerSandboxMetrics(metrics, sandbox);
-  lifecycle.add('sandbox', () => sandbox.close());
+  const sandbox = startSandbox(ctx);
   const drainer = startOutboxDrainer({
     connections,
     keys,
@@ -69,6 +62,20 @@ export async function startWorkerRole(ctx: RoleContext): Promise<void> {
     deadLetterLog: (items) => ctx.ingestLog.commands(deadLetterOutcomes(items)),
   });
   lifecycle.add('worker', () => worker.close());
+}
+
+/** The worker's parser sandbox, its metrics registered. */
+function startSandbox({ config, log, metrics, lifecycle }: RoleContext): Sandbox {
+  const sandbox = createSandbox({
+    timeoutMs: config.sandboxTimeoutMs,
+    memoryLimitMb: config.sandboxMemoryMb,
+    maxIsolates: config.sandboxMaxIsolates,
+    isolateIdleMs: config.sandboxIsolateIdleMs,
+    log,
+  });
+  registerSandboxMetrics(metrics, sandbox);
+  lifecycle.add('sandbox', () => sandbox.close());
+  return sandbox;
 }
 
 /** What a worker step does with the payloads it took. */

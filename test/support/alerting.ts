@@ -95,14 +95,23 @@ export async function emitEvents(p: Pipeline, events: EventRecord[]): Promise<vo
 }
 
 /**
+ * True (else undefined, for eventually()) once the notifier has routed every event of the outbox:
+ * its group has read them all and acknowledged each batch after its notifications were queued.
+ */
+export async function eventsRouted(p: Pipeline): Promise<true | undefined> {
+  const groups = (await p.redis.xinfo('GROUPS', p.keys.eventOutbox())) as unknown[][];
+  const notifier = groups.map((row) => new Map(chunks(row))).find((g) => g.get('name') === NOTIFIER_GROUP);
+  return notifier && Number(notifier.get('pending')) === 0 && Number(notifier.get('lag')) === 0
+    ? true
+    : undefined;
+}
+
+/**
  * True (else undefined, for eventually()) once the notifier has routed every event of the outbox
  * and no notification is waiting, delayed or in delivery.
  */
 export async function notificationsSettled(p: Pipeline): Promise<true | undefined> {
-  const groups = (await p.redis.xinfo('GROUPS', p.keys.eventOutbox())) as unknown[][];
-  const notifier = groups.map((row) => new Map(chunks(row))).find((g) => g.get('name') === NOTIFIER_GROUP);
-  if (!notifier || Number(notifier.get('pending')) !== 0 || Number(notifier.get('lag')) !== 0)
-    return undefined;
+  if (!(await eventsRouted(p))) return undefined;
   const q = `${p.keys.bullPrefix()}:${NOTIFICATION_QUEUE}`;
   const [wait, active, delayed, prioritized] = await Promise.all([
     p.redis.llen(`${q}:wait`),

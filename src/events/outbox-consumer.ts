@@ -69,6 +69,12 @@ export interface OutboxConsumerDeps {
    * default.
    */
   gatherMs?: number;
+  /**
+   * Waits out what is left of a gathering pause before the next read: `ms`, 0 or less when the
+   * pause is over already. By default a timer that close() ends; tests hold it to decide what
+   * arrives meanwhile.
+   */
+  gatherWait?: (ms: number) => Promise<void>;
 }
 
 function decode(entries: StreamEntries, log: Logger): OutboxEntry[] {
@@ -101,6 +107,7 @@ export function startOutboxConsumer(deps: OutboxConsumerDeps): OutboxConsumer {
     log: deps.log,
   });
   const sleeps = createWakeableSleep();
+  const gatherWait = deps.gatherWait ?? ((ms: number) => (ms > 0 ? sleeps.sleep(ms) : Promise.resolve()));
   let stopped = false;
 
   async function handle(entries: StreamEntries): Promise<void> {
@@ -129,8 +136,7 @@ export function startOutboxConsumer(deps: OutboxConsumerDeps): OutboxConsumer {
   /** Reads own pending entries ('0') until there are none, then new ones ('>'). */
   async function read(pendingFirst: boolean): Promise<boolean> {
     if (!pendingFirst && gatherFromMs !== undefined) {
-      const waitMs = gatherFromMs + gatherMs - Date.now();
-      if (waitMs > 0) await sleeps.sleep(waitMs);
+      await gatherWait(gatherFromMs + gatherMs - Date.now());
       if (stopped) return false;
     }
     const res = (await redis.xreadgroup(

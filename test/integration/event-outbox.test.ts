@@ -106,7 +106,11 @@ describe('event outbox', () => {
   });
   it('handles the first event after a quiet spell at once and gathers those that follow it', async () => {
     const p = await startPipeline({ roles: 'api' });
+    // What the reader did, in order; its pauses to gather are held until the test has sent more.
+    const seen: string[] = [];
+    const pausesMs: number[] = [];
     const batches: string[][] = [];
+    const gathered = Promise.withResolvers<void>();
     const consumer = startOutboxConsumer({
       connections: p.connections,
       keys: p.keys,
@@ -114,7 +118,13 @@ describe('event outbox', () => {
       consumer: 'c1',
       log: createLogger('silent'),
       gatherMs: 400,
+      gatherWait: (ms) => {
+        seen.push('pause');
+        pausesMs.push(ms);
+        return gathered.promise;
+      },
       handle: (entries) => {
+        seen.push(`batch of ${entries.length}`);
         batches.push(entries.map((e) => e.event.id));
         return Promise.resolve();
       },
@@ -126,19 +136,18 @@ describe('event outbox', () => {
       const emit = (e: EventRecord) => p.redis.xadd(p.keys.eventOutbox(), '*', 'e', JSON.stringify(e));
       const first = makeEvent('acme');
       await emit(first);
-      await eventually(() => batches.length === 1, { message: 'the first event handled' });
-      expect(batches[0]).toEqual([first.id]);
-      // Ten more, 20 ms apart (each its own batch for a reader that does not wait): within the
-      // 400 ms the reader waits after the first, they make one batch, two if the host stalls.
+      await eventually(() => seen.length === 2, { message: 'the first event handled, then a pause' });
+      expect(seen).toEqual(['batch of 1', 'pause']);
+      expect(pausesMs[0]).toBeLessThanOrEqual(400);
+      // Ten more, one by one, each its own batch for a reader that did not pause.
       const rest = Array.from({ length: 10 }, () => makeEvent('acme'));
-      for (const e of rest) {
-        await emit(e);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+      for (const e of rest) await emit(e);
+      gathered.resolve();
       await eventually(() => batches.flat().length === 11, { message: 'every event handled' });
-      expect(batches.flat()).toEqual([first.id, ...rest.map((e) => e.id)]);
-      expect(batches.length).toBeLessThanOrEqual(3);
+      expect(seen.slice(0, 3)).toEqual(['batch of 1', 'pause', 'batch of 10']);
+      expect(batches).toEqual([[first.id], rest.map((e) => e.id)]);
     } finally {
+      gathered.resolve();
       await consumer.close();
     }
   });

@@ -4,7 +4,9 @@
  * and processes their pending entries; then the paused one wakes up (SIGCONT) and tries to finish
  * its old steps. Fencing tokens refuse them: every acknowledged payload is applied once, each
  * device's transitions are those of an in-order run, no payload has two ingestion-log entries nor
- * two recent-payload entries, and the stale worker counts its refused steps.
+ * two recent-payload entries, and the stale worker counts its refused steps. The pause comes while
+ * the worker holds steps between their state and their acknowledgement, where it does its harm:
+ * the worker holds them on the test's signal (test/support/holding-worker.ts) until it wakes.
  */
 import { describe, expect, it } from 'vitest';
 import { sendNumbered } from '../support/generator.ts';
@@ -17,7 +19,7 @@ import {
   recentPayloadDuplicates,
   settle,
 } from '../support/fault-run.ts';
-import { delayingInfluxProxy } from '../support/influx-proxy.ts';
+import { HOLDING_STEP } from '../support/holding-worker.ts';
 import { startPipeline } from '../support/pipeline.ts';
 import { eventually } from '../support/eventually.ts';
 import { childCounter, spawnVigil } from '../support/workers.ts';
@@ -30,20 +32,16 @@ describe('numbered run, a worker paused past its lease', () => {
       const p = await startPipeline({ roles: 'gateway', partitionLeaseMs: 1000, ingestLogSize: 100_000 });
       const devices = Array.from({ length: 20 }, (_, i) => `dev-${i}`);
       const { key } = await provisionNumbered(p, 'acme', devices);
-      // History writes held 300 ms: a worker under load nearly always has steps between their state
-      // and their acknowledgement, which is where a pause does its harm.
-      const influxUrl = await delayingInfluxProxy(p.config.influxUrl, { writeMs: 300 });
       const workers = [0, 1].map(() =>
         spawnVigil(
           p.config,
           {
             VIGIL_ROLES: 'worker',
             VIGIL_LOG_LEVEL: 'info',
-            VIGIL_INFLUX_URL: influxUrl,
             // Every payload kept (150 per device), so that one kept twice would show.
             VIGIL_DEVICE_RECENT_PAYLOADS: '256',
           },
-          { captureOutput: true },
+          { captureOutput: true, script: 'test/support/holding-worker.ts' },
         ),
       );
       await Promise.all(workers.map((w) => w.ports()));
@@ -57,11 +55,16 @@ describe('numbered run, a worker paused past its lease', () => {
         onAck: async (acked) => {
           if (paused || acked < NUMBERED_COUNT / 3) return;
           paused = true;
-          // Both workers hold partitions, and steps are in flight.
           await eventually(
             async () => (new Set((await leaseHolders(p)).filter(Boolean)).size === 2 ? true : undefined),
             { timeoutMs: 30_000, message: 'both workers to hold partitions' },
           );
+          // Its steps from now on wait between their state and their acknowledgement: paused with one.
+          stalled.process.kill('SIGUSR2');
+          await eventually(() => stalled.output().includes(HOLDING_STEP), {
+            timeoutMs: 30_000,
+            message: 'a step of the worker to pause held in flight',
+          });
           stalled.process.kill('SIGSTOP');
           // Past the lease: the other worker takes every partition over…
           await eventually(
@@ -78,6 +81,7 @@ describe('numbered run, a worker paused past its lease', () => {
             { timeoutMs: 30_000, message: 'the other worker to process' },
           );
           stalled.process.kill('SIGCONT');
+          stalled.process.kill('SIGUSR2'); // its held steps go on, to their fence
         },
       });
       expect(paused).toBe(true);

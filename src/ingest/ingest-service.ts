@@ -99,6 +99,8 @@ export interface IngestDeps {
   queueConnection: Redis;
   log: Logger;
   metrics: Registry;
+  /** Epoch ms of the per-key rate limits (Date.now by default); tests hold it still. */
+  clock?: () => number;
 }
 
 const BACKLOG_RETRY_AFTER_SECONDS = 5;
@@ -117,7 +119,7 @@ export function createIngestService(deps: IngestDeps): IngestService {
     keys: deps.keys,
     cacheMs: config.credentialCacheMs,
   });
-  const limiter = createRateLimiter({ perSecond: config.rateLimitPerSecond });
+  const limiter = createRateLimiter({ perSecond: config.rateLimitPerSecond, now: deps.clock });
   const isRefusedDemoKey = publicDemoKeyCheck(config.demo);
   const ingestLog = createIngestLog({ redis: deps.redis, keys: deps.keys, size: config.ingestLogSize });
   // One batcher for every partition (group commit): what arrives while a write is in flight goes

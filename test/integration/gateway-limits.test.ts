@@ -3,9 +3,12 @@ import { startGateway } from '../../src/gateway/start-gateway.ts';
 import { createIngestService } from '../../src/ingest/ingest-service.ts';
 import { createIngestHarness } from './ingest-harness.ts';
 
+/** The rate limits' clock: it stands still, so a test's requests all fall in the same instant. */
+const HELD_CLOCK_MS = Date.UTC(2026, 0, 1);
+
 async function setUp(overrides: Parameters<typeof createIngestHarness>[0]) {
   const h = createIngestHarness(overrides);
-  const ingest = createIngestService(h);
+  const ingest = createIngestService({ ...h, clock: () => HELD_CLOCK_MS });
   const gateway = await startGateway({ ...h, ingest });
   onTestFinished(async () => {
     await gateway.close();

@@ -6,12 +6,16 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createSecretBox } from '../../src/alerting/secret-box.ts';
 import { createKeys } from '../../src/keys.ts';
 import { TEST_SECRETS_KEY } from '../support/alerting.ts';
 import { RECEIVER_ALLOW_LIST, startHttpReceiver } from '../support/receivers.ts';
-import { createCliHarness, type CliHarness, type CliResult } from './cli-run.ts';
+import { CLI_TEST_TIMEOUT_MS, createCliHarness, type CliHarness, type CliResult } from './cli-run.ts';
+
+// Each test starts `vigil` processes one after another, a Node start each: on a loaded machine
+// that is minutes of bounded work, not a wait.
+vi.setConfig({ testTimeout: CLI_TEST_TIMEOUT_MS });
 
 let cli: CliHarness;
 let dir: string;

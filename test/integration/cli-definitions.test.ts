@@ -1,10 +1,14 @@
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createKeys } from '../../src/keys.ts';
 import { TEST_SECRETS_KEY } from '../support/alerting.ts';
-import { createCliHarness, type CliHarness } from './cli-run.ts';
+import { CLI_TEST_TIMEOUT_MS, createCliHarness, type CliHarness } from './cli-run.ts';
+
+// Each test starts `vigil` processes one after another, a Node start each: on a loaded machine
+// that is minutes of bounded work, not a wait.
+vi.setConfig({ testTimeout: CLI_TEST_TIMEOUT_MS });
 
 let cli: CliHarness;
 let keys: ReturnType<typeof createKeys>;
@@ -124,7 +128,10 @@ describe('vigil definition apply', () => {
       apply(join(dir, 'good.yaml'), '--env', 'one', '--public'),
       apply(write('soon.yaml', yaml('Soon', GOOD_POINTS.replace('above: 30,', 'above: 30, for: soon,')))),
       apply(
-        write('stale.yaml', yaml('Stl', '  - name: T\n    dataType: number\n    stale: { after: 0m, status: WARNING }\n')),
+        write(
+          'stale.yaml',
+          yaml('Stl', '  - name: T\n    dataType: number\n    stale: { after: 0m, status: WARNING }\n'),
+        ),
       ),
     ]);
     const [yamlError, syntax, dataType, threshold, noParser, unknownEnv, bothScopes, soon, stale] = results;
@@ -135,7 +142,10 @@ describe('vigil definition apply', () => {
     expectRefusal(noParser, /missing\.js: no such file/);
     expectRefusal(unknownEnv, /unknown environment/);
     expect(bothScopes.code).toBe(2);
-    expectRefusal(soon, /soon\.yaml: dataPoints\[0\]\.thresholds\[1\]\.for: must be a duration like 90s, 10m or 2h, got "soon" \(line \d+, column \d+\)/);
+    expectRefusal(
+      soon,
+      /soon\.yaml: dataPoints\[0\]\.thresholds\[1\]\.for: must be a duration like 90s, 10m or 2h, got "soon" \(line \d+, column \d+\)/,
+    );
     expectRefusal(stale, /stale\.yaml: dataPoints\[0\]\.stale\.after: must be longer than 0, got "0m"/);
     expect(await cli.snapshot()).toEqual(before);
   });
@@ -216,7 +226,13 @@ describe('vigil definition test', () => {
   it('shows a rule that waits as pending, beside the status the value gets at once', async () => {
     const file = write(
       'waits.yaml',
-      yaml('Waits', GOOD_POINTS.replace('above: 30, description: Overheating', 'above: 30, for: 10m, description: Overheating')),
+      yaml(
+        'Waits',
+        GOOD_POINTS.replace(
+          'above: 30, description: Overheating',
+          'above: 30, for: 10m, description: Overheating',
+        ),
+      ),
     );
     const payload = JSON.stringify({ Temperature: 31 });
     const [text, json] = await Promise.all([

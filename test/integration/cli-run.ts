@@ -7,6 +7,9 @@ import { Redis } from 'ioredis';
 import { inject } from 'vitest';
 import { testId } from '../support/context.ts';
 
+/** The timeout of a test of the `vigil` command: its processes start one after another. */
+export const CLI_TEST_TIMEOUT_MS = 180_000;
+
 export interface CliResult {
   code: number;
   stdout: string;

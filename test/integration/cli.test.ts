@@ -1,8 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createKeys } from '../../src/keys.ts';
 import { packItems } from '../../src/queue/item-codec.ts';
 import { sha256Hex, verifyPassword } from '../../src/tenancy/secrets.ts';
-import { createCliHarness, type CliHarness } from './cli-run.ts';
+import { CLI_TEST_TIMEOUT_MS, createCliHarness, type CliHarness } from './cli-run.ts';
+
+// Each test starts `vigil` processes one after another, a Node start each: on a loaded machine
+// that is minutes of bounded work, not a wait.
+vi.setConfig({ testTimeout: CLI_TEST_TIMEOUT_MS });
 
 let cli: CliHarness;
 let keys: ReturnType<typeof createKeys>;

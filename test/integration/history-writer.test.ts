@@ -195,9 +195,12 @@ describe('history writer', () => {
     const config = testConfig();
     const influx = createInfluxClient({ url: config.influxUrl, database: config.influxDatabase });
     const writer = createHistoryWriter({ influx, log });
-    await expect(writer.write({ values: [point({})], events: [], contacts: [] })).rejects.toThrow(
-      /database not found/,
-    );
+    // InfluxDB's 404 (no such database): a refusal, not an outage.
+    await expect(writer.write({ values: [point({})], events: [], contacts: [] })).rejects.toMatchObject({
+      name: 'InfluxError',
+      status: 404,
+      outage: false,
+    });
     await writer.close();
     await writer.close();
   });

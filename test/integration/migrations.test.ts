@@ -161,8 +161,10 @@ describe('Redis data layout', () => {
       migrateData(options(connect(), b.log)),
     ]);
     const waiting = (l: { msg: string }) => l.msg.startsWith('another process is migrating');
-    await eventually(
-      () => Promise.resolve([...a.lines, ...b.lines].some(waiting) ? true : undefined), { timeoutMs: 10_000, message: 'one process waiting' });
+    await eventually(() => Promise.resolve([...a.lines, ...b.lines].some(waiting) ? true : undefined), {
+      timeoutMs: 10_000,
+      message: 'one process waiting',
+    });
     // Held well past its lifetime without renewal, the lock still keeps the other one out.
     while (Date.now() - started < 4 * lockMs) {
       expect(await redis.get(keys.stateLayout())).toBeNull();
@@ -205,7 +207,6 @@ describe('Redis data layout', () => {
     const runs: number[] = [];
     const refused = migrateData({ redis, keys, log: quiet, migrations: [renameField(runs)] });
     await expect(refused).rejects.toMatchObject({ code: 'STATE_LAYOUT_UNKNOWN' });
-    await expect(refused).rejects.toThrow(/layout 3, newer than this version of Vigil knows \(up to 2\)/);
     await expect(refuseNewerLayout(redis, keys, 2)).rejects.toMatchObject({ code: 'STATE_LAYOUT_UNKNOWN' });
     await refuseNewerLayout(redis, keys, 3);
     expect(runs).toEqual([]);

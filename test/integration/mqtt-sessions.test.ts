@@ -8,6 +8,7 @@ import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 import { createIngestService, type IngestService } from '../../src/ingest/ingest-service.ts';
 import { startMqttBroker, type RunningMqttBroker } from '../../src/mqtt/broker.ts';
 import { eventually } from '../support/eventually.ts';
+import { SUBACK_FAILURE } from '../support/mqtt-codes.ts';
 import { createIngestHarness, type IngestHarness } from './ingest-harness.ts';
 
 let h: IngestHarness;
@@ -106,7 +107,9 @@ describe('MQTT connections and sessions', () => {
 
     const evil = await connect({ clientId, clean: false, username: 'x', password: evilKey });
     const stolen = collect(evil);
-    await expect(evil.subscribeAsync(`raw/${demoKey}/#`, { qos: 1 })).rejects.toThrow(/Subscribe error/);
+    await expect(evil.subscribeAsync(`raw/${demoKey}/#`, { qos: 1 })).rejects.toMatchObject({
+      packet: { granted: [SUBACK_FAILURE] },
+    });
     await evil.endAsync();
 
     const archiver = await connect({ clientId, clean: false, username: 'archiver', password: demoKey });

@@ -3,6 +3,7 @@ import mqtt, { type MqttClient } from 'mqtt';
 import { createIngestService, type IngestService } from '../../src/ingest/ingest-service.ts';
 import { startMqttBroker, type RunningMqttBroker } from '../../src/mqtt/broker.ts';
 import { eventually } from '../support/eventually.ts';
+import { CONNACK_BAD_CREDENTIALS, SUBACK_FAILURE } from '../support/mqtt-codes.ts';
 import { createIngestHarness, type IngestHarness } from './ingest-harness.ts';
 
 let h: IngestHarness;
@@ -102,7 +103,7 @@ describe('MQTT broker', () => {
   it('refuses a connection whose password is not a valid key', async () => {
     await expect(
       mqtt.connectAsync(url, { reconnectPeriod: 0, username: 'x', password: 'vk_wrong' }),
-    ).rejects.toThrow(/Bad username or password/i);
+    ).rejects.toMatchObject({ code: CONNACK_BAD_CREDENTIALS });
   });
 
   it('closes the connection on a publish with an unknown key and queues nothing', async () => {
@@ -141,7 +142,9 @@ describe('MQTT broker', () => {
       'gateway/#',
       `$share/g/raw/${key}/+`,
     ]) {
-      await expect(client.subscribeAsync(foreign, { qos: 1 })).rejects.toThrow(/Subscribe error/);
+      await expect(client.subscribeAsync(foreign, { qos: 1 })).rejects.toMatchObject({
+        packet: { granted: [SUBACK_FAILURE] },
+      });
     }
     const received = new Promise<string>((resolve) => client.once('message', (topic) => resolve(topic)));
     const device = await connect();

@@ -138,9 +138,6 @@ describe('upgrading', () => {
     await redis.set(keys.stateLayout(), NEWER);
     const refused = startVigil(config, quiet);
     await expect(refused).rejects.toMatchObject({ code: 'STATE_LAYOUT_UNKNOWN' });
-    await expect(refused).rejects.toThrow(
-      `layout ${NEWER}, newer than this version of Vigil knows (up to ${DATA_LAYOUT})`,
-    );
     expect(await redis.keys(`${config.keyPrefix}:*`)).toEqual([keys.stateLayout()]);
     expect(await redis.get(keys.stateLayout())).toBe(NEWER);
 
@@ -167,7 +164,9 @@ describe('upgrading', () => {
     });
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(
-      new RegExp(`^vigil: Redis holds Vigil data in layout ${NEWER}, newer than .*\\(up to ${DATA_LAYOUT}\\)[^\\n]*\\n$`),
+      new RegExp(
+        `^vigil: Redis holds Vigil data in layout ${NEWER}, newer than .*\\(up to ${DATA_LAYOUT}\\)[^\\n]*\\n$`,
+      ),
     );
   });
 
@@ -179,7 +178,9 @@ describe('upgrading', () => {
       const r = await cli.run(['env', 'create', 'acme']);
       expect(r.code).toBe(1);
       expect(r.stderr).toMatch(
-        new RegExp(`^vigil: Redis holds Vigil data in layout ${NEWER}, newer than .*\\(up to ${DATA_LAYOUT}\\)`),
+        new RegExp(
+          `^vigil: Redis holds Vigil data in layout ${NEWER}, newer than .*\\(up to ${DATA_LAYOUT}\\)`,
+        ),
       );
       expect(await cli.redis.keys(`${cli.prefix}:*`)).toEqual([layoutKey]);
     } finally {

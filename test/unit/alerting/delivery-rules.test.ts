@@ -79,11 +79,10 @@ describe('delivery rules', () => {
     expect(box.open(one)).toBe('s3cret');
     const raw = Buffer.from(one.slice('aes256gcm:'.length), 'base64');
     raw[raw.length - 1] = (raw[raw.length - 1] ?? 0) ^ 1;
-    expect(() => box.open(`aes256gcm:${raw.toString('base64')}`)).toThrow(
-      expect.objectContaining({ code: 'SECRETS_KEY_MISSING' }) as Error,
-    );
-    expect(() => createSecretBox(Buffer.alloc(32, 8).toString('base64')).open(one)).toThrow(/not the key/);
-    expect(() => createSecretBox(undefined).seal('x')).toThrow(/VIGIL_SECRETS_KEY is not set/);
+    const refused = expect.objectContaining({ code: 'SECRETS_KEY_MISSING' }) as Error;
+    expect(() => box.open(`aes256gcm:${raw.toString('base64')}`)).toThrow(refused);
+    expect(() => createSecretBox(Buffer.alloc(32, 8).toString('base64')).open(one)).toThrow(refused);
+    expect(() => createSecretBox(undefined).seal('x')).toThrow(refused);
   });
 
   it('reads and writes durations', () => {

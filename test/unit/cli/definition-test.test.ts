@@ -58,6 +58,5 @@ describe('vigil definition test', () => {
     // A definition of a later version: a data type this one does not know.
     const report = test([point('Temperature', 'temperature'), point('Mood', 'mood')], '{"Mood": "happy"}');
     expect(report).toMatchObject({ ok: false, code: 'PROCESSING_FAILED' });
-    expect(!report.ok && report.message).toMatch(/TypeError/);
   });
 });

@@ -9,6 +9,9 @@ import {
   nameProblem,
 } from '../../../src/domain/identifiers.ts';
 
+/** What every refusal of a name throws. */
+const INVALID_INPUT = expect.objectContaining({ name: 'AppError', code: 'INVALID_INPUT' }) as Error;
+
 describe('environment names', () => {
   it.each(['demo', 'a', '0', 'acme-prod', 'x'.repeat(63), '9-lives'])('accepts %j', (name) => {
     expect(ENV_NAME_PATTERN.test(name)).toBe(true);
@@ -18,13 +21,12 @@ describe('environment names', () => {
   it.each(['', 'Demo', '-demo', 'de mo', 'de_mo', 'x'.repeat(64), 'démo', 'a:b', 'a\n'])(
     'refuses %j',
     (name) => {
-      expect(() => assertEnvName(name)).toThrow(AppError);
-      expect(() => assertEnvName(name)).toThrow(/invalid environment name.*lowercase letters/);
+      expect(() => assertEnvName(name)).toThrow(INVALID_INPUT);
     },
   );
 
   it('refuses a value that is not text', () => {
-    expect(() => assertEnvName(42)).toThrow(/invalid environment name \(number\)/);
+    expect(() => assertEnvName(42)).toThrow(INVALID_INPUT);
   });
 });
 
@@ -59,7 +61,7 @@ describe('device, definition and data point names', () => {
     'a"b',
     'a{b}',
   ])('refuses %j', (name) => {
-    expect(() => assertName('data point', name)).toThrow(/invalid data point name/);
+    expect(() => assertName('data point', name)).toThrow(INVALID_INPUT);
   });
 
   it('names the kind and what is allowed', () => {
@@ -85,7 +87,7 @@ describe('usernames', () => {
     expect(() => assertName('username', name)).not.toThrow();
   });
   it.each(['', 'with space', 'x'.repeat(129)])('refuses %j', (name) => {
-    expect(() => assertName('username', name)).toThrow(/invalid username/);
+    expect(() => assertName('username', name)).toThrow(INVALID_INPUT);
   });
 });
 

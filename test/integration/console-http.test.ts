@@ -9,49 +9,12 @@ import { processed } from '../support/backfill.ts';
 import { eventually } from '../support/eventually.ts';
 import { provisionComfort, startPipeline } from '../support/pipeline.ts';
 import { startApiHarness } from './api-harness.ts';
-import { consoleClient, signIn } from './console-client.ts';
+import { consoleClient, formToken, signIn, type ConsoleClient } from './console-client.ts';
 
 const PASSWORD = 'correct horse battery';
 
-/** A cookie jar of one browser-less client. */
-function client(baseUrl: string, headers: Record<string, string> = {}) {
-  const jar = new Map<string, string>();
-  const cookie = () => [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
-  const keep = (res: Response) => {
-    for (const line of res.headers.getSetCookie()) {
-      const [pair = ''] = line.split(';');
-      const eq = pair.indexOf('=');
-      const value = pair.slice(eq + 1);
-      if (value === '') jar.delete(pair.slice(0, eq));
-      else jar.set(pair.slice(0, eq), value);
-    }
-    return res;
-  };
-  return {
-    jar,
-    get: async (path: string) =>
-      keep(
-        await fetch(`${baseUrl}${path}`, { headers: { ...headers, cookie: cookie() }, redirect: 'manual' }),
-      ),
-    post: async (path: string, fields: Record<string, string>) =>
-      keep(
-        await fetch(`${baseUrl}${path}`, {
-          method: 'POST',
-          body: new URLSearchParams(fields).toString(),
-          headers: { ...headers, cookie: cookie(), 'content-type': 'application/x-www-form-urlencoded' },
-          redirect: 'manual',
-        }),
-      ),
-  };
-}
-
 /** The sign-in form's anti-forgery token. */
-async function formToken(c: ReturnType<typeof client>): Promise<string> {
-  const html = await (await c.get('/console/sign-in')).text();
-  const token = /name="_csrf" value="([^"]+)"/.exec(html)?.[1];
-  if (!token) throw new Error('no token in the sign-in form');
-  return token;
-}
+const signInToken = async (c: ConsoleClient): Promise<string> => formToken(await c.get('/console/sign-in'));
 
 describe('console over HTTP', () => {
   it('sends / to the console and pages to sign-in, and leaves the JSON API bearer-only', async () => {
@@ -82,8 +45,8 @@ describe('console over HTTP', () => {
     const h = await startApiHarness({ consoleSignInPerMinute: 3 });
     await h.seedEnvironment('acme');
     await h.admin.createUser('acme', 'alice', PASSWORD);
-    const c = client(h.baseUrl);
-    const token = await formToken(c);
+    const c = consoleClient(h.baseUrl);
+    const token = await signInToken(c);
     const attempt = () =>
       c.post('/console/sign-in', { _csrf: token, env: 'acme', username: 'alice', password: 'wrong' });
     for (let i = 0; i < 3; i++) expect((await attempt()).status).toBe(401);
@@ -105,8 +68,8 @@ describe('console over HTTP', () => {
     const h = await startApiHarness();
     await h.seedEnvironment('acme');
     await h.admin.createUser('acme', 'alice', PASSWORD);
-    const c = client(h.baseUrl);
-    await formToken(c);
+    const c = consoleClient(h.baseUrl);
+    await signInToken(c);
     const res = await c.post('/console/sign-in', { env: 'acme', username: 'alice', password: PASSWORD });
     expect(res.status).toBe(403);
     expect([...c.jar.keys()]).not.toContain('vigil_session');
@@ -116,8 +79,8 @@ describe('console over HTTP', () => {
     const h = await startApiHarness({ publicUrl: 'https://vigil.example.com' });
     await h.seedEnvironment('acme');
     await h.admin.createUser('acme', 'alice', PASSWORD);
-    const c = client(h.baseUrl, { origin: 'https://vigil.example.com' });
-    const token = await formToken(c);
+    const c = consoleClient(h.baseUrl, { origin: 'https://vigil.example.com' });
+    const token = await signInToken(c);
     const before = Date.now();
     const res = await c.post('/console/sign-in', {
       _csrf: token,

@@ -10,32 +10,29 @@ import type { Request, RequestHandler, Response } from 'express';
 import helmet from 'helmet';
 import { parse as parseCookies, serialize } from 'cookie';
 import { AppError } from '../errors/app-error.ts';
-import { fixedHeaders } from '../http/create-app.ts';
 import type { Redis } from '../redis/connect.ts';
 import { addressGroup } from '../tenancy/login.ts';
 import { safeEqual } from '../tenancy/secrets.ts';
 import type { ConsoleKeys } from './console-keys.ts';
 
 /** Pages: only Vigil's own scripts, styles and connections; no frames, no plugins, no inline code. */
-export const consoleSecurityHeaders: RequestHandler = fixedHeaders(
-  helmet({
-    contentSecurityPolicy: {
-      useDefaults: false,
-      directives: {
-        defaultSrc: ["'none'"],
-        scriptSrc: ["'self'"],
-        styleSrc: ["'self'"],
-        imgSrc: ["'self'"],
-        connectSrc: ["'self'"],
-        formAction: ["'self'"],
-        frameAncestors: ["'none'"],
-        baseUri: ["'none'"],
-      },
+export const consoleSecurityHeaders: RequestHandler = helmet({
+  contentSecurityPolicy: {
+    useDefaults: false,
+    directives: {
+      defaultSrc: ["'none'"],
+      scriptSrc: ["'self'"],
+      styleSrc: ["'self'"],
+      imgSrc: ["'self'"],
+      connectSrc: ["'self'"],
+      formAction: ["'self'"],
+      frameAncestors: ["'none'"],
+      baseUri: ["'none'"],
     },
-    strictTransportSecurity: false,
-    referrerPolicy: { policy: 'same-origin' },
-  }),
-);
+  },
+  strictTransportSecurity: false,
+  referrerPolicy: { policy: 'same-origin' },
+});
 
 export interface CookiePolicy {
   /** The session cookie's name (`__Host-` prefixed when Secure). */

@@ -1,14 +1,13 @@
 /**
- * The HTTP layer's shortcuts against what they replace: helmet's headers taken once and replayed,
- * express's prototypes given to requests and responses by the server, and sendJson against
- * res.json — same status, headers (in order) and body for every method and conditional request.
+ * The HTTP layer's shortcuts against what they replace: express's prototypes given to requests and
+ * responses by the server, and sendJson against res.json — same status, headers (in order) and body
+ * for every method and conditional request.
  */
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import helmet from 'helmet';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fixedHeaders } from '../../../src/http/create-app.ts';
 import { createHttpServer } from '../../../src/http/http-server.ts';
 import { sendJson } from '../../../src/http/send-json.ts';
 
@@ -68,46 +67,23 @@ const lines = (a: Answer) =>
   );
 
 let port: number;
-let helmetPort: number;
-const closers: (() => void)[] = [];
+let close: () => void;
 
 beforeAll(async () => {
-  const options = {
+  const security = helmet({
     contentSecurityPolicy: {
       useDefaults: false,
       directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] },
     },
     strictTransportSecurity: false,
-  };
-  for (const [security, set] of [
-    [fixedHeaders(helmet(options)), (p: number) => (port = p)],
-    [helmet(options), (p: number) => (helmetPort = p)],
-  ] as const) {
-    const server = createHttpServer(appWith(security), { headersTimeoutMs: 5000, requestTimeoutMs: 5000 });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    set((server.address() as AddressInfo).port);
-    closers.push(() => server.close());
-  }
-});
-
-afterAll(() => {
-  for (const close of closers) close();
-});
-
-describe('fixedHeaders', () => {
-  it('sends the headers helmet sends, in the same order', async () => {
-    const [fixed, helmeted] = [
-      await send(port, 'GET', '/express'),
-      await send(helmetPort, 'GET', '/express'),
-    ];
-    expect(lines(fixed)).toEqual(lines(helmeted));
-    expect(lines(fixed)).toContain("Content-Security-Policy: default-src 'none';frame-ancestors 'none'");
   });
-
-  it('refuses middleware that does not finish at once', () => {
-    expect(() => fixedHeaders(() => undefined)).toThrow(/synchronously/);
-  });
+  const server = createHttpServer(appWith(security), { headersTimeoutMs: 5000, requestTimeoutMs: 5000 });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  port = (server.address() as AddressInfo).port;
+  close = () => server.close();
 });
+
+afterAll(() => close());
 
 describe('createHttpServer', () => {
   it("makes requests and responses with the express app's prototypes", async () => {

@@ -66,10 +66,10 @@ export function createRuntime(env: NodeJS.ProcessEnv = process.env): Runtime {
   };
 
   async function openAlerting(): Promise<AlertingAdmin> {
-    const [services, { createAlertingAdmin }] = await Promise.all([
-      (opened ??= open()),
-      import('../alerting/alerting-admin.ts'),
-    ]);
+    // Loaded before Redis is opened: compiling the module would otherwise eat into the wait for
+    // Redis, and on a busy machine time the connection out before it had its chance.
+    const { createAlertingAdmin } = await import('../alerting/alerting-admin.ts');
+    const services = await (opened ??= open());
     const { config, redis, keys } = services;
     return createAlertingAdmin({
       admin: adminDeps(redis, keys),

@@ -21,7 +21,10 @@ let key: string;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'vigil-outage-'));
-  redis = await startRedis({ dataDir: dir });
+  // appendfsync always: this test is about the gateway never answering 2xx before Redis has the
+  // write. With everysec, Redis postpones its AOF write (up to 2 s) while an earlier fsync is slow
+  // and still replies, so a SIGKILL on a busy disk can lose replied writes (docs/guarantees.md).
+  redis = await startRedis({ dataDir: dir, appendfsync: 'always' });
   h = createIngestHarness({ redisUrl: redis.url, ingestWriteTimeoutMs: 500, credentialCacheMs: 60_000 });
   ingest = createIngestService(h);
   gateway = await startGateway({ ...h, ingest });

@@ -124,8 +124,9 @@ describe('a device page', () => {
   it('draws a boolean data point as steps', async () => {
     const page = await deviceWithHistory();
     const steps = await eventually(() => canvasPixels(page, '.chart-canvas[data-sensor="Open"]', ACCENT), {
-      until: (px) => px.count > 50,
-      message: 'the door’s step chart',
+      // The chart is drawn again as its history arrives: wait for the drawing with the history.
+      until: (px) => px.count > 50 && px.left < 0.5,
+      message: 'the door’s step chart over its history',
     });
     expect(steps.left).toBeLessThan(0.5);
   });
@@ -136,7 +137,7 @@ describe('a device page', () => {
     // edge of a 24-hour axis.
     const dots = await eventually(
       () => canvasPixels(page, '.chart-canvas[data-sensor="Temperature"]', INK, 30),
-      { until: (px) => px.count > 10, message: 'the temperature dots' },
+      { until: (px) => px.count > 10 && px.left < 0.5, message: 'the temperature dots over their history' },
     );
     expect(dots.left).toBeLessThan(0.5);
   });

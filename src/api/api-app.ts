@@ -11,7 +11,6 @@ import { AppError } from '../errors/app-error.ts';
 import { createExpressApp } from '../http/create-app.ts';
 import type { Scope, TokenRecord } from '../tenancy/types.ts';
 import { errorHandler, methodNotAllowed, notFound } from '../http/error-handling.ts';
-import { sendJson } from '../http/send-json.ts';
 import { alarmRoutes } from './alarms-routes.ts';
 import { STREAMED, type ApiDeps, type ApiRoute } from './api-route.ts';
 import { parseAttributes } from './attributes.ts';
@@ -124,7 +123,7 @@ export function createApiApp(deps: ApiDeps, alongside: RequestHandler[] = []): e
         req,
         res,
       });
-      if (data !== STREAMED) sendJson(req, res, { status: 'success', data });
+      if (data !== STREAMED) res.json({ status: 'success', data });
     };
   }
 }

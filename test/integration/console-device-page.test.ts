@@ -125,7 +125,7 @@ describe('a device page', () => {
     const page = await deviceWithHistory();
     const steps = await eventually(() => canvasPixels(page, '.chart-canvas[data-sensor="Open"]', ACCENT), {
       // The chart is drawn again as its history arrives: wait for the drawing with the history.
-      until: (px) => px.count > 50 && px.left < 0.5,
+      until: (px) => px.count > 50 && (px.left ?? 1) < 0.5,
       message: 'the door’s step chart over its history',
     });
     expect(steps.left).toBeLessThan(0.5);
@@ -137,7 +137,10 @@ describe('a device page', () => {
     // edge of a 24-hour axis.
     const dots = await eventually(
       () => canvasPixels(page, '.chart-canvas[data-sensor="Temperature"]', INK, 30),
-      { until: (px) => px.count > 10 && px.left < 0.5, message: 'the temperature dots over their history' },
+      {
+        until: (px) => px.count > 10 && (px.left ?? 1) < 0.5,
+        message: 'the temperature dots over their history',
+      },
     );
     expect(dots.left).toBeLessThan(0.5);
   });

@@ -78,4 +78,68 @@ describe('startPeriodic', () => {
     await vi.advanceTimersByTimeAsync(100);
     expect(runs).toBe(1);
   });
+
+  it('takes a synchronous run, and reports its throw like a rejection', async () => {
+    const errors: unknown[] = [];
+    let runs = 0;
+    const periodic = startPeriodic({
+      intervalMs: 10,
+      run: () => {
+        if (++runs === 1) throw new Error('disposed twice');
+      },
+      onError: (err) => errors.push(err),
+    });
+    await vi.advanceTimersByTimeAsync(20);
+    expect(runs).toBe(2);
+    expect(errors).toEqual([new Error('disposed twice')]);
+    await periodic.close();
+  });
+
+  it('with fixedRate, starts runs every interval from the first, skipping a slot a run outlasts', async () => {
+    const starts: number[] = [];
+    const durations = [30, 150, 30];
+    let active = 0;
+    let most = 0;
+    const periodic = startPeriodic({
+      intervalMs: 100,
+      fixedRate: true,
+      run: async () => {
+        starts.push(Date.now());
+        most = Math.max(most, ++active);
+        await new Promise((resolve) => setTimeout(resolve, durations[starts.length - 1] ?? 0));
+        active--;
+      },
+      onError: () => undefined,
+    });
+    const start = Date.now();
+    // 100: first; 200: the second (the first took 30); 300 passes during the second's 150; 400.
+    await vi.advanceTimersByTimeAsync(450);
+    expect(starts.map((t) => t - start)).toEqual([100, 200, 400]);
+    expect(most).toBe(1);
+    await vi.advanceTimersByTimeAsync(30);
+    await periodic.close();
+  });
+});
+
+describe('startPeriodic unref', () => {
+  beforeEach(() => {
+    vi.useRealTimers();
+  });
+  const timeouts = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+
+  it('keeps the process alive while waiting, unless unref is set', async () => {
+    const before = timeouts();
+    const held = startPeriodic({ intervalMs: 60_000, run: () => undefined, onError: () => undefined });
+    expect(timeouts()).toBe(before + 1);
+    await held.close();
+    expect(timeouts()).toBe(before);
+    const unrefd = startPeriodic({
+      intervalMs: 60_000,
+      unref: true,
+      run: () => undefined,
+      onError: () => undefined,
+    });
+    expect(timeouts()).toBe(before);
+    await unrefd.close();
+  });
 });

@@ -5,6 +5,7 @@
  * start afresh); nothing fails for it. Each environment's account outlives its isolates.
  */
 import { LRUCache } from 'lru-cache';
+import { startPeriodic } from '../lib/periodic.ts';
 import type { Logger } from '../log/logger.ts';
 import { newEnvAccount, type EnvAccount } from './env-account.ts';
 import { createEnvIsolate, type EnvIsolate } from './env-isolate.ts';
@@ -63,8 +64,12 @@ export function createIsolatePool(options: IsolatePoolOptions): IsolatePool {
   // An idle isolate goes on the next look after its time, even when no parser runs at all.
   const lookEveryMs = Math.max(1, Math.min(options.idleMs, 60_000));
   let lastLookMs = options.clock();
-  const timer = setInterval(() => dropIdle(), lookEveryMs);
-  timer.unref();
+  const looks = startPeriodic({
+    intervalMs: lookEveryMs,
+    unref: true,
+    run: () => dropIdle(),
+    onError: (err) => options.log.warn({ err }, 'dropping idle parser isolates failed'),
+  });
 
   function dropIdle(): void {
     lastLookMs = options.clock();
@@ -110,7 +115,8 @@ export function createIsolatePool(options: IsolatePoolOptions): IsolatePool {
       return { isolates: isolates.size, contexts };
     },
     close() {
-      clearInterval(timer);
+      // The look is synchronous: none is in progress here, and closing stops the timer at once.
+      void looks.close();
       isolates.clear();
     },
   };

@@ -1,10 +1,12 @@
 /**
  * Revocation for long-lived MQTT connections: a client that connected with a key as password, or
  * subscribed to a key's topics, keeps its connection after the key is revoked unless someone looks
- * again. The sweep re-checks every such key each interval and closes the clients of keys that are
- * no longer valid, so a revocation reaches them within interval + cache time.
+ * again. The sweep re-checks every such key an interval after the previous pass and closes the
+ * clients of keys that are no longer valid, so a revocation reaches them within interval + a pass
+ * + cache time.
  */
 import type { Client } from 'aedes';
+import { startPeriodic } from '../lib/periodic.ts';
 
 export interface KeySweep {
   track(client: Client, apiKey: string): void;
@@ -46,8 +48,17 @@ export function createKeySweep(opts: {
     });
     return pass;
   };
-  const timer = setInterval(() => void sweep(), opts.intervalMs);
-  timer.unref();
+  const sweeping = startPeriodic({
+    intervalMs: opts.intervalMs,
+    unref: true,
+    run: sweep,
+    // A pass does not fail: a key that cannot be checked now counts as unknown and closes nothing.
+    // One that did would be a bug; with no log to go to, it fails the process as it always did.
+    onError: (err) =>
+      process.nextTick(() => {
+        throw err;
+      }),
+  });
 
   return {
     track(client, apiKey) {
@@ -57,6 +68,7 @@ export function createKeySweep(opts: {
     },
     forget: (client) => tracked.delete(client),
     sweep,
-    close: () => clearInterval(timer),
+    /** Stops the sweeps; a pass in progress finishes by itself (it only closes clients). */
+    close: () => void sweeping.close(),
   };
 }

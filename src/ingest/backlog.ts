@@ -15,6 +15,7 @@
  * keep Redis memory bounded and one tenant from crowding out the others, not to be exact.
  */
 import type { EnvCounts } from '../queue/ingest-queue.ts';
+import { startPeriodic } from '../lib/periodic.ts';
 import { sampledWarning, type Logger } from '../log/logger.ts';
 import type { IngestMetrics } from './metrics.ts';
 
@@ -111,12 +112,18 @@ export function createBacklogMonitor(
     }
   };
 
-  const timer = setInterval(() => void sample(), deps.intervalMs);
-  timer.unref();
-  void sample();
+  // At once, then an interval after each sample; sample() catches its own failures.
+  const samples = startPeriodic({
+    intervalMs: deps.intervalMs,
+    firstRunAfterMs: 0,
+    unref: true,
+    run: sample,
+    onError: (err) => sampleFailed({ err }),
+  });
   return {
     isFull: (env) => refused.everyone || refused.envs.has(env),
     sample,
-    close: () => clearInterval(timer),
+    /** Stops the sampling; a sample in progress only updates the verdict (and its metrics). */
+    close: () => void samples.close(),
   };
 }

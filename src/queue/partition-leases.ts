@@ -18,6 +18,7 @@ import type { Logger } from '../log/logger.ts';
 import type { Redis } from '../redis/connect.ts';
 import type { QueueKeys } from './queue-keys.ts';
 import { createWakeableSleep } from '../lib/wakeable-sleep.ts';
+import { startPeriodic } from '../lib/periodic.ts';
 
 /** Takes a free lease with the next fencing token; answers the lease's value, or nil when held. */
 const ACQUIRE = `if redis.call('EXISTS', KEYS[1]) == 1 then return false end
@@ -142,15 +143,24 @@ export function createPartitionLeases(deps: {
     }
   };
 
+  const renewalFailed = (err: unknown) => log.warn({ err }, 'partition lease renewal failed');
   let ticking: Promise<void> | undefined;
+  /** One round at a time: one asked for while another runs (start-up, tests, the timer) is that one. */
   const runTick = () => {
     ticking ??= tick()
-      .catch((err: unknown) => log.warn({ err }, 'partition lease renewal failed'))
+      .catch(renewalFailed)
       .finally(() => (ticking = undefined));
     return ticking;
   };
-  const timer = setInterval(() => void runTick(), Math.max(100, Math.floor(leaseMs / 3)));
-  timer.unref();
+  // At a fixed rate: a round starts every third of the lease from the previous one's start, so a
+  // slow round does not also push the next renewal later.
+  const renewals = startPeriodic({
+    intervalMs: Math.max(100, Math.floor(leaseMs / 3)),
+    fixedRate: true,
+    unref: true,
+    run: runTick,
+    onError: renewalFailed,
+  });
 
   const release = async (list: number[]) => {
     if (list.length === 0) return;
@@ -193,7 +203,7 @@ export function createPartitionLeases(deps: {
     async close() {
       if (closed) return;
       closed = true;
-      clearInterval(timer);
+      await renewals.close();
       await ticking;
       notify();
       try {

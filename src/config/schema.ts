@@ -639,10 +639,10 @@ export const SETTINGS = {
     '60000',
     positiveInt,
   ),
-  auditLogSize: setting(
-    'VIGIL_AUDIT_LOG_SIZE',
-    'Audit entries kept per environment for `vigil audit` (alarm acknowledgements, channel and route changes); older ones are dropped.',
-    '10000',
+  auditRetentionDays: setting(
+    'VIGIL_AUDIT_RETENTION_DAYS',
+    'How long the audit log (every management change and alarm acknowledgement, `/audit/list`, `vigil audit`) keeps an entry, in days; older ones are dropped as new ones come.',
+    '90',
     positiveInt,
   ),
   demo: setting(

@@ -15,6 +15,7 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AppError } from '../errors/app-error.ts';
+import { startPeriodic } from '../lib/periodic.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Redis } from '../redis/connect.ts';
 import type { StateKeys } from './state-keys.ts';
@@ -150,16 +151,20 @@ async function runUnderLock<K extends StateKeys>(
   const { redis, keys, log, migrations } = opts;
   const lockKey = keys.migrationLock();
   const lost = new AbortController();
-  const renewal = setInterval(() => {
-    redis.eval(RENEW_LOCK, 1, lockKey, token, lockMs).then(
-      (held) => {
-        if (held !== 1) lost.abort(new Error(`lost the migration lock ${lockKey}`));
-      },
-      // Redis unreachable for a moment: the next renewal tries again, and the version is only
-      // written while the lock is still this process's.
-      (err: unknown) => log.warn({ err }, 'could not renew the migration lock'),
-    );
-  }, lockMs / 3);
+  // Every third of the lock's lifetime from the previous renewal's start, as the lock's margin
+  // assumes. One renewal at a time: a second sent while the first waits would wait behind it on the
+  // same connection, and renew nothing sooner.
+  const renewal = startPeriodic({
+    intervalMs: lockMs / 3,
+    fixedRate: true,
+    run: async () => {
+      const held = await redis.eval(RENEW_LOCK, 1, lockKey, token, lockMs);
+      if (held !== 1) lost.abort(new Error(`lost the migration lock ${lockKey}`));
+    },
+    // Redis unreachable for a moment: the next renewal tries again, and the version is only
+    // written while the lock is still this process's.
+    onError: (err) => log.warn({ err }, 'could not renew the migration lock'),
+  });
   try {
     // Read again under the lock: the previous holder may have finished in between.
     let layout = (await readStoredLayout(redis, keys)) ?? BASE_LAYOUT;
@@ -184,7 +189,8 @@ async function runUnderLock<K extends StateKeys>(
       layout = migration.version;
     }
   } finally {
-    clearInterval(renewal);
+    // A renewal in progress ends before the lock is released, not after.
+    await renewal.close();
     try {
       await redis.eval(RELEASE_LOCK, 1, lockKey, token);
     } catch (err) {

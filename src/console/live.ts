@@ -16,6 +16,7 @@ import type { Response } from 'express';
 import { LRUCache } from 'lru-cache';
 import type { EventKeys } from '../events/event-keys.ts';
 import type { IngestKeys } from '../ingest/ingest-keys.ts';
+import { startPeriodic, type Periodic } from '../lib/periodic.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Redis } from '../redis/connect.ts';
 import type { TenancyKeys } from '../tenancy/tenancy-keys.ts';
@@ -90,8 +91,8 @@ interface Watch {
   signal: string;
   forcedMs: number;
   streams: Set<Stream>;
-  timer: NodeJS.Timeout;
-  reading: boolean;
+  /** The environment's look for changes: at once, then an interval after each. */
+  looks: Periodic;
 }
 
 export function createLiveHub(deps: {
@@ -124,20 +125,12 @@ export function createLiveHub(deps: {
   }
 
   async function tick(env: string, w: Watch): Promise<void> {
-    if (w.reading) return;
-    w.reading = true;
-    try {
-      const signal = await readSignal(env);
-      const now = clock();
-      if (signal !== w.signal || now - w.forcedMs >= FORCE_MS) {
-        w.signal = signal;
-        w.forcedMs = now;
-        bump(w);
-      }
-    } catch (err) {
-      deps.log.warn({ env, err }, 'console live check failed');
-    } finally {
-      w.reading = false;
+    const signal = await readSignal(env);
+    const now = clock();
+    if (signal !== w.signal || now - w.forcedMs >= FORCE_MS) {
+      w.signal = signal;
+      w.forcedMs = now;
+      bump(w);
     }
   }
 
@@ -154,13 +147,16 @@ export function createLiveHub(deps: {
         signal: '',
         forcedMs: clock(),
         streams: new Set(),
-        reading: false,
-        timer: setInterval(() => void tick(env, created), deps.intervalMs),
+        looks: startPeriodic({
+          intervalMs: deps.intervalMs,
+          firstRunAfterMs: 0,
+          unref: true,
+          run: () => tick(env, created),
+          onError: (err) => deps.log.warn({ env, err }, 'console live check failed'),
+        }),
       };
-      created.timer.unref();
       w = created;
       watches.set(env, w);
-      void tick(env, w);
     }
     return w;
   }
@@ -235,7 +231,6 @@ export function createLiveHub(deps: {
       // Copied below: a baseline may serve every page rendered from the same regions.
       const held = (o.baseline && baselines.get(o.baseline)) || { blocks: new Map(), rows: new Map() };
       const w = watch(o.env);
-      const timers: NodeJS.Timeout[] = [];
       const stream: Stream = {
         env: o.env,
         sessionKey: o.sessionKey,
@@ -245,12 +240,13 @@ export function createLiveHub(deps: {
         rendering: false,
         again: false,
         end(reason) {
-          for (const t of timers) clearInterval(t);
+          clearInterval(keepalive);
+          void sessionChecks.close();
           w.streams.delete(stream);
           bySession.get(o.sessionKey)?.delete(stream);
           if (bySession.get(o.sessionKey)?.size === 0) bySession.delete(o.sessionKey);
           if (w.streams.size === 0 && watches.get(o.env) === w) {
-            clearInterval(w.timer);
+            void w.looks.close();
             watches.delete(o.env);
           }
           if (reason && !res.writableEnded) res.write(`event: ${reason}\ndata: {}\n\n`);
@@ -263,16 +259,20 @@ export function createLiveHub(deps: {
       bySession.set(o.sessionKey, mine);
       res.on('close', () => stream.end());
       res.write(`retry: 3000\n\n`);
-      timers.push(setInterval(() => res.write(': keepalive\n\n'), KEEPALIVE_MS));
-      timers.push(
-        setInterval(() => {
-          void o.sessionValid().then(
-            (valid) => valid || stream.end('signed-out'),
-            () => undefined,
-          );
-        }, deps.sessionCheckMs),
-      );
-      for (const t of timers) t.unref();
+      // A comment line now and then keeps proxies from closing an idle stream. A plain timer, not
+      // lib/periodic.ts: one synchronous write that cannot fail (a closed response ends the stream)
+      // and leaves nothing to wait for, at the rate the proxies' idle timeouts need.
+      const keepalive = setInterval(() => res.write(': keepalive\n\n'), KEEPALIVE_MS);
+      keepalive.unref();
+      const sessionChecks = startPeriodic({
+        intervalMs: deps.sessionCheckMs,
+        unref: true,
+        run: async () => {
+          if (!(await o.sessionValid())) stream.end('signed-out');
+        },
+        // Not known now (Redis unreachable): the stream stays, and the next check tries again.
+        onError: () => undefined,
+      });
       // Whatever changed between the page's render and now.
       void refresh(stream);
     },
@@ -287,7 +287,7 @@ export function createLiveHub(deps: {
       if (closed) return;
       closed = true;
       for (const w of watches.values()) for (const s of [...w.streams]) s.end();
-      for (const w of watches.values()) clearInterval(w.timer);
+      for (const w of watches.values()) void w.looks.close();
       watches.clear();
     },
   };

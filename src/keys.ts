@@ -4,6 +4,7 @@
  * names; modules take only the part they use (`keys: QueueKeys`, …).
  */
 import { alertingKeys, type AlertingKeys } from './alerting/alerting-keys.ts';
+import { auditKeys, type AuditKeys } from './audit/audit-keys.ts';
 import { exportKeys, type ExportKeys } from './api/export-keys.ts';
 import { consoleKeys, type ConsoleKeys } from './console/console-keys.ts';
 import { eventKeys, type EventKeys } from './events/event-keys.ts';
@@ -27,7 +28,8 @@ export type Keys = TenancyKeys &
   AlertingKeys &
   HistoryKeys &
   ConsoleKeys &
-  RecentPayloadKeys;
+  RecentPayloadKeys &
+  AuditKeys;
 
 export function createKeys(prefix: string): Keys {
   return {
@@ -41,6 +43,7 @@ export function createKeys(prefix: string): Keys {
     ...historyKeys(prefix),
     ...consoleKeys(prefix),
     ...recentPayloadKeys(prefix),
+    ...auditKeys(prefix),
   };
 }
 
@@ -57,7 +60,7 @@ export function dependentData(keys: Keys): DependentData {
     deleteEnvironment(multi, env) {
       multi.del(keys.envEvents(env), keys.ingestLog(env), keys.recentPayloadsWritten(env));
       multi.del(keys.channels(env), keys.routes(env), keys.notifyLog(env));
-      multi.del(keys.alarmIndex(env), keys.alarmRecords(env), keys.audit(env));
+      multi.del(keys.alarmIndex(env), keys.alarmRecords(env), keys.auditLog(env), keys.legacyAuditList(env));
     },
     environmentPatterns: (env) => [
       keys.exports(env, '*'),

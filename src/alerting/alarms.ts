@@ -10,8 +10,8 @@ import type { Redis } from '../redis/connect.ts';
 import { createAlarmIndex, type AlarmRecord } from '../state/alarm-index.ts';
 import type { StateKeys } from '../state/state-keys.ts';
 import type { TenancyStore } from '../tenancy/tenancy-store.ts';
-import type { AlertingKeys } from './alerting-keys.ts';
-import type { AuditEntry } from './audit-log.ts';
+import type { AuditKeys } from '../audit/audit-keys.ts';
+import type { AuditRecord } from '../audit/audit-log.ts';
 
 /** An alarm as the read API serves it. */
 export interface ServedAlarm {
@@ -36,10 +36,10 @@ export const NOTE_MAX_LENGTH = 1000;
 
 export interface AlarmsDeps {
   redis: Redis;
-  keys: StateKeys & AlertingKeys;
+  keys: StateKeys & AuditKeys;
   tenancy: Pick<TenancyStore, 'getDevice' | 'getDevices'>;
-  /** Audit entries kept per environment (VIGIL_AUDIT_LOG_SIZE). */
-  auditKept: number;
+  /** How long the audit log keeps an entry, in ms (VIGIL_AUDIT_RETENTION_DAYS). */
+  auditRetentionMs: number;
 }
 
 export interface Acknowledgement {
@@ -48,7 +48,7 @@ export interface Acknowledgement {
   /** Absent: the device's Availability alarm. */
   sensorName?: string | undefined;
   note?: string | undefined;
-  /** Who acknowledges (audit-log.ts: tokenActor). */
+  /** Who acknowledges (src/audit/audit-log.ts: tokenActor). */
   actor: string;
   nowMs: number;
 }
@@ -87,7 +87,7 @@ export function createAlarms(deps: AlarmsDeps): Alarms {
         throw new AppError('DEVICE_NOT_FOUND', `No device ${deviceName}.`, { details: { deviceName } });
       }
       const sensor = sensorName ?? null;
-      const entry: AuditEntry = {
+      const entry: AuditRecord = {
         atUTC: new Date(nowMs).toISOString(),
         actor,
         action: 'alarm.acknowledge',
@@ -101,9 +101,9 @@ export function createAlarms(deps: AlarmsDeps): Alarms {
         by: actor,
         nowMs,
         note: note ?? null,
-        auditKey: keys.audit(env),
+        auditKey: keys.auditLog(env),
         auditEntry: entry,
-        auditKept: deps.auditKept,
+        auditKeepFromMs: Math.max(0, nowMs - deps.auditRetentionMs),
       });
       if (!alarm) {
         const what = sensor === null ? 'the Availability of' : `data point ${sensor} of`;

@@ -5,13 +5,15 @@
  * `close()` releases what it opened (the BullMQ queue, delivery connections).
  */
 import type { Config } from '../config/schema.ts';
+import { settingSource } from '../config/setting-source.ts';
 import type { EventKeys } from '../events/event-keys.ts';
 import type { Redis } from '../redis/connect.ts';
 import type { Connections } from '../redis/connections.ts';
 import { createAdminContext, type AdminDeps } from '../tenancy/admin-support.ts';
 import { createAddressGuard } from './address-guard.ts';
 import type { AlertingKeys } from './alerting-keys.ts';
-import { cliActor, createAuditLog, type AuditAction, type AuditLog } from './audit-log.ts';
+import type { AuditKeys } from '../audit/audit-keys.ts';
+import { cliActor, createAuditLog, type AuditAction, type AuditLog } from '../audit/audit-log.ts';
 import { createChannelAdmin, type ChannelAdmin } from './channel-admin.ts';
 import { deliverTo } from './deliverer.ts';
 import { createChannelDeliverers } from './delivery/create-deliverers.ts';
@@ -30,7 +32,7 @@ import { createSecretBox } from './secret-box.ts';
 export type AlertingAdminConfig = RetryPolicyConfig &
   Pick<
     Config,
-    | 'auditLogSize'
+    | 'auditRetentionDays'
     | 'secretsKey'
     | 'notifyAllowedHosts'
     | 'notifyTimeoutMs'
@@ -43,7 +45,7 @@ export type AlertingAdminConfig = RetryPolicyConfig &
 
 export function createAlertingAdmin(deps: {
   admin: AdminDeps;
-  keys: AlertingKeys & EventKeys;
+  keys: AlertingKeys & EventKeys & AuditKeys;
   config: AlertingAdminConfig;
   /** Where the notification queue's connection comes from, opened on first use. */
   connections: Connections;
@@ -52,8 +54,12 @@ export function createAlertingAdmin(deps: {
 }) {
   const { config, keys } = deps;
   const ctx = createAdminContext(deps.admin);
-  const audit = createAuditLog({ redis: ctx.redis, keys, size: config.auditLogSize });
-  const box = createSecretBox(config.secretsKey);
+  const audit = createAuditLog({
+    redis: ctx.redis,
+    keys,
+    retentionMs: config.auditRetentionDays * 86_400_000,
+  });
+  const box = createSecretBox(config.secretsKey, settingSource(config, 'secretsKey'));
   const guard = createAddressGuard({ allowedHosts: config.notifyAllowedHosts });
   const deliverers = createChannelDeliverers({
     guard,
@@ -80,7 +86,7 @@ export function createAlertingAdmin(deps: {
     /** The newest `limit` audit entries of the environment, newest first. */
     async listAudit(env: string, limit: number) {
       await ctx.requireEnv(env);
-      return audit.list(env, limit);
+      return (await audit.list(env, { limit })).entries;
     },
     ...createNotifyAdmin({
       redis: ctx.redis,

@@ -1,6 +1,6 @@
 /**
  * Redis keys of alerting: an environment's channels and routes, its delivery log, what flood
- * control and quiet hours hold for digests, and the audit log. (The alarm index
+ * control and quiet hours hold for digests. (The audit log is src/audit's, the alarm index
  * itself is kept by the state scripts: StateKeys.alarmIndex.) Every key of an environment starts with
  * `<prefix>:env:<env>:` (deleted with the environment, src/keys.ts). BullMQ keeps the notification
  * jobs under its own prefix, `<prefix>:bull` (queue `notifications`).
@@ -27,8 +27,6 @@ export interface AlertingKeys {
   bullPrefix(): string;
   /** SCAN patterns of every per-batch and per-window key of an environment. */
   notifyPatterns(env: string): string[];
-  /** List of audit entries, newest first, JSON AuditEntry (capped; audit-log.ts). */
-  audit(env: string): string;
 }
 
 export function alertingKeys(prefix: string): AlertingKeys {
@@ -43,6 +41,5 @@ export function alertingKeys(prefix: string): AlertingKeys {
     digestBatchPrefix: (env) => `${p}:env:${env}:notify:batch:`,
     bullPrefix: () => `${p}:bull`,
     notifyPatterns: (env) => [`${p}:env:${env}:notify:*`],
-    audit: (env) => `${p}:env:${env}:audit`,
   };
 }

@@ -4,7 +4,7 @@
  * alerting's (src/alerting/alarms.ts).
  */
 import { ALARMS_DEFAULT_LIMIT, ALARMS_MAX_LIMIT, createAlarms, NOTE_MAX_LENGTH } from '../alerting/alarms.ts';
-import { tokenActor } from '../alerting/audit-log.ts';
+import { tokenActor } from '../audit/audit-log.ts';
 import { apiRoute, type ApiDeps, type ApiRoute } from './api-route.ts';
 import { attr, attributes } from './attributes.ts';
 
@@ -13,7 +13,7 @@ export function alarmRoutes(deps: ApiDeps): ApiRoute[] {
     redis: deps.redis,
     keys: deps.keys,
     tenancy: deps.tenancy,
-    auditKept: deps.config.auditLogSize,
+    auditRetentionMs: deps.config.auditRetentionDays * 86_400_000,
   });
   return [
     apiRoute({

@@ -20,8 +20,9 @@ import { eventRoutes } from './events-routes.ts';
 import { exportRoutes } from './export-route.ts';
 import { ingestLogRoutes } from './ingest-log-route.ts';
 import { loginRoutes } from './login-route.ts';
+import { managementRoutes } from './management-routes.ts';
 import { buildOpenApiDocument } from './openapi.ts';
-import { collectAttributes } from './request-params.ts';
+import { collectAttributes, parseQuery } from './request-params.ts';
 import { sensorRoutes } from './sensors-routes.ts';
 
 export type { ApiDeps } from './api-route.ts';
@@ -57,16 +58,25 @@ export function createApiApp(deps: ApiDeps, alongside: RequestHandler[] = []): e
     res.setHeader('Cache-Control', NO_STORE);
     readText(req, res, next);
   };
+  /** A route whose body is data: read as text up to its own limit, whatever its Content-Type. */
+  const prepareRaw = (limit: string): RequestHandler => {
+    const readBody = express.text({ type: () => true, limit });
+    return (req, res, next) => {
+      res.setHeader('Cache-Control', NO_STORE);
+      readBody(req, res, next);
+    };
+  };
   const observe = requestTimer(deps.metrics);
 
   const routes = apiRoutes(deps);
   // Express tries routes in the order they were added, so the data reads come first.
   for (const route of [...routes].sort((a, b) => mountOrder(a) - mountOrder(b))) {
     const run = runRoute(route);
+    const read = route.rawBody ? prepareRaw(route.rawBody.limit) : prepare;
     for (const path of route.paths) {
       const r = app.route(path);
-      if (route.methods.includes('GET')) r.get(prepare, run);
-      if (route.methods.includes('POST')) r.post(prepare, run);
+      if (route.methods.includes('GET')) r.get(read, run);
+      if (route.methods.includes('POST')) r.post(read, run);
       r.all(noStore, methodNotAllowed(route.methods, path));
     }
   }
@@ -102,13 +112,11 @@ export function createApiApp(deps: ApiDeps, alongside: RequestHandler[] = []): e
       const body: unknown = req.body;
       const url = req.originalUrl;
       const mark = url.indexOf('?');
+      const text = typeof body === 'string' ? body : '';
+      const query = mark < 0 ? '' : url.slice(mark + 1);
       const attrs = parseAttributes(
         route.attributes,
-        collectAttributes(
-          mark < 0 ? '' : url.slice(mark + 1),
-          typeof body === 'string' ? body : '',
-          req.headers['content-type'],
-        ),
+        route.rawBody ? parseQuery(query) : collectAttributes(query, text, req.headers['content-type']),
       );
       // Named parameters only (`/login/:apiKey`), never wildcards: each is one string.
       const params = req.params as Record<string, string>;
@@ -122,8 +130,11 @@ export function createApiApp(deps: ApiDeps, alongside: RequestHandler[] = []): e
         // every request alive past young-generation collections (see the lint rule's reason).
         req,
         res,
+        ...(route.rawBody ? { body: { text, contentType: req.headers['content-type'] } } : {}),
       });
-      if (data !== STREAMED) res.json({ status: 'success', data });
+      if (data === STREAMED) return;
+      if (route.answer?.csv) res.type('text/csv').send(data);
+      else res.json({ status: 'success', data });
     };
   }
 }
@@ -132,7 +143,7 @@ export function createApiApp(deps: ApiDeps, alongside: RequestHandler[] = []): e
 function forbidden(token: TokenRecord, scope: Scope): AppError {
   const who =
     token.kind === 'login'
-      ? "the user's role allows only reading (a viewer)"
+      ? `the user's role allows ${token.scopes.join(',') || 'nothing'}`
       : `the token has scope ${token.scopes.join(',') || 'none'}`;
   return new AppError('FORBIDDEN', `This endpoint needs scope ${scope}; ${who}.`);
 }
@@ -147,6 +158,7 @@ export function apiRoutes(deps: ApiDeps): ApiRoute[] {
     ...eventRoutes(deps),
     ...alarmRoutes(deps),
     ...ingestLogRoutes(deps),
+    ...(deps.management ? managementRoutes(deps.management) : []),
   ];
 }
 

@@ -4,6 +4,7 @@
  * returns the envelope's `data`, or STREAMED when it wrote the response itself (the export).
  */
 import type { AlertingKeys } from '../alerting/alerting-keys.ts';
+import type { AuditKeys } from '../audit/audit-keys.ts';
 import type { EventKeys } from '../events/event-keys.ts';
 import type { IngestKeys } from '../ingest/ingest-keys.ts';
 import type { StateKeys } from '../state/state-keys.ts';
@@ -21,6 +22,7 @@ import type { Redis } from '../redis/connect.ts';
 import type { TenancyStore } from '../tenancy/tenancy-store.ts';
 import type { Scope, TokenRecord } from '../tenancy/types.ts';
 import type { AttributesSchema } from './attributes.ts';
+import type { Management } from '../management/management.ts';
 
 export interface ApiDeps {
   /** The settings the read API reads. */
@@ -28,13 +30,13 @@ export interface ApiDeps {
     Config,
     | 'trustProxy'
     | 'credentialCacheMs'
-    | 'auditLogSize'
+    | 'auditRetentionDays'
     | 'exportLimitPerMonth'
     | 'ingestLogSize'
     | 'demo'
     | 'loginTokenTtlSeconds'
   >;
-  keys: TenancyKeys & StateKeys & EventKeys & IngestKeys & ExportKeys & AlertingKeys;
+  keys: TenancyKeys & StateKeys & EventKeys & IngestKeys & ExportKeys & AlertingKeys & AuditKeys;
   redis: Redis;
   influx: InfluxClient;
   tenancy: TenancyStore;
@@ -46,6 +48,8 @@ export interface ApiDeps {
    * `redis` when absent.
    */
   reads?: Redis;
+  /** The management operations, served as POST routes; absent: the read API alone. */
+  management?: Management;
   /** Where the API's request metrics are registered (the process registry). */
   metrics?: Registry;
   /** Epoch ms; Date.now by default. */
@@ -64,6 +68,8 @@ export interface ApiRequest<A = unknown> {
   nowMs: number;
   /** Path parameters (`/login/:key` gives `key`), decoded. */
   params: Record<string, string>;
+  /** The body as text, on routes with `rawBody` (their attributes come from the query string only). */
+  body?: { text: string; contentType: string | undefined };
   /**
    * The request; `req.ip` is the client's address (the socket's peer, or X-Forwarded-For as far as
    * VIGIL_TRUST_PROXY allows).
@@ -92,7 +98,27 @@ export interface ApiRoute<A = unknown> {
    * published as the endpoint's parameters in the OpenAPI document.
    */
   attributes: AttributesSchema<A>;
+  /**
+   * What the OpenAPI document says of the answer; routes of the read API leave it to openapi.ts,
+   * the management operations bring their own.
+   */
+  answer?: RouteAnswer;
+  /** The body is data, not attributes: read as text up to `limit` (an express size) and handed over. */
+  rawBody?: { limit: string };
   handle(r: ApiRequest<A>): Promise<unknown>;
+}
+
+/** An answer as the OpenAPI document describes it. */
+export interface RouteAnswer {
+  summary: string;
+  /** The envelope's `data`. */
+  data: unknown;
+  /** Error statuses beyond 400 and 503 (and 401 for routes that need a token). */
+  errors: string[];
+  /** Answered as `text/csv` instead of the envelope (the handler returns the text). */
+  csv?: boolean;
+  /** The request body's content types and schemas, for a route with `rawBody`. */
+  body?: Record<string, unknown>;
 }
 
 /** A route whose handler is typed by its attributes schema. */

@@ -32,6 +32,15 @@ export function attributes<S extends z.ZodRawShape>(shape: S) {
 }
 
 /**
+ * The attributes of a management operation (src/management/): a JSON object whose attributes are
+ * all named in `shape` — an unknown one (a misspelt `dispalyName`) is refused rather than ignored —
+ * and where null is a value (`availabilityMinutes: null` means "inherit again").
+ */
+export function strictAttributes<S extends z.ZodRawShape>(shape: S) {
+  return z.strictObject(shape);
+}
+
+/**
  * Attribute types. Each sets one message for every way a value can fail, the text that follows
  * "The attribute … must be".
  */
@@ -115,6 +124,12 @@ export function parseAttributes<A>(schema: AttributesSchema<A>, attrs: Attribute
 }
 
 function attributeError(issue: z.core.$ZodIssue, attrs: Attributes): AppError {
+  if (issue.code === 'unrecognized_keys') {
+    const attribute = issue.keys[0] ?? '';
+    return new AppError('INVALID_ATTRIBUTE', `There is no attribute ${attribute} here.`, {
+      details: { attribute },
+    });
+  }
   const [first, ...inner] = issue.path;
   const attribute = String(first);
   const details = { attribute };

@@ -5,25 +5,9 @@
  * answers' shapes are written here, one entry per route.
  */
 import { z } from 'zod';
-import type { ApiRoute } from './api-route.ts';
+import type { ApiRoute, RouteAnswer } from './api-route.ts';
+import { arrayOf, envelope, json, objectOf, ref, str, ts, type JsonSchema } from './json-schema.ts';
 
-type JsonSchema = Record<string, unknown>;
-
-const ts = { type: ['string', 'null'], format: 'date-time', description: 'ISO 8601 UTC with milliseconds.' };
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const envelope = (data: unknown) => ({
-  type: 'object',
-  required: ['status', 'data'],
-  properties: { status: { const: 'success' }, data },
-});
-const arrayOf = (items: unknown) => ({ type: 'array', items });
-const objectOf = (properties: Record<string, unknown>) => ({
-  type: 'object',
-  required: Object.keys(properties),
-  properties,
-});
-const str = { type: 'string' };
-const json = (schema: unknown) => ({ 'application/json': { schema } });
 const STATUS_ENUM = { enum: ['SUCCESS', 'INFO', 'WARNING', 'ERROR', 'CRITICAL'] };
 
 const sensorCommon = {
@@ -116,12 +100,7 @@ const COMPONENTS = {
 };
 
 /** What the document says of one route besides its attributes. */
-interface Answer {
-  summary: string;
-  /** The envelope's `data`. */
-  data: unknown;
-  /** Error statuses beyond 400 and 503 (and 401 for routes that need a token). */
-  errors: string[];
+interface Answer extends RouteAnswer {
   /** Other content types of the 200 answer. */
   moreContent?: Record<string, unknown>;
 }
@@ -230,7 +209,7 @@ export function buildOpenApiDocument(routes: readonly ApiRoute[]) {
   const paths: Record<string, unknown> = {};
   for (const route of routes) {
     const first = route.paths[0] ?? '';
-    const answer = ANSWERS[first];
+    const answer = route.answer ?? ANSWERS[first];
     if (!answer) throw new Error(`The OpenAPI document has no answer for ${first}.`);
     const operations = routeOperations(route, answer);
     for (const path of route.paths) paths[openApiPath(path)] = operations;
@@ -286,8 +265,14 @@ function routeOperations(route: ApiRoute, answer: Answer) {
   if (route.methods.includes('POST')) {
     operations.post = {
       ...common,
-      ...(pathParams.length > 0 ? { parameters: pathParams } : {}),
-      requestBody: { required: required.length > 0, content: json(body) },
+      ...(route.rawBody
+        ? { parameters: [...pathParams, ...queryParams] }
+        : pathParams.length > 0
+          ? { parameters: pathParams }
+          : {}),
+      requestBody: route.rawBody
+        ? { required: true, content: answer.body ?? {} }
+        : { required: required.length > 0, content: json(body) },
       responses: responses(route, answer),
     };
   }
@@ -313,7 +298,12 @@ function responses(route: ApiRoute, answer: Answer) {
   const refusals = route.auth ? ['401', ...(route.scope === 'read' ? [] : ['403'])] : [];
   const statuses = [...new Set(['400', ...refusals, ...answer.errors, '503'])].sort();
   return {
-    '200': { description: 'Success', content: { ...json(envelope(answer.data)), ...answer.moreContent } },
+    '200': {
+      description: 'Success',
+      content: answer.csv
+        ? { 'text/csv': { schema: { type: 'string', description: 'CSV with a header row' } } }
+        : { ...json(envelope(answer.data)), ...answer.moreContent },
+    },
     ...Object.fromEntries(statuses.map((status) => [status, error])),
   };
 }

@@ -82,7 +82,7 @@ export function createConsole(deps: ConsoleDeps): WebConsole {
     sessions,
     cookies,
     live,
-    alarms: createAlarms({ redis, keys, tenancy: deps.tenancy, auditKept: config.auditLogSize }),
+    alarms: createAlarms({ redis, keys, tenancy: deps.tenancy, auditRetentionMs: config.auditRetentionDays * 86_400_000 }),
     workbench,
     assets,
     last24Hours: createLast24HoursReader({ influx: deps.influx }),

@@ -10,6 +10,7 @@ import type { InfluxClient } from '../history/influx-client.ts';
 import type { IngestLog } from '../ingest/ingest-log.ts';
 import type { Keys } from '../keys.ts';
 import type { Logger } from '../log/logger.ts';
+import type { Management } from '../management/management.ts';
 import type { Redis } from '../redis/connect.ts';
 import type { TenancyStore } from '../tenancy/tenancy-store.ts';
 import type { Assets } from './assets.ts';
@@ -23,7 +24,7 @@ import type { Workbench } from './workbench.ts';
 /** The settings the console reads. */
 export type ConsoleConfig = Pick<
   Config,
-  | 'auditLogSize'
+  | 'auditRetentionDays'
   | 'consoleLiveMs'
   | 'consoleSessionIdleMinutes'
   | 'consoleSessionMaxHours'
@@ -47,6 +48,8 @@ export interface ConsoleDeps {
   tenancy: TenancyStore;
   ingestLog: IngestLog;
   log: Logger;
+  /** The management operations the console's forms run (the API's own). */
+  management?: Management;
   clock?: () => number;
 }
 

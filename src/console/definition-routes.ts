@@ -11,6 +11,7 @@ import type { ConsoleContext } from './console-context.ts';
 import { assertSameOrigin, assertToken } from './security.ts';
 import type { ConsoleSession } from './sessions.ts';
 import { definitionBody, definitionsBody, type WorkbenchModel } from './views/definitions-view.ts';
+import { roleAllows } from '../tenancy/types.ts';
 
 /** Longest payload the workbench runs, in characters. */
 const MAX_PAYLOAD_CHARS = 256 * 1024;
@@ -103,7 +104,7 @@ export function definitionRoutes(router: Router, ctx: ConsoleContext): void {
     const base = { definition, devices, session, device, payload };
     try {
       // A run costs the API process up to the sandbox's time limit: looking is for everyone, running for operators.
-      if (session.role !== 'operator')
+      if (!roleAllows(session.role, 'write'))
         throw new AppError('FORBIDDEN', 'Your role may look at parsers but not run them.');
       const shown = await workbenchAction(session, definition, device, text('action'), payload);
       show(res, shown.status, { ...base, ...shown.model });

@@ -31,6 +31,7 @@ import {
 /** Live streams one session may hold open. */
 const MAX_STREAMS_PER_SESSION = 6;
 import type { Region } from './views/regions.ts';
+import { roleAllows } from '../tenancy/types.ts';
 
 const EVENTS_SHOWN = 200;
 /** Chart data of a device is read again at most this often (InfluxDB queries). */
@@ -155,7 +156,7 @@ export function pageRoutes(router: Router, ctx: ConsoleContext): void {
     const session = await ctx.requireSession(req, res);
     if (!session) return;
     assertToken(req, session.csrf);
-    if (session.role !== 'operator')
+    if (!roleAllows(session.role, 'write'))
       throw new AppError('FORBIDDEN', 'Your role may look at alarms but not acknowledge them.');
     const body = req.body as Record<string, unknown>;
     const text = (name: string): string => {

@@ -13,11 +13,11 @@ import type { Redis } from '../redis/connect.ts';
 import { decodeUser, isCurrentGeneration } from '../tenancy/records.ts';
 import { sha256Hex } from '../tenancy/secrets.ts';
 import type { TenancyKeys } from '../tenancy/tenancy-keys.ts';
-import type { UserRecord } from '../tenancy/types.ts';
+import type { UserRecord, UserRole } from '../tenancy/types.ts';
 import type { ConsoleKeys } from './console-keys.ts';
 
-/** What a user may do: operators acknowledge alarms, viewers only look. */
-export type ConsoleRole = 'operator' | 'viewer';
+/** What a user may do: admins manage, operators acknowledge alarms, viewers only look. */
+export type ConsoleRole = UserRole;
 
 export interface ConsoleSession {
   env: string;
@@ -146,6 +146,6 @@ function parseCookieValue(value: string | undefined): { env: string; secret: str
 export function roleOf(user: UserRecord | null): ConsoleRole {
   if (!user) return 'viewer';
   const role: unknown = user.role;
-  if (role === undefined || role === null || role === 'operator' || role === 'admin') return 'operator';
-  return 'viewer';
+  if (role === undefined || role === null || role === 'operator') return 'operator';
+  return role === 'admin' ? 'admin' : 'viewer';
 }

@@ -66,3 +66,29 @@ function show(value: unknown): string {
   if (typeof value !== 'string') return value === undefined ? '(missing)' : `(${typeof value})`;
   return JSON.stringify(value.length > 140 ? `${value.slice(0, 140)}…` : value);
 }
+
+/** Label keys: 1–63 letters, digits and `_ . -`, starting with a letter (`site`, `customer`, `devEui`). */
+export const LABEL_KEY_PATTERN = /^[A-Za-z][A-Za-z0-9_.-]{0,62}$/;
+/** Longest label value, in characters. */
+export const LABEL_VALUE_MAX = 200;
+/** Most labels on one device. */
+export const LABELS_MAX = 32;
+
+/**
+ * The reason `labels` is not a valid label set, or undefined when it is: at most 32 labels, each key
+ * a LABEL_KEY_PATTERN, each value 1–200 characters without control characters (values reach
+ * notifications and terminals, as display names do).
+ */
+export function labelsProblem(labels: Readonly<Record<string, unknown>>): string | undefined {
+  const entries = Object.entries(labels);
+  if (entries.length > LABELS_MAX) return `too many labels (${entries.length}): at most ${LABELS_MAX}`;
+  for (const [key, value] of entries) {
+    if (!LABEL_KEY_PATTERN.test(key))
+      return `invalid label key ${show(key)}: use 1-63 letters, digits, '_', '.', '-', starting with a letter`;
+    if (typeof value !== 'string' || value.length < 1 || value.length > LABEL_VALUE_MAX)
+      return `invalid value of label ${key}: use 1-${LABEL_VALUE_MAX} characters`;
+    if (hasControlCharacters(value))
+      return `invalid value of label ${key}: control characters (line breaks, tabs, bidi controls) are not allowed`;
+  }
+  return undefined;
+}

@@ -181,6 +181,12 @@ export const ERROR_CODES = {
     description: 'A command argument or provisioning file is invalid.',
   },
   ALREADY_EXISTS: { status: 409, retryable: false, description: 'The thing to create exists already.' },
+  CONFLICT: {
+    status: 409,
+    retryable: false,
+    description:
+      'The record changed since the revision the update was based on (another change came first): read it again, and repeat the change on what it is now.',
+  },
   ENVIRONMENT_NOT_FOUND: { status: 404, retryable: false, description: 'No such environment.' },
   USER_NOT_FOUND: { status: 404, retryable: false, description: 'No such user in the environment.' },
   IN_USE: {

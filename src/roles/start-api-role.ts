@@ -6,6 +6,7 @@ import { createApiApp } from '../api/api-app.ts';
 import { createConsole } from '../console/console-app.ts';
 import { createHttpServer, type HttpTimeouts } from '../http/http-server.ts';
 import { closeServer, listen } from '../lib/listen.ts';
+import { openManagement } from '../management/open-management.ts';
 import type { RoleContext } from './role-context.ts';
 
 /** Serves the read API on VIGIL_API_PORT, with `ops` (the ops routes it serves too); its port. */
@@ -16,10 +17,14 @@ export async function startApiRole(
 ): Promise<number> {
   const { config, keys, redis, log, lifecycle } = ctx;
   const shared = { keys, redis, influx: ctx.influx, tenancy: ctx.tenancy, ingestLog: ctx.ingestLog, log };
-  const webConsole = createConsole({ ...shared, config });
+  const management = openManagement({ config, keys, redis, connections: ctx.connections });
+  const webConsole = createConsole({ ...shared, config, management });
   lifecycle.add('console', () => webConsole.close());
   const reads = ctx.connections.reads('vigil-api-reads');
-  const api = createApiApp({ ...shared, config, reads, metrics: ctx.metrics }, [ops, webConsole.router]);
+  const api = createApiApp({ ...shared, config, reads, metrics: ctx.metrics, management }, [
+    ops,
+    webConsole.router,
+  ]);
   const server = createHttpServer(api, timeouts);
   const port = await listen(server, config.apiPort, config.host, 'VIGIL_API_PORT');
   lifecycle.add('api', () => closeServer(server));

@@ -8,11 +8,12 @@ import { readFileSync } from 'node:fs';
 import type { ChainableCommander } from 'ioredis';
 import type { EventRecord, RuleStatus } from '../domain/types.ts';
 import type { Redis } from '../redis/connect.ts';
+import { withAuditAppend } from '../audit/audit-log.ts';
 import type { StateKeys } from './state-keys.ts';
 
 const lua = (file: string) => readFileSync(new URL(`./lua/${file}`, import.meta.url), 'utf8');
 const ALARM_INDEX_LUA = lua('alarm-index.lua');
-const ACKNOWLEDGE_LUA = lua('acknowledge-alarm.lua');
+const ACKNOWLEDGE_LUA = withAuditAppend(lua('acknowledge-alarm.lua'));
 
 /** `script` with the alarm index's function `setAlarm` in front of it. */
 export const withAlarmIndex = (script: string): string => `${ALARM_INDEX_LUA}\n${script}`;
@@ -95,7 +96,8 @@ export interface AlarmIndex {
   get(env: string, device: string, sensor: string | null): Promise<AlarmRecord | null>;
   /**
    * Acknowledges an open alarm and appends `auditEntry` (its `details` get the status acknowledged)
-   * to the list `auditKey`, kept to `auditKept` entries, in one step. Null when no alarm is open.
+   * to the audit stream `auditKey` (src/audit), dropping entries older than `auditKeepFromMs`, in
+   * one step. Null when no alarm is open.
    */
   acknowledge(ack: {
     env: string;
@@ -106,7 +108,7 @@ export interface AlarmIndex {
     note: string | null;
     auditKey: string;
     auditEntry: { details: Record<string, unknown> };
-    auditKept: number;
+    auditKeepFromMs: number;
   }): Promise<AlarmRecord | null>;
 }
 
@@ -139,7 +141,7 @@ export function createAlarmIndex(redis: Redis, keys: StateKeys): AlarmIndex {
         a.nowMs,
         a.note ?? '',
         JSON.stringify(a.auditEntry),
-        a.auditKept,
+        a.auditKeepFromMs,
       )) as string | null;
       return json === null ? null : decodeAlarm(json);
     },

@@ -32,15 +32,21 @@ export const MIN_PASSWORD_LENGTH = 8;
 export const MAX_PASSWORD_LENGTH = 1024;
 
 /**
- * The scopes named (`read`, `write`, in any order), in canonical order. A token that writes must
- * read too, so `write` alone is refused, as is an unknown name or none.
+ * The scopes named (`read`, `write`, `admin`, in any order), in canonical order. Each scope needs
+ * the ones before it (a token that writes must read, one that manages must write), so `write` alone
+ * or `read,admin` is refused, as is an unknown name or none.
  */
 export function checkScopes(names: readonly string[]): Scope[] {
   const unknown = names.filter((n) => !(SCOPES as readonly string[]).includes(n));
   if (unknown.length > 0 || names.length === 0)
-    throw invalid(`invalid scope ${JSON.stringify(names.join(','))}: use read or read,write`);
-  if (!names.includes('read')) throw invalid('a token that writes must also read: use read,write');
-  return SCOPES.filter((s) => names.includes(s));
+    throw invalid(
+      `invalid scope ${JSON.stringify(names.join(','))}: use read, read,write or read,write,admin`,
+    );
+  const scopes = SCOPES.filter((s) => names.includes(s));
+  if (scopes.includes('admin') && scopes.length !== SCOPES.length)
+    throw invalid('a token that manages must also read and write: use read,write,admin');
+  if (!scopes.includes('read')) throw invalid('a token that writes must also read: use read,write');
+  return scopes;
 }
 
 /** Throws INVALID_INPUT unless the password's length is within MIN/MAX_PASSWORD_LENGTH. */
@@ -54,7 +60,7 @@ export function checkPassword(password: string): void {
 /** Throws INVALID_INPUT unless `role` is a user role. */
 export function checkRole(role: string): UserRole {
   const found = USER_ROLES.find((r) => r === role);
-  if (!found) throw invalid(`invalid role ${JSON.stringify(role)}: use ${USER_ROLES.join(' or ')}`);
+  if (!found) throw invalid(`invalid role ${JSON.stringify(role)}: use admin, operator or viewer`);
   return found;
 }
 

@@ -1,9 +1,17 @@
 /**
  * Administration of devices and their per-device settings: threshold overrides and suppressed
  * data points. A device's definition and sensor names are checked before anything is written.
+ *
+ * A device record is written by one script that checks its revision (lua/put-record.lua), so two
+ * administrators never overwrite each other silently: an update based on an older revision is
+ * refused with CONFLICT. What else a device has — its place in the environment's device list, the
+ * label index, overrides of data points its new definition lacks — is written in steps that are safe
+ * to repeat, around the record: the list and index first on creation (a reader checks each name
+ * against its record, so a name without one is skipped), last on deletion.
  */
+import { readFileSync } from 'node:fs';
 import { AppError } from '../errors/app-error.ts';
-import { displayNameProblem } from '../domain/identifiers.ts';
+import { displayNameProblem, labelsProblem } from '../domain/identifiers.ts';
 import { parseThresholdSet, type ThresholdInput } from '../domain/thresholds.ts';
 import type { DataPointSpec } from '../domain/types.ts';
 import { checkName, invalid, type AdminContext } from './admin-support.ts';
@@ -12,12 +20,15 @@ import { decodeDefinition, decodeDevice, encodeDevice } from './records.ts';
 import { scopeOf } from './tenancy-store.ts';
 import type { DefinitionRecord, DeviceRecord } from './types.ts';
 
+const PUT_RECORD = readFileSync(new URL('./lua/put-record.lua', import.meta.url), 'utf8');
+
 export interface DeviceInput {
   name: string;
   definitionName: string;
   definitionIsPublic: boolean;
   displayName?: string;
   availabilityMinutes?: number;
+  labels?: Readonly<Record<string, string>>;
 }
 
 export interface DeviceChanges {
@@ -26,7 +37,14 @@ export interface DeviceChanges {
   definitionIsPublic?: boolean;
   /** null = inherit from the definition again. */
   availabilityMinutes?: number | null;
+  /** The whole label set (replaces the device's). */
+  labels?: Readonly<Record<string, string>>;
+  /** The revision the change is based on: CONFLICT when the device has another. Absent: last writer wins. */
+  revision?: number;
 }
+
+/** What writing a device record expects of the one stored (put-record.lua's ARGV[1]). */
+type Expectation = { kind: 'absent' } | { kind: 'present'; revision?: number } | { kind: 'any' };
 
 export function createDeviceAdmin(ctx: AdminContext) {
   const { redis, keys } = ctx;
@@ -37,15 +55,24 @@ export function createDeviceAdmin(ctx: AdminContext) {
     const def = decodeDefinition(s, await redis.hgetall(keys.definition(scope, name)));
     if (!def) {
       const hint = isPublic ? '' : ' (add --public-definition for a public one)';
-      throw new AppError('DEFINITION_NOT_FOUND', `no definition ${name} (${describeScope(scope)})${hint}`);
+      throw new AppError('DEFINITION_NOT_FOUND', `no definition ${name} (${describeScope(scope)})${hint}`, {
+        details: { definitionName: name },
+      });
     }
     return def;
   }
 
+  async function findDevice(env: string, name: string): Promise<DeviceRecord | null> {
+    return decodeDevice(env, name, await redis.hgetall(keys.device(env, name)));
+  }
+
   async function requireDevice(env: string, name: string): Promise<DeviceRecord> {
     await ctx.requireEnv(env);
-    const device = decodeDevice(env, name, await redis.hgetall(keys.device(env, name)));
-    if (!device) throw new AppError('DEVICE_NOT_FOUND', `no device ${name} in ${env}`);
+    const device = await findDevice(env, name);
+    if (!device)
+      throw new AppError('DEVICE_NOT_FOUND', `no device ${name} in ${env}`, {
+        details: { deviceName: name },
+      });
     return device;
   }
 
@@ -58,28 +85,35 @@ export function createDeviceAdmin(ctx: AdminContext) {
       throw new AppError(
         'SENSOR_NOT_FOUND',
         `definition ${def.spec.name} has no data point ${sensor} (it has: ${names})`,
+        { details: { deviceName, sensorName: sensor } },
       );
     }
     return point;
   }
 
-  function checkDisplayName(displayName: string | undefined) {
-    const problem = displayName === undefined ? undefined : displayNameProblem(displayName);
-    if (problem !== undefined) throw invalid(problem);
+  /** The device input's problems that need no Redis: INVALID_INPUT with the first. */
+  function checkInput(input: DeviceInput): void {
+    checkName('device', input.name);
+    checkFields(input);
   }
 
-  function checkMinutes(minutes: number | undefined | null) {
+  function checkFields(fields: {
+    displayName?: string | undefined;
+    availabilityMinutes?: number | null | undefined;
+    labels?: Readonly<Record<string, string>> | undefined;
+  }): void {
+    const problem =
+      (fields.displayName === undefined ? undefined : displayNameProblem(fields.displayName)) ??
+      (fields.labels === undefined ? undefined : labelsProblem(fields.labels));
+    if (problem !== undefined) throw invalid(problem);
+    const minutes = fields.availabilityMinutes;
     if (minutes !== undefined && minutes !== null && !(Number.isFinite(minutes) && minutes > 0)) {
       throw invalid(`availability minutes must be a positive number, not ${String(minutes)}`);
     }
   }
 
-  async function validDevice(env: string, input: DeviceInput): Promise<DeviceRecord> {
-    checkName('device', input.name);
-    checkDisplayName(input.displayName);
-    checkMinutes(input.availabilityMinutes);
-    await ctx.requireEnv(env);
-    await requireDefinition(env, input.definitionName, input.definitionIsPublic);
+  /** The record `input` describes (revision and creation time to be filled in by the write). */
+  function recordOf(env: string, input: DeviceInput, createdUTC: string): DeviceRecord {
     return {
       env,
       deviceName: input.name,
@@ -87,89 +121,128 @@ export function createDeviceAdmin(ctx: AdminContext) {
       definitionName: input.definitionName,
       definitionIsPublic: input.definitionIsPublic,
       ...(input.availabilityMinutes === undefined ? {} : { availabilityMinutes: input.availabilityMinutes }),
-      createdUTC: ctx.nowUTC(),
+      labels: { ...input.labels },
+      revision: 0,
+      createdUTC,
     };
   }
 
   /**
-   * Writes a device record; overrides and suppressions of data points its definition does not have
-   * (after a change of definition) are dropped in the same transaction.
+   * Writes `record` if the stored one meets `expect`; returns it with its new revision. Before: the
+   * device list and label index gain it. After: the index loses `previous`'s labels that it no
+   * longer has, and overrides and suppressions of data points `def` does not have are dropped.
    */
-  async function writeDevice(record: DeviceRecord, def: DefinitionRecord) {
+  async function writeDevice(
+    record: DeviceRecord,
+    def: DefinitionRecord,
+    expect: Expectation,
+    previous: DeviceRecord | null,
+  ): Promise<DeviceRecord> {
+    const { env, deviceName } = record;
+    const before = redis.pipeline().zadd(keys.devices(env), 0, deviceName);
+    for (const [k, v] of Object.entries(record.labels))
+      before.zadd(keys.labelIndex(env, k), 0, `${v}\n${deviceName}`);
+    await before.exec();
+    const fields = Object.entries(encodeDevice(record)).flat();
+    const [written, revision] = (await redis.eval(
+      PUT_RECORD,
+      1,
+      keys.device(env, deviceName),
+      expectationArg(expect),
+      ...fields,
+    )) as [number, number];
+    if (written !== 1) throw refused(expect, deviceName, revision);
+    await tidyAfterWrite(record, def, previous);
+    return { ...record, revision };
+  }
+
+  async function tidyAfterWrite(record: DeviceRecord, def: DefinitionRecord, previous: DeviceRecord | null) {
     const { env, deviceName } = record;
     const names = new Set(def.spec.dataPoints.map((p) => p.name));
     const [overridden, suppressed] = await Promise.all([
       redis.hkeys(keys.deviceThresholds(env, deviceName)),
       redis.hkeys(keys.deviceSuppressed(env, deviceName)),
     ]);
-    const m = redis
-      .multi()
-      .zadd(keys.devices(env), 0, deviceName)
-      .del(keys.device(env, deviceName))
-      .hset(keys.device(env, deviceName), encodeDevice(record));
+    const after = redis.pipeline();
+    for (const [k, v] of Object.entries(previous?.labels ?? {})) {
+      if (record.labels[k] !== v) after.zrem(keys.labelIndex(env, k), `${v}\n${deviceName}`);
+    }
     const staleOverrides = overridden.filter((s) => !names.has(s));
     const staleSuppressed = suppressed.filter((s) => !names.has(s));
-    if (staleOverrides.length > 0) m.hdel(keys.deviceThresholds(env, deviceName), ...staleOverrides);
-    if (staleSuppressed.length > 0) m.hdel(keys.deviceSuppressed(env, deviceName), ...staleSuppressed);
-    await m.exec();
+    if (staleOverrides.length > 0) after.hdel(keys.deviceThresholds(env, deviceName), ...staleOverrides);
+    if (staleSuppressed.length > 0) after.hdel(keys.deviceSuppressed(env, deviceName), ...staleSuppressed);
+    if (after.length > 0) await after.exec();
+  }
+
+  /** The device `changes` make of `device`, checked. */
+  function applyChanges(device: DeviceRecord, changes: DeviceChanges): DeviceRecord {
+    checkFields(changes);
+    const { availabilityMinutes: _old, ...rest } = device;
+    const minutes =
+      changes.availabilityMinutes === undefined
+        ? device.availabilityMinutes
+        : (changes.availabilityMinutes ?? undefined);
+    return {
+      ...rest,
+      displayName: changes.displayName ?? device.displayName,
+      definitionName: changes.definitionName ?? device.definitionName,
+      definitionIsPublic: changes.definitionIsPublic ?? device.definitionIsPublic,
+      ...(minutes === undefined ? {} : { availabilityMinutes: minutes }),
+      labels: changes.labels === undefined ? device.labels : { ...changes.labels },
+    };
   }
 
   return {
     /** Creates a device; ALREADY_EXISTS for a duplicate name. */
     async createDevice(env: string, input: DeviceInput): Promise<DeviceRecord> {
-      const record = await validDevice(env, input);
-      const key = keys.device(env, input.name);
-      await ctx.atomically(
-        [key],
-        async () => {
-          if (await redis.exists(key))
-            throw new AppError('ALREADY_EXISTS', `device ${input.name} exists already in ${env}`);
-        },
-        (m) => m.zadd(keys.devices(env), 0, input.name).hset(key, encodeDevice(record)),
-      );
-      return record;
+      checkInput(input);
+      await ctx.requireEnv(env);
+      const def = await requireDefinition(env, input.definitionName, input.definitionIsPublic);
+      // Refused before the device list and label index are touched (the script refuses a race).
+      if (await redis.exists(keys.device(env, input.name))) throw refused({ kind: 'absent' }, input.name, 1);
+      return writeDevice(recordOf(env, input, ctx.nowUTC()), def, { kind: 'absent' }, null);
     },
     /** Provisioning: creates or updates a device; true when something changed. */
     async putDevice(env: string, input: DeviceInput): Promise<boolean> {
-      const wanted = await validDevice(env, input);
-      const current = decodeDevice(env, input.name, await redis.hgetall(keys.device(env, input.name)));
-      const { createdUTC: _a, ...a } = wanted;
-      const { createdUTC, ...b } = current ?? { createdUTC: wanted.createdUTC };
-      if (current && JSON.stringify(a) === JSON.stringify(b)) return false;
-      const def = await requireDefinition(env, wanted.definitionName, wanted.definitionIsPublic);
-      await writeDevice({ ...wanted, createdUTC }, def);
+      checkInput(input);
+      await ctx.requireEnv(env);
+      const def = await requireDefinition(env, input.definitionName, input.definitionIsPublic);
+      const current = await findDevice(env, input.name);
+      const labels = input.labels ?? current?.labels ?? {};
+      const wanted = recordOf(env, { ...input, labels }, current?.createdUTC ?? ctx.nowUTC());
+      if (current && sameDevice(current, wanted)) return false;
+      await writeDevice(wanted, def, { kind: 'any' }, current);
       return true;
     },
+    /** Applies `changes`; CONFLICT when `changes.revision` is not the stored one. */
     async updateDevice(env: string, name: string, changes: DeviceChanges): Promise<DeviceRecord> {
-      checkDisplayName(changes.displayName);
       const device = await requireDevice(env, name);
-      checkMinutes(changes.availabilityMinutes);
-      const { availabilityMinutes: _old, ...rest } = device;
-      const minutes =
-        changes.availabilityMinutes === undefined
-          ? device.availabilityMinutes
-          : (changes.availabilityMinutes ?? undefined);
-      const next: DeviceRecord = {
-        ...rest,
-        displayName: changes.displayName ?? device.displayName,
-        definitionName: changes.definitionName ?? device.definitionName,
-        definitionIsPublic: changes.definitionIsPublic ?? device.definitionIsPublic,
-        ...(minutes === undefined ? {} : { availabilityMinutes: minutes }),
-      };
-      await writeDevice(next, await requireDefinition(env, next.definitionName, next.definitionIsPublic));
-      return next;
+      if (changes.revision !== undefined && changes.revision !== device.revision)
+        throw refused({ kind: 'present', revision: changes.revision }, name, device.revision);
+      const next = applyChanges(device, changes);
+      const def = await requireDefinition(env, next.definitionName, next.definitionIsPublic);
+      return writeDevice(next, def, { kind: 'present', revision: device.revision }, device);
     },
-    /** Deletes a device with its state, events, overrides and availability deadline. */
-    async deleteDevice(env: string, name: string) {
-      await requireDevice(env, name);
+    /**
+     * Deletes a device with its state, alarms, events (from the listings), overrides and
+     * availability deadline; its history stays in InfluxDB. Returns the record deleted.
+     */
+    async deleteDevice(env: string, name: string): Promise<DeviceRecord> {
+      const device = await requireDevice(env, name);
       const m = redis
         .multi()
-        .zrem(keys.devices(env), name)
         .del(keys.device(env, name), keys.deviceThresholds(env, name), keys.deviceSuppressed(env, name));
       ctx.dependents.deleteDevice(m, env, name);
       await m.exec();
+      const after = redis.pipeline().zrem(keys.devices(env), name);
+      for (const [k, v] of Object.entries(device.labels))
+        after.zrem(keys.labelIndex(env, k), `${v}\n${name}`);
+      await after.exec();
+      return device;
     },
     requireDevice,
+    findDevice,
+    requireDefinition,
 
     /**
      * Sets a device override of one data point's rules and hysteresis, given as a rule list or
@@ -207,6 +280,35 @@ export function createDeviceAdmin(ctx: AdminContext) {
 }
 
 export type DeviceAdmin = ReturnType<typeof createDeviceAdmin>;
+
+/** Whether two records describe the same device (revision and creation time aside). */
+export function sameDevice(a: DeviceRecord, b: DeviceRecord): boolean {
+  const { revision: _ra, createdUTC: _ca, ...x } = a;
+  const { revision: _rb, createdUTC: _cb, ...y } = b;
+  return JSON.stringify(x, sortedKeys) === JSON.stringify(y, sortedKeys);
+}
+
+/** A JSON.stringify replacer that writes objects' keys in order, so equal records compare equal. */
+function sortedKeys(_key: string, value: unknown): unknown {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
+  return Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+const expectationArg = (e: Expectation): string =>
+  e.kind === 'absent' ? '0' : e.kind === 'any' ? '' : e.revision === undefined ? '*' : String(e.revision);
+
+/** Why put-record.lua refused a write that expected `expect`, the record being at `revision` (0: none). */
+function refused(expect: Expectation, deviceName: string, revision: number): AppError {
+  if (revision === 0)
+    return new AppError('DEVICE_NOT_FOUND', `no device ${deviceName}`, { details: { deviceName } });
+  if (expect.kind === 'absent')
+    return new AppError('ALREADY_EXISTS', `device ${deviceName} exists already`, { details: { deviceName } });
+  return new AppError(
+    'CONFLICT',
+    `device ${deviceName} is at revision ${revision}, not ${String(expect.kind === 'present' ? expect.revision : '')}: it changed since it was read; read it again and repeat the change`,
+    { details: { deviceName, revision } },
+  );
+}
 
 /** A rule list or `{rules, hysteresis}` as the domain's threshold parser wants it. */
 export function toThresholdInput(input: unknown): ThresholdInput {

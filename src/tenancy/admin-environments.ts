@@ -72,7 +72,11 @@ export function createEnvironmentAdmin(ctx: AdminContext) {
         hashesOf(keys.envTokens(env)),
         redis.smembers(keys.definitions(priv)),
         Promise.all(
-          [keys.loginFailures(env, '*'), ...ctx.dependents.environmentPatterns(env)].map((p) => scanKeys(p)),
+          [
+            keys.loginFailures(env, '*'),
+            keys.labelIndex(env, '*'),
+            ...ctx.dependents.environmentPatterns(env),
+          ].map((p) => scanKeys(p)),
         ),
       ]);
       const m = redis.multi().srem(keys.envs(), env);

@@ -12,6 +12,13 @@ export interface AdminDeps {
   dependents: DependentData;
   /** Epoch ms; Date.now by default. */
   clock?: () => number;
+  /**
+   * The connection `atomically` watches keys and runs its transactions on, one at a time: in a
+   * process that serves concurrent requests it must be a connection of its own, as any MULTI/EXEC
+   * of another request on a shared one would end the watch. `redis` by default (the `vigil`
+   * command, which does one thing at a time).
+   */
+  transactions?: Redis;
 }
 
 export interface AdminContext {
@@ -41,9 +48,16 @@ export function checkName(kind: NameKind, value: string): void {
   if (problem) throw invalid(problem);
 }
 
+/**
+ * The last transaction queued on each connection: the next one waits for it, as WATCH state belongs
+ * to the connection, whichever admin context started it.
+ */
+const transactionsUnderWay = new WeakMap<Redis, Promise<unknown>>();
+
 export function createAdminContext(deps: AdminDeps): AdminContext {
   const { redis, keys, dependents } = deps;
   const clock = deps.clock ?? Date.now;
+  const tx = deps.transactions ?? redis;
   return {
     redis,
     keys,
@@ -55,25 +69,32 @@ export function createAdminContext(deps: AdminDeps): AdminContext {
         throw new AppError('ENVIRONMENT_NOT_FOUND', `unknown environment ${JSON.stringify(env)}`);
       }
     },
-    async atomically(watchKeys, check, write) {
-      for (let attempt = 0; attempt < 5; attempt++) {
-        await redis.watch(...watchKeys);
-        try {
-          await check();
-        } catch (err) {
-          await redis.unwatch();
-          throw err;
+    atomically(watchKeys, check, write) {
+      const run = (transactionsUnderWay.get(tx) ?? Promise.resolve()).then(async () => {
+        for (let attempt = 0; attempt < 5; attempt++) {
+          await tx.watch(...watchKeys);
+          try {
+            await check();
+          } catch (err) {
+            await tx.unwatch();
+            throw err;
+          }
+          const multi = tx.multi();
+          write(multi);
+          const result = await multi.exec();
+          if (result) {
+            const failed = result.find(([err]) => err);
+            if (failed?.[0]) throw failed[0];
+            return;
+          }
         }
-        const multi = redis.multi();
-        write(multi);
-        const result = await multi.exec();
-        if (result) {
-          const failed = result.find(([err]) => err);
-          if (failed?.[0]) throw failed[0];
-          return;
-        }
-      }
-      throw new AppError('INTERNAL', 'the data changed concurrently five times; try again');
+        throw new AppError('INTERNAL', 'the data changed concurrently five times; try again');
+      });
+      transactionsUnderWay.set(
+        tx,
+        run.catch(() => undefined),
+      );
+      return run;
     },
   };
 }

@@ -111,7 +111,10 @@ export function decodePreparser(h: Hash | null | undefined): PreparserRecord | n
   return { source: h.source, enabled: h.enabled === '1', revision: Number(h.revision ?? 0) };
 }
 
-/** Fields of `Keys.device(env, name)`; availabilityMinutes absent = inherit. */
+/**
+ * Fields of `Keys.device(env, name)` but the revision (written by the script that checks it):
+ * availabilityMinutes absent = inherit, labels absent = none.
+ */
 export function encodeDevice(d: DeviceRecord): Hash {
   const h: Hash = {
     displayName: d.displayName,
@@ -120,6 +123,7 @@ export function encodeDevice(d: DeviceRecord): Hash {
     createdUTC: d.createdUTC,
   };
   if (d.availabilityMinutes !== undefined) h.availabilityMinutes = String(d.availabilityMinutes);
+  if (Object.keys(d.labels).length > 0) h.labels = JSON.stringify(d.labels);
   return h;
 }
 
@@ -137,8 +141,18 @@ export function decodeDevice(
     definitionName: h.definitionName,
     definitionIsPublic: h.definitionIsPublic === '1',
     ...(minutes !== undefined && Number.isFinite(minutes) ? { availabilityMinutes: minutes } : {}),
+    labels: h.labels === undefined ? {} : decodeLabels(h.labels),
+    revision: Number(h.revision ?? 1) || 1,
     createdUTC: h.createdUTC ?? '',
   };
+}
+
+/** Labels as stored (a JSON object of strings), without a prototype: keys are users' names. */
+function decodeLabels(json: string): Record<string, string> {
+  const out = Object.create(null) as Record<string, string>;
+  for (const [k, v] of Object.entries(JSON.parse(json) as Record<string, unknown>))
+    if (typeof v === 'string') out[k] = v;
+  return out;
 }
 
 /** A device's threshold overrides hash (sensor → JSON of its set) by sensor name. */

@@ -40,7 +40,13 @@ export interface TenancyKeys {
   preparser(env: string): string;
   /** Sorted set (all scores 0, so ordered by name) of the environment's device names. */
   devices(env: string): string;
-  /** Hash: displayName, definitionName, definitionIsPublic, availabilityMinutes, createdUTC. */
+  /**
+   * Sorted set (scores 0) of `<value>\n<device>` for each device with label `labelKey`: the devices
+   * of one value, by name, are one lexicographic range. An index only: a reader checks what it
+   * finds against the device's record.
+   */
+  labelIndex(env: string, labelKey: string): string;
+  /** Hash: displayName, definitionName, definitionIsPublic, availabilityMinutes, labels (JSON), revision, createdUTC. */
   device(env: string, device: string): string;
   /** Hash sensorName → JSON {rules, hysteresis}: device threshold overrides. */
   deviceThresholds(env: string, device: string): string;
@@ -70,6 +76,7 @@ export function tenancyKeys(prefix: string): TenancyKeys {
     definition: (s, name) => `${p}:def:${scope(s)}:${name}`,
     preparser: (env) => `${p}:env:${env}:preparser`,
     devices: (env) => `${p}:env:${env}:devices`,
+    labelIndex: (env, k) => `${p}:env:${env}:label-index:${k}`,
     device: (env, d) => `${p}:dev:${dev(env, d)}`,
     deviceThresholds: (env, d) => `${p}:dev:${dev(env, d)}:thresholds`,
     deviceSuppressed: (env, d) => `${p}:dev:${dev(env, d)}:suppressed`,

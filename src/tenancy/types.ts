@@ -20,18 +20,21 @@ export interface ApiKeyRecord {
 }
 
 /**
- * What a bearer token may do on the read API: `read` every read endpoint, `write` what changes
- * something (acknowledging an alarm). A token that writes reads too.
+ * What a bearer token may do: `read` every read endpoint, `write` what an operator changes
+ * (acknowledging an alarm, running a parser in the workbench), `admin` the management API (devices,
+ * definitions, credentials, users, channels, routes, the audit log). Each scope needs the ones
+ * before it: a token that writes reads too, and one that manages also writes.
  */
-export const SCOPES = ['read', 'write'] as const;
+export const SCOPES = ['read', 'write', 'admin'] as const;
 export type Scope = (typeof SCOPES)[number];
 
-/** A user's role: what their login tokens may do. */
-export const USER_ROLES = ['operator', 'viewer'] as const;
+/** A user's role: what their login tokens and console sessions may do. */
+export const USER_ROLES = ['admin', 'operator', 'viewer'] as const;
 export type UserRole = (typeof USER_ROLES)[number];
 
 /** The scopes of each role's login tokens. */
 export const ROLE_SCOPES: Readonly<Record<UserRole, readonly Scope[]>> = {
+  admin: ['read', 'write', 'admin'],
   operator: ['read', 'write'],
   viewer: ['read'],
 };
@@ -98,6 +101,14 @@ export interface DeviceRecord {
   definitionIsPublic: boolean;
   /** Device override of the availability timeout; undefined = definition's, else the default. */
   availabilityMinutes?: number;
+  /** Labels by key (`site: amsterdam`); {} when none. */
+  labels: Readonly<Record<string, string>>;
+  /**
+   * Counts the record's changes: 1 when created, one more with each update. An update that names
+   * the revision it was based on is refused (CONFLICT) when the record has moved on since. Records
+   * stored before revisions existed read as 1.
+   */
+  revision: number;
   createdUTC: string;
 }
 
@@ -112,3 +123,6 @@ export interface PreparserRecord {
  * `constructor` or `__proto__` would find Object.prototype's members in a plain object.
  */
 export type ThresholdOverrides = ReadonlyMap<string, ThresholdSet>;
+
+/** Whether a user of `role` may do what `scope` covers. */
+export const roleAllows = (role: UserRole, scope: Scope): boolean => ROLE_SCOPES[role].includes(scope);

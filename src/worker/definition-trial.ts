@@ -106,6 +106,8 @@ function convertResult(input: DefinitionTrialInput, result: Record<string, unkno
     displayName: TEST_DEVICE,
     definitionName: input.spec.name,
     definitionIsPublic: false,
+    labels: {},
+    revision: 1,
     createdUTC: '',
   };
   const definition: DefinitionRecord = {

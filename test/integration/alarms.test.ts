@@ -7,7 +7,7 @@
 /* eslint-disable @typescript-eslint/no-unsafe-member-access --
    response bodies are untyped on purpose: these tests check them at run time. */
 import { describe, expect, it } from 'vitest';
-import { createAuditLog } from '../../src/alerting/audit-log.ts';
+import { createAuditLog } from '../../src/audit/audit-log.ts';
 import { ALERTING_TEST_CONFIG, alertingAdmin, notificationsSettled, until } from '../support/alerting.ts';
 import { loseContact } from '../support/contact.ts';
 import { eventually } from '../support/eventually.ts';
@@ -205,7 +205,7 @@ describe('alarms', () => {
     const demoted = await acknowledge(p, operator, { deviceName: 'd1', sensorName: 'Humidity', note: 'x' });
     expect(demoted.status).toBe(403);
 
-    const audit = await createAuditLog({ redis: p.redis, keys: p.keys, size: 100 }).list('acme', 10);
+    const { entries: audit } = await createAuditLog({ redis: p.redis, keys: p.keys, retentionMs: 86_400_000 }).list('acme', { limit: 10 });
     expect(audit.map((e) => [e.actor, e.action, e.target, e.details.status])).toEqual([
       ['victor', 'alarm.acknowledge', 'd1/CO2', 'WARNING'],
       ['olga', 'alarm.acknowledge', 'd1/Temperature', 'WARNING'],

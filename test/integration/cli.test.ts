@@ -236,10 +236,10 @@ describe('vigil user', () => {
       ]);
     const [viewer, bad] = await Promise.all([
       create('vera', '--role', 'viewer'),
-      create('otto', '--role', 'admin'),
+      create('otto', '--role', 'root'),
     ]);
     expect(viewer.code, viewer.stderr).toBe(0);
-    expectRefusal(bad, 2, /invalid role "admin"/);
+    expectRefusal(bad, 2, /invalid role "root"/);
     const roles = async () =>
       (await cli.json<{ username: string; role: string }[]>(['user', 'list', '--env', 'alpha'])).map((u) => [
         u.username,

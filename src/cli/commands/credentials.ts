@@ -93,7 +93,12 @@ function addTokenCommands(program: Command, rt: Runtime) {
   withEnv(leaf(token, 'create', 'create a bearer token (shown once)'))
     .option('--name <name>', 'a name to find the token by later')
     .option('--expires <when>', 'expiry: a duration (30d, 12h, 90m), an ISO time, or never', 'never')
-    .option('--scope <scopes>', 'read, or read,write to also acknowledge alarms', scopeList, ['read'])
+    .option(
+      '--scope <scopes>',
+      'read; read,write to also acknowledge alarms; read,write,admin to also manage (the management API)',
+      scopeList,
+      ['read'],
+    )
     .action(async (opts: EnvOpts & { name?: string; expires: string; scope: Scope[] }) => {
       const { admin } = await rt.services();
       const expiresMs = parseExpiry(opts.expires, Date.now());
@@ -139,7 +144,12 @@ function addUserCommands(program: Command, rt: Runtime) {
       '--password-stdin',
       'read the password from the first line of stdin (keeps it out of shell history)',
     )
-    .option('--role <role>', 'operator (reads, acknowledges alarms) or viewer (reads only)', role, 'operator')
+    .option(
+      '--role <role>',
+      'admin (manages the environment), operator (reads, acknowledges alarms) or viewer (reads only)',
+      role,
+      'operator',
+    )
     .action(async (opts: UserOpts & PasswordOpts & { role: UserRole }) => {
       const password = await passwordFrom(opts);
       const { admin } = await rt.services();
@@ -166,7 +176,7 @@ function addUserCommands(program: Command, rt: Runtime) {
 
   withEnv(leaf(user, 'role', "change a user's role (their login tokens follow at once)"))
     .requiredOption('--username <username>', 'the user')
-    .requiredOption('--role <role>', 'operator or viewer', role)
+    .requiredOption('--role <role>', 'admin, operator or viewer', role)
     .action(async (opts: UserOpts & { role: UserRole }) => {
       const { admin } = await rt.services();
       const changed = await admin.setRole(opts.env, opts.username, opts.role);

@@ -8,6 +8,7 @@ import type { ConsoleSession } from '../sessions.ts';
 import { paths, statusPill, timeAgo } from './format.ts';
 import { notice, pageHeader } from './layout.ts';
 import { keyedRow, rowsHtml, type Region, type Row } from './regions.ts';
+import { roleAllows } from '../../tenancy/types.ts';
 
 /** Longest note, as alerting takes it. */
 const NOTE_CHARS = 1000;
@@ -15,7 +16,7 @@ const NOTE_CHARS = 1000;
 export function alarmsBody(alarms: ServedAlarm[], session: ConsoleSession, nowMs: number, flash?: Html): Html {
   return html`${pageHeader('Alarms', html`<span id="alarms-sub">${alarmsSub(alarms)}</span>`)}
 ${flash ?? ''}
-${session.role === 'operator' ? '' : notice('note', 'You are signed in as a viewer: you see alarms but cannot acknowledge them.')}
+${roleAllows(session.role, 'write') ? '' : notice('note', 'You are signed in as a viewer: you see alarms but cannot acknowledge them.')}
 <div class="card table-card table-wrap">
 <table class="table alarms">
 <caption class="visually-hidden">Open alarms, most severe first</caption>
@@ -72,7 +73,7 @@ function ackCell(a: ServedAlarm, session: ConsoleSession, nowMs: number, returnT
     const at = a.acknowledgedUTC ? Date.parse(a.acknowledgedUTC) : null;
     return html`<div class="acked"><span class="pill st-none">Acknowledged</span> <span class="small">by ${a.acknowledgedBy ?? '—'} ${timeAgo(at, nowMs, '')}</span>${a.note ? html`<p class="small note">“${a.note}”</p>` : ''}</div>`;
   }
-  if (session.role !== 'operator') return html`<span class="muted small">Not acknowledged</span>`;
+  if (!roleAllows(session.role, 'write')) return html`<span class="muted small">Not acknowledged</span>`;
   const id = `note-${Buffer.from(`${a.deviceName}\n${a.sensorName ?? ''}`).toString('hex').slice(0, 48)}`;
   return html`<form class="ack" method="post" action="${paths.acknowledge}">
 <input type="hidden" name="_csrf" value="${session.csrf}">

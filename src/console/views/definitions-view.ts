@@ -14,6 +14,7 @@ import { outcomePill } from './device-view.ts';
 import { paths, STATUS_LABEL, statusPill, timeAgo } from './format.ts';
 import { messageWithLocation } from './ingestion-view.ts';
 import { notice, pageHeader } from './layout.ts';
+import { roleAllows } from '../../tenancy/types.ts';
 
 export function definitionsBody(definitions: DefinitionRecord[], deviceCounts: Map<string, number>): Html {
   return html`${pageHeader('Definitions', 'Device types: their data points, thresholds and parser. Open one to try its parser on real payloads.')}
@@ -83,7 +84,7 @@ ${m.devices.map((x) => html`<option value="${x.deviceName}"${x.deviceName === m.
 </select></div>
 <button type="submit" class="btn">Load its last payload</button>
 </form>
-${m.session.role === 'operator' ? runForm(m, action) : viewerPayload(m)}
+${roleAllows(m.session.role, 'write') ? runForm(m, action) : viewerPayload(m)}
 </section>
 ${workbenchAnswer(m)}
 </div>`;

@@ -3,9 +3,10 @@ Acknowledges one open alarm (alarm-index.lua describes the record) and appends t
 to the environment's audit log, in one step: an acknowledgement is never recorded without the audit
 entry, nor the entry without it. Acknowledging again replaces the acknowledgement (who, when, note).
 
-KEYS[1] alarm records  KEYS[2] audit log (list, newest first)
+KEYS[1] alarm records  KEYS[2] audit log (a stream, src/audit; appendAudit comes before this)
 ARGV[1] member  ARGV[2] who  ARGV[3] now ms  ARGV[4] note ('' = none)
-ARGV[5] audit entry JSON (its `details` get the status acknowledged)  ARGV[6] audit entries kept
+ARGV[5] audit entry JSON (its `details` get the status acknowledged)
+ARGV[6] the oldest time the audit log keeps, epoch ms
 Returns the record's JSON as acknowledged, or false when no alarm is open.
 ]]
 local stored = redis.call('HGET', KEYS[1], ARGV[1])
@@ -17,6 +18,5 @@ local json = cjson.encode(r)
 redis.call('HSET', KEYS[1], ARGV[1], json)
 local entry = cjson.decode(ARGV[5])
 entry.details.status = r.st
-redis.call('LPUSH', KEYS[2], cjson.encode(entry))
-redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[6]) - 1)
+appendAudit(KEYS[2], tonumber(ARGV[3]), tonumber(ARGV[6]), cjson.encode(entry))
 return json

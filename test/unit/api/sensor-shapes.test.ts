@@ -95,6 +95,8 @@ describe('data point shapes', () => {
       displayName: 'D',
       definitionName: 'Def',
       definitionIsPublic: false,
+      labels: {},
+      revision: 1,
       createdUTC: '',
     };
     expect(deviceShape(d, null).lastContactUTC).toBeNull();

@@ -81,6 +81,8 @@ describe('the device page row of a data point', () => {
             displayName: 'D1',
             definitionName: 'Freezer',
             definitionIsPublic: false,
+            labels: {},
+            revision: 1,
             createdUTC: '',
           },
           spec: null,

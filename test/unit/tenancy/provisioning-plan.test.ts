@@ -73,7 +73,7 @@ describe('parseProvisioningFile', () => {
       /must include read/,
     ],
     ['environments:\n  - name: a\n    tokens:\n      - { name: t, token: x, scopes: [admin] }\n', /scopes/],
-    ['environments:\n  - name: a\n    users:\n      - { username: u, password: p, role: admin }\n', /role/],
+    ['environments:\n  - name: a\n    users:\n      - { username: u, password: p, role: superuser }\n', /role/],
   ])('refuses %j with a one-line reason', (text, reason) => {
     expect(() => parseProvisioningFile(text, {})).toThrow(reason);
   });

@@ -33,6 +33,8 @@ function device(name: string, def: DefinitionRecord): DeviceRecord {
     displayName: name,
     definitionName: def.spec.name,
     definitionIsPublic: false,
+    labels: {},
+    revision: 1,
     createdUTC: '',
   };
 }

@@ -1,0 +1,35 @@
+/**
+ * Builds the management operations of a process from its settings and connection factory: the api
+ * role (which serves them and hands them to the console) and the `vigil` command in its direct mode
+ * build them the same way, so both run the same code. Its connections are the factory's, closed
+ * with it.
+ */
+import { createAuditLog } from '../audit/audit-log.ts';
+import type { Config } from '../config/schema.ts';
+import { adminDeps, type Keys } from '../keys.ts';
+import type { Redis } from '../redis/connect.ts';
+import type { Connections } from '../redis/connections.ts';
+import { createTenancyAdmin } from '../tenancy/tenancy-admin.ts';
+import { auditOperations } from './audit-operations.ts';
+import { deviceOperations } from './device-operations.ts';
+import { createManagement, type Management } from './management.ts';
+
+/** The settings the management operations read. */
+export type ManagementConfig = Pick<Config, 'auditRetentionDays'>;
+
+export function openManagement(deps: {
+  config: ManagementConfig;
+  keys: Keys;
+  /** The process's shared command connection. */
+  redis: Redis;
+  connections: Connections;
+}): Management {
+  const { config, keys, redis, connections } = deps;
+  const transactions = connections.command('vigil-admin-transactions');
+  const admin = createTenancyAdmin({ ...adminDeps(redis, keys), transactions });
+  const audit = createAuditLog({ redis, keys, retentionMs: config.auditRetentionDays * 86_400_000 });
+  return createManagement({
+    audit,
+    operations: [...deviceOperations({ redis, keys, devices: admin }), ...auditOperations({ audit })],
+  });
+}

@@ -2,10 +2,10 @@
  * The ingestion log as its console page shows it: one page of the entries that match the filters,
  * newest first, `limit` at a time after a cursor (the entry the page before ended with, as a link
  * carries it), each with its device's display name and the payload it was while the device's recent
- * payloads still hold it. A cursor names an entry, not a position: entries that arrive meanwhile
- * do not shift the older pages.
+ * payloads still hold it. The paging is the ingest log's own (ingest-log.ts: pageAfter, cursorOf),
+ * which `vigil ingest log` shares.
  */
-import type { IngestLogEntry } from '../ingest/ingest-log.ts';
+import { pageAfter, type IngestLogEntry } from '../ingest/ingest-log.ts';
 import { listRecentPayloads } from '../recent-payloads/list-recent-payloads.ts';
 import type { RecentPayload } from '../recent-payloads/recent-payload-codec.ts';
 import type { ConsoleContext } from './console-context.ts';
@@ -29,9 +29,6 @@ export interface IngestPage {
   gone: boolean;
 }
 
-/** The cursor that starts a page after `e`: its ingest id and device. */
-export const cursorOf = (e: IngestLogEntry): string => `${e.ingestId}/${e.deviceName ?? ''}`;
-
 /** The environment's whole log as kept (at most VIGIL_INGEST_LOG_SIZE entries), shared by its pages. */
 export const ingestLogOf = (ctx: ConsoleContext, env: string): Promise<IngestLogEntry[]> =>
   ctx.live.shared(env, 'ingest-log', () => ctx.deps.ingestLog.list(env, ctx.deps.config.ingestLogSize));
@@ -43,18 +40,8 @@ export async function readIngestPage(
   page: IngestPageRequest,
 ): Promise<IngestPage> {
   const matching = (await ingestLogOf(ctx, env)).filter((e) => matchesIngest(e, filter));
-  const after = page.after === undefined ? -1 : matching.findIndex((e) => cursorOf(e) === page.after);
-  const gone = page.after !== undefined && after < 0;
-  const offset = gone ? matching.length : after + 1;
-  const entries = matching.slice(offset, offset + page.limit);
-  const last = entries.at(-1);
-  return {
-    entries: await withDevices(ctx, env, entries),
-    matching: matching.length,
-    offset,
-    older: last && offset + entries.length < matching.length ? cursorOf(last) : undefined,
-    gone,
-  };
+  const { entries, offset, older, gone } = pageAfter(matching, page.after, page.limit);
+  return { entries: await withDevices(ctx, env, entries), matching: matching.length, offset, older, gone };
 }
 
 /** The entries with their devices' display names, definitions and payloads (from their recent payloads). */

@@ -85,6 +85,44 @@ export function createIngestLog(deps: { redis: Redis; keys: IngestKeys; size: nu
   };
 }
 
+/** The cursor that starts a page after `e`: its ingest id and device. */
+export const cursorOf = (e: IngestLogEntry): string => `${e.ingestId}/${e.deviceName ?? ''}`;
+
+/** One page of a list of entries, newest first (`pageAfter`). */
+export interface IngestLogPage {
+  entries: IngestLogEntry[];
+  /** Position of the page's first entry in the list (0: the newest). */
+  offset: number;
+  /** Cursor of the next, older page; undefined on the last. */
+  older: string | undefined;
+  /** The cursor's entry is not in the list (the log keeps the newest `size`): nothing to show after it. */
+  gone: boolean;
+}
+
+/**
+ * At most `limit` of `entries` (newest first, as `list` answers, filtered or not) after the entry
+ * the cursor `after` names (`cursorOf`), from the newest without one. A cursor names an entry, not a
+ * position: entries that arrive meanwhile do not shift the older pages. The console's ingestion
+ * page and `vigil ingest log` page with it.
+ */
+export function pageAfter(
+  entries: readonly IngestLogEntry[],
+  after: string | undefined,
+  limit: number,
+): IngestLogPage {
+  const at = after === undefined ? -1 : entries.findIndex((e) => cursorOf(e) === after);
+  const gone = after !== undefined && at < 0;
+  const offset = gone ? entries.length : at + 1;
+  const page = entries.slice(offset, offset + limit);
+  const last = page.at(-1);
+  return {
+    entries: page,
+    offset,
+    older: last && offset + page.length < entries.length ? cursorOf(last) : undefined,
+    gone,
+  };
+}
+
 /** An entry as stored (see the file's comment). */
 function storedEntry(e: IngestLogRecord): string {
   const name = e.deviceName;

@@ -18,6 +18,11 @@ import { DATA_LAYOUT } from '../migrations.ts';
 import { refuseNewerLayout } from '../state/migrations.ts';
 import { escapeControls, escapeJsonText } from './terminal-text.ts';
 import type { AlertingAdmin } from '../alerting/alerting-admin.ts';
+import { cliActor } from '../audit/audit-log.ts';
+import type { Management } from '../management/management.ts';
+import { openManagement } from '../management/open-management.ts';
+import type { RawBody } from '../management/operation.ts';
+import { SCOPES } from '../tenancy/types.ts';
 
 export interface Services {
   config: Config;
@@ -31,6 +36,13 @@ export interface Services {
 export interface Runtime {
   /** Opens Redis on first use. */
   services(): Promise<Services>;
+  /**
+   * Runs the management operation at `path` (src/management/) in environment `env` with `input`
+   * as its attributes, and resolves to its answer's `data`: the one way a command changes
+   * something within an environment, so the CLI and the API share every rule and every change is
+   * in the audit log (as `cli:<OS user>`).
+   */
+  manage<T = unknown>(env: string, path: string, input: Record<string, unknown>, body?: RawBody): Promise<T>;
   /** Channels, routes and notifications (loaded on first use: it brings BullMQ). */
   alerting(): Promise<AlertingAdmin>;
   close(): Promise<void>;
@@ -47,8 +59,14 @@ export function createRuntime(env: NodeJS.ProcessEnv = process.env): Runtime {
   let opened: Promise<Services> | undefined;
   let connections: Connections | undefined;
   let alerting: Promise<AlertingAdmin> | undefined;
+  let management: Promise<Management> | undefined;
   return {
     services: () => (opened ??= open()),
+    async manage<T>(env: string, path: string, input: Record<string, unknown>, body?: RawBody) {
+      const ops = await (management ??= openDirectManagement());
+      const caller = { env, actor: cliActor(), scopes: SCOPES, nowMs: Date.now() };
+      return (await ops.run(path, caller, input, body)) as T;
+    },
     alerting: () => (alerting ??= openAlerting()),
     async close() {
       if (alerting) await (await alerting.catch(() => undefined))?.close();
@@ -64,6 +82,11 @@ export function createRuntime(env: NodeJS.ProcessEnv = process.env): Runtime {
       if (!json) process.stderr.write(`${escapeControls(text)}\n`);
     },
   };
+
+  async function openDirectManagement(): Promise<Management> {
+    const { config, redis, keys } = await (opened ??= open());
+    return openManagement({ config, keys, redis, connections: connections as Connections });
+  }
 
   async function openAlerting(): Promise<AlertingAdmin> {
     // Loaded before Redis is opened: compiling the module would otherwise eat into the wait for

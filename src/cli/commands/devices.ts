@@ -1,5 +1,6 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { AppError } from '../../errors/app-error.ts';
+import type { ManagedDevice } from '../../management/device-shape.ts';
 import type { DeviceRecord } from '../../tenancy/types.ts';
 import { leaf, parse, table, withEnv, type Runtime } from '../runtime.ts';
 
@@ -8,6 +9,13 @@ interface EnvOpts {
   json?: boolean;
 }
 type SensorOpts = EnvOpts & { device: string; sensor: string };
+
+/** Commander's collector of repeated `--label key=value` options. */
+function collectLabel(value: string, labels: Record<string, string> = {}): Record<string, string> {
+  const eq = value.indexOf('=');
+  if (eq < 1) throw new InvalidArgumentError('expected key=value');
+  return { ...labels, [value.slice(0, eq)]: value.slice(eq + 1) };
+}
 
 const deviceLine = (d: DeviceRecord) => [
   d.deviceName,
@@ -25,6 +33,7 @@ export function addDeviceCommands(program: Command, rt: Runtime): void {
     .option('--public-definition', 'the definition is a public one (default: private to the environment)')
     .option('--display-name <text>', 'display name (default: the device name)')
     .option('--availability-minutes <n>', 'silence before an Availability event', parse.positiveNumber)
+    .option('--label <key=value>', 'a label (repeat for more)', collectLabel, {})
     .action(
       async (
         opts: EnvOpts & {
@@ -33,17 +42,16 @@ export function addDeviceCommands(program: Command, rt: Runtime): void {
           publicDefinition?: boolean;
           displayName?: string;
           availabilityMinutes?: number;
+          label: Record<string, string>;
         },
       ) => {
-        const { admin } = await rt.services();
-        const created = await admin.createDevice(opts.env, {
-          name: opts.name,
+        const created = await rt.manage<ManagedDevice>(opts.env, '/devices/create', {
+          deviceName: opts.name,
           definitionName: opts.definition,
           definitionIsPublic: opts.publicDefinition === true,
-          ...(opts.displayName === undefined ? {} : { displayName: opts.displayName }),
-          ...(opts.availabilityMinutes === undefined
-            ? {}
-            : { availabilityMinutes: opts.availabilityMinutes }),
+          displayName: opts.displayName,
+          availabilityMinutes: opts.availabilityMinutes,
+          ...(Object.keys(opts.label).length > 0 ? { labels: opts.label } : {}),
         });
         rt.print(opts.json, created, `created device ${created.deviceName} in ${opts.env}`);
       },
@@ -69,6 +77,17 @@ export function addDeviceCommands(program: Command, rt: Runtime): void {
     .option('--availability-minutes <n>', "new availability timeout, or 'inherit'", (v: string) =>
       v === 'inherit' ? null : parse.positiveNumber(v),
     )
+    .option(
+      '--label <key=value>',
+      'the whole label set, a label per option (replaces the device’s)',
+      collectLabel,
+    )
+    .option('--no-labels', 'remove every label')
+    .option(
+      '--revision <n>',
+      'the revision the change is based on (refused when the device has another)',
+      parse.positiveInt,
+    )
     .action(
       async (
         opts: EnvOpts & {
@@ -78,30 +97,32 @@ export function addDeviceCommands(program: Command, rt: Runtime): void {
           publicDefinition?: boolean;
           privateDefinition?: boolean;
           availabilityMinutes?: number | null;
+          label?: Record<string, string>;
+          labels: boolean;
+          revision?: number;
         },
       ) => {
         if (opts.publicDefinition && opts.privateDefinition) {
           throw new InvalidArgumentError('give --public-definition or --private-definition, not both');
         }
         const isPublic = opts.publicDefinition ? true : opts.privateDefinition ? false : undefined;
-        const { admin } = await rt.services();
-        const updated = await admin.updateDevice(opts.env, opts.name, {
-          ...(opts.displayName === undefined ? {} : { displayName: opts.displayName }),
-          ...(opts.definition === undefined ? {} : { definitionName: opts.definition }),
-          ...(isPublic === undefined ? {} : { definitionIsPublic: isPublic }),
-          ...(opts.availabilityMinutes === undefined
-            ? {}
-            : { availabilityMinutes: opts.availabilityMinutes }),
+        const updated = await rt.manage<ManagedDevice>(opts.env, '/devices/update', {
+          deviceName: opts.name,
+          displayName: opts.displayName,
+          definitionName: opts.definition,
+          definitionIsPublic: isPublic,
+          availabilityMinutes: opts.availabilityMinutes,
+          labels: opts.labels ? opts.label : {},
+          revision: opts.revision,
         });
-        rt.print(opts.json, updated, `updated device ${updated.deviceName}`);
+        rt.print(opts.json, updated, `updated device ${updated.deviceName} (revision ${updated.revision})`);
       },
     );
 
   withEnv(leaf(device, 'delete', 'delete a device with its state, events and overrides'))
     .requiredOption('--name <deviceName>', 'the device')
     .action(async (opts: EnvOpts & { name: string }) => {
-      const { admin } = await rt.services();
-      await admin.deleteDevice(opts.env, opts.name);
+      await rt.manage(opts.env, '/devices/delete', { deviceName: opts.name });
       rt.print(
         opts.json,
         { env: opts.env, deviceName: opts.name, deleted: true },
@@ -121,7 +142,9 @@ const sensorTarget = (cmd: Command) =>
 function addThresholdCommands(program: Command, rt: Runtime) {
   const threshold = program.command('threshold').description("device overrides of a data point's thresholds");
 
-  sensorTarget(leaf(threshold, 'set', "replace a data point's rules, hysteresis and stale rule for one device"))
+  sensorTarget(
+    leaf(threshold, 'set', "replace a data point's rules, hysteresis and stale rule for one device"),
+  )
     .requiredOption(
       '--rules <json>',
       `rule list or {"rules":[…],"hysteresis":n,"stale":{"after":"30m","status":"WARNING"}}, e.g. '[{"status":"WARNING","above":28},{"status":"CRITICAL","above":30,"for":"10m"}]'`,

@@ -24,6 +24,12 @@ beforeAll(async () => {
 });
 afterAll(() => cli.close());
 
+/** What `vigil ingest log --json` prints. */
+interface LogPage {
+  entries: { ingestId: string; deviceName: string | null }[];
+  next: string | null;
+}
+
 /** A refusal: the exit code and exactly one line on stderr starting with "vigil: ". */
 function expectRefusal(r: { code: number; stderr: string; stdout: string }, code: number, reason: RegExp) {
   expect(r.code, r.stderr).toBe(code);
@@ -408,14 +414,62 @@ describe('vigil ingest log', () => {
       });
     await cli.redis.lpush(keys.ingestLog('alpha'), entry(1), entry(2));
     const [json, text] = await Promise.all([
-      cli.json<{ ingestId: string }[]>(['ingest', 'log', '--env', 'alpha', '--limit', '1']),
+      cli.json<LogPage>(['ingest', 'log', '--env', 'alpha', '--limit', '1']),
       cli.run(['ingest', 'log', '--env', 'alpha']),
     ]);
-    expect(json.map((e) => e.ingestId)).toEqual(['id2']);
+    expect(json.entries.map((e) => e.ingestId)).toEqual(['id2']);
     expect(text.stdout).toContain('PARSER_ERROR');
     expect(text.stdout.indexOf('id2') === -1 && text.stdout.indexOf('rejected')).toBeLessThan(
       text.stdout.indexOf('accepted'),
     );
+  });
+
+  it('pages with --after: every entry once, newest first, new entries shifting no older page', async () => {
+    expect((await cli.run(['env', 'create', 'paged'])).code).toBe(0);
+    const key = keys.ingestLog('paged');
+    // Plain acceptances and JSON entries, oldest pushed first; one device name holds a space.
+    const stored = (n: number) =>
+      n % 3 === 0
+        ? JSON.stringify({
+            receivedUTC: new Date(Date.UTC(2026, 0, 1, 0, 0, n)).toISOString(),
+            ingestId: `id${n}`,
+            gateway: 'raw',
+            deviceName: `device ${n % 2}`,
+            outcome: 'rejected',
+            code: 'DEVICE_NOT_FOUND',
+            message: 'no such device',
+          })
+        : `A\t${Date.UTC(2026, 0, 1, 0, 0, n)}\tid${n}\tsubmit\tdevice-${n % 2}`;
+    const COUNT = 11;
+    for (let n = 1; n <= COUNT; n++) await cli.redis.lpush(key, stored(n));
+
+    const args = ['ingest', 'log', '--env', 'paged', '--limit', '4'];
+    const first = await cli.json<LogPage>(args);
+    // In text: the page on stdout, the command for the next one on stderr.
+    const text = await cli.run(args);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout.trimEnd().split('\n')).toHaveLength(4);
+    expect(first.next).toEqual(expect.any(String));
+    expect(text.stderr).toContain(`--after ${first.next}`);
+
+    // Submissions arriving after the first page are newer: they do not shift the older pages.
+    for (let n = COUNT + 1; n <= COUNT + 3; n++) await cli.redis.lpush(key, stored(n));
+    const seen = first.entries.map((e) => e.ingestId);
+    const pages = [first.entries.length];
+    let next = first.next;
+    while (next !== null) {
+      const page = await cli.json<LogPage>([...args, '--after', next]);
+      seen.push(...page.entries.map((e) => e.ingestId));
+      pages.push(page.entries.length);
+      next = page.next;
+    }
+    expect(seen).toEqual(Array.from({ length: COUNT }, (_, i) => `id${COUNT - i}`));
+    expect(pages).toEqual([4, 4, 3]);
+
+    // A cursor that names no entry kept (one that has left the log, or never was in it) is refused.
+    const gone = await cli.run([...args, '--after', 'id0/device-0']);
+    expect(gone.code).toBe(1);
+    expect(gone.stdout).toBe('');
   });
 });
 
@@ -449,7 +503,7 @@ describe('vigil output', () => {
     ]);
     const json = await cli.run(['ingest', 'log', '--env', 'gamma', '--json']);
     expect(json.stdout).not.toMatch(RAW);
-    expect((JSON.parse(json.stdout) as { deviceName: string }[])[0]?.deviceName).toBe(HOSTILE);
+    expect((JSON.parse(json.stdout) as LogPage).entries[0]?.deviceName).toBe(HOSTILE);
   });
 
   it('shows them escaped in tables and refusals too', async () => {

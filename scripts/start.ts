@@ -1,11 +1,18 @@
 /**
- * `npm start`: the whole service on this machine. Starts Redis and InfluxDB under `var/` unless
- * they already answer on the configured URLs, runs Vigil, and on Ctrl-C stops Vigil first and
- * then only the servers it started itself.
+ * `npm start`: the whole service on this machine, with the settings of the environment and of the
+ * settings file (config/vigil.env unless VIGIL_CONFIG_FILE names another). Starts Redis and
+ * InfluxDB under `var/` unless they already answer on the configured URLs, runs Vigil, and on
+ * Ctrl-C stops Vigil first and then only the servers it started itself.
  */
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ConfigError, loadConfig } from '../src/config/load-config.ts';
+import {
+  ConfigError,
+  loadConfig,
+  settingsFilePath,
+  type LoadConfigOptions,
+} from '../src/config/load-config.ts';
+import type { Config } from '../src/config/schema.ts';
 import { createLogger } from '../src/log/logger.ts';
 import { startVigil } from '../src/main.ts';
 import { PortInUseError } from '../src/lib/listen.ts';
@@ -15,9 +22,13 @@ import { isListening, type LocalService } from './lib/local-services.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
-/** Starts the servers and Vigil; resolves with a stop function. Used by start and demo. */
-export async function startLocal(): Promise<{
+/**
+ * Starts the servers and Vigil; resolves with a stop function. Used by start and demo (which
+ * names its own settings file in `settings`).
+ */
+export async function startLocal(settings: LoadConfigOptions = {}): Promise<{
   stop: () => Promise<void>;
+  config: Config;
   apiPort: number;
   gatewayPort: number;
   mqttPort: number;
@@ -25,13 +36,19 @@ export async function startLocal(): Promise<{
   keyPrefix: string;
 }> {
   const say = (msg: string) => process.stderr.write(`[vigil] ${msg}\n`);
-  let config;
+  let config: Config;
   try {
-    config = loadConfig();
+    config = loadConfig(process.env, {}, settings);
   } catch (err) {
     if (err instanceof ConfigError) fail(err.message);
     throw err;
   }
+  const unread = settingsFilePath();
+  say(
+    config.configFile !== undefined
+      ? `settings: the environment, then ${config.configFile}, then the defaults`
+      : `settings: the environment and the defaults (${unread === undefined ? 'VIGIL_CONFIG_FILE is empty' : `no ${unread}`})`,
+  );
   // Fail before starting anything when the service's own port is taken (a second `npm start`).
   if (config.roles.includes('api') && (await isListening(config.apiPort))) {
     fail(
@@ -56,6 +73,7 @@ export async function startLocal(): Promise<{
       `read API http://127.0.0.1:${vigil.ports.api}  gateway http://127.0.0.1:${vigil.ports.gateway}  MQTT ${vigil.ports.mqtt || 'off'}`,
     );
     return {
+      config,
       apiPort: vigil.ports.api,
       gatewayPort: vigil.ports.gateway,
       mqttPort: vigil.ports.mqtt,

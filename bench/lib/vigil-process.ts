@@ -36,6 +36,8 @@ export interface VigilProcess {
 function envFor(settings: Settings): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH ?? '',
+    // The settings are the bench's alone, not those of the checkout's config/vigil.env.
+    VIGIL_CONFIG_FILE: '',
     // Node's compile cache keeps each module's TypeScript stripped and compiled: a process started
     // after the first one is ready in half the time (the drain counts the worker's start-up).
     NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE ?? join(tmpdir(), 'vigil-node-compile-cache'),

@@ -121,6 +121,12 @@ const trustProxy = z.string().transform((s, ctx): TrustProxy => {
  * default. docs/configuration.md is generated from (and checked against) this list.
  */
 export const SETTINGS = {
+  configFile: setting(
+    'VIGIL_CONFIG_FILE',
+    "The settings file: one VIGIL_NAME=value line per setting, any setting of this table but this one; the environment wins over it, it wins over the defaults. The default is config/vigil.env of the checkout (ignored by git), and it may be missing; a path given here is relative to the current directory and must exist; empty = none. A file holding a secret's value is refused unless only its owner can read it (`chmod 600`).",
+    'config/vigil.env',
+    optionalString,
+  ),
   roles: setting(
     'VIGIL_ROLES',
     'Comma-separated roles this process runs: gateway, mqtt, worker, scheduler, api, notifier.',

@@ -32,7 +32,11 @@ export function createCliHarness(defaultEnv: Record<string, string> = {}): CliHa
   const prefix = testId();
   const redisUrl = inject('redisUrl');
   const redis = new Redis(redisUrl);
-  const baseEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VIGIL_')));
+  // No VIGIL_ variable of the shell, and no settings file (config/vigil.env) of the checkout.
+  const baseEnv = {
+    ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VIGIL_'))),
+    VIGIL_CONFIG_FILE: '',
+  };
 
   const run = (args: string[], env: Record<string, string> = {}, input?: string) =>
     new Promise<CliResult>((resolve) => {

@@ -1,7 +1,8 @@
 /**
  * `npm run demo` (scripts/demo.ts) and `npm start` (scripts/start.ts) as child processes against the
  * integration run's Redis and InfluxDB (their own key prefix and database, every port chosen by the
- * kernel, no local servers started, so never `var/` or a default port): where the demo listens,
+ * kernel, no local servers started, no settings file, so never `var/`, the checkout's
+ * config/vigil.env or a default port): where the demo listens,
  * and a start refused with the demo's public secrets key.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -24,6 +25,7 @@ function runScript(name: 'demo' | 'start', env: Record<string, string> = {}): Sc
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '',
       VIGIL_NO_LOCAL_SERVICES: '1',
+      VIGIL_CONFIG_FILE: '',
       VIGIL_REDIS_URL: inject('redisUrl'),
       VIGIL_INFLUX_URL: inject('influxUrl'),
       VIGIL_KEY_PREFIX: testId(),

@@ -21,6 +21,7 @@ function run(file: string, env: Record<string, string>): Child {
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '',
       VIGIL_NO_LOCAL_SERVICES: '1',
+      VIGIL_CONFIG_FILE: '', // not the checkout's config/vigil.env
       VIGIL_REDIS_URL: inject('redisUrl'),
       VIGIL_INFLUX_URL: inject('influxUrl'),
       VIGIL_KEY_PREFIX: testId(),

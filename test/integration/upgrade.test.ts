@@ -150,6 +150,7 @@ describe('upgrading', () => {
         {
           env: {
             ...env,
+            VIGIL_CONFIG_FILE: '', // not the checkout's config/vigil.env
             VIGIL_REDIS_URL: config.redisUrl,
             VIGIL_INFLUX_URL: config.influxUrl,
             VIGIL_KEY_PREFIX: config.keyPrefix,

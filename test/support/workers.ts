@@ -50,7 +50,8 @@ export function spawnVigil(
     /** Entry script, relative to the project (src/main.ts by default). */ script?: string;
   } = {},
 ): ChildVigil {
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '' };
+  // No settings file (config/vigil.env of the checkout): the config is all there is.
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '', VIGIL_CONFIG_FILE: '' };
   for (const [key, s] of Object.entries(SETTINGS)) {
     const value = (config as unknown as Record<string, unknown>)[key];
     if (value === undefined) continue;

@@ -5,12 +5,19 @@
  * (VIGIL_DEMO_SIMULATOR=0 skips the simulator). A local webhook receiver prints every notification
  * of the demo's route (WARNING and above), its signature verified. Runs with VIGIL_DEMO, the one
  * setting that accepts the demo's published credentials, so every listener is on a loopback address.
+ *
+ * Its settings are in a settings file of its own, var/demo/vigil.env (VIGIL_DEMO_CONFIG_FILE, for
+ * tests), never the one `npm start` reads: the demo writes there what it sets (VIGIL_DEMO, its
+ * public secrets key, the receiver's allow-list entry), and what the environment set instead, so
+ * that `VIGIL_CONFIG_FILE=var/demo/vigil.env npx vigil …` reaches the demo with its key.
  */
 import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative, resolve, isAbsolute } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadConfig } from '../src/config/load-config.ts';
-import { PUBLIC_DEMO } from '../src/config/public-demo.ts';
+import { ConfigError, loadConfig, settingsFilePath } from '../src/config/load-config.ts';
+import { DEMO_SETTINGS_FILE, PUBLIC_DEMO } from '../src/config/public-demo.ts';
+import type { Config } from '../src/config/schema.ts';
+import { writeSettingsFile } from '../src/config/settings-file.ts';
 import { createConnections } from '../src/redis/connections.ts';
 import { adminDeps, createKeys } from '../src/keys.ts';
 import { loadDefinitionFiles, loadParserFile } from '../src/tenancy/definition-files.ts';
@@ -29,18 +36,31 @@ import { startSimulator } from './lib/simulator.ts';
 import { startLocal, stopOnSignals } from './start.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-// The demo's credentials are published, so only VIGIL_DEMO accepts them, and it listens on this
-// machine only (a VIGIL_HOST of another address is refused).
-process.env.VIGIL_DEMO = 'true';
-process.env.VIGIL_HOST ??= '127.0.0.1';
 const demoDir = join(root, 'config', 'provisioning', 'demo');
 const DEMO_ENV = 'demo';
 const TOKEN_NAME = 'demo-session';
 const say = (msg: string) => process.stderr.write(`[demo] ${msg}\n`);
 
-// Channel secrets are stored encrypted; the demo brings a fixed, public key (set your own for anything
-// else), and its receiver listens on this machine, whose port webhooks may reach only when allowed.
-process.env.VIGIL_SECRETS_KEY ??= PUBLIC_DEMO.secretsKey;
+const settingsFile = resolve(process.env.VIGIL_DEMO_CONFIG_FILE ?? join(root, DEMO_SETTINGS_FILE));
+// The demo's secrets key is public: the file holding it must never be the one `npm start` reads.
+if (settingsFile === settingsFilePath()) {
+  process.stderr.write(
+    `vigil: the demo's settings file ${settingsFile} is the one \`npm start\` reads: set VIGIL_DEMO_CONFIG_FILE to another path\n`,
+  );
+  process.exit(1);
+}
+/** The file as a command line run from here names it. */
+const shownFile = (() => {
+  const rel = relative(process.cwd(), settingsFile);
+  return rel.startsWith('..') || isAbsolute(rel) ? settingsFile : rel;
+})();
+const HEADER = [
+  'Settings of `npm run demo`, written at each of its starts (edits do not last): what the demo',
+  'sets, and what its environment set instead. The environment wins over this file.',
+  `The vigil command reaches the demo with them: VIGIL_CONFIG_FILE=${shownFile} npx vigil …`,
+  "VIGIL_SECRETS_KEY here is the demo's public key (unless the environment gave one): never use it elsewhere.",
+];
+
 const demoPlan = parseProvisioningFile(readFileSync(join(demoDir, PROVISIONING_FILE), 'utf8'), process.env);
 const demoChannel = demoPlan.environments.find((e) => e.name === DEMO_ENV)?.alerting.channels[0] as
   { secret?: string } | undefined;
@@ -49,11 +69,48 @@ const receiver = await startDemoReceiver(
   Number(process.env.DEMO_RECEIVER_PORT ?? 8099),
   (line) => process.stdout.write(`[notification] ${line}\n`),
 );
-process.env.DEMO_WEBHOOK_URL = receiver.url;
-process.env.VIGIL_NOTIFY_ALLOWED_HOSTS ??= new URL(receiver.url).host;
+// The provisioning's variables: the receiver's address is known only now.
+const provisioningVars = { ...process.env, DEMO_WEBHOOK_URL: receiver.url };
 
-const running = await startLocal();
-const config = loadConfig();
+// What the demo sets. The credentials are published, so only VIGIL_DEMO accepts them, and it
+// listens on this machine only (a VIGIL_HOST of another address is refused). Channel secrets are
+// stored encrypted: the demo brings a fixed, public key (set your own for anything else), and its
+// receiver listens on this machine, whose port webhooks may reach only when allowed.
+writeSettingsFile(settingsFile, HEADER, {
+  VIGIL_DEMO: 'true',
+  VIGIL_HOST: '127.0.0.1',
+  VIGIL_SECRETS_KEY: PUBLIC_DEMO.secretsKey,
+  VIGIL_NOTIFY_ALLOWED_HOSTS: new URL(receiver.url).host,
+});
+// The environment wins over the file: the file then says what the demo runs with, where the vigil
+// command finds it (the Redis and key prefix it reaches, the key of its channel secrets).
+let demoConfig: Config;
+try {
+  demoConfig = loadConfig(process.env, {}, { file: settingsFile });
+} catch (err) {
+  if (!(err instanceof ConfigError)) throw err;
+  process.stderr.write(`vigil: ${err.message}\n`);
+  await receiver.stop();
+  process.exit(1);
+}
+writeSettingsFile(settingsFile, HEADER, runningSettings(demoConfig));
+
+/** The settings a `vigil` command needs to work on this demo, as the demo runs with them. */
+function runningSettings(c: Config): Record<string, string> {
+  return {
+    VIGIL_DEMO: String(c.demo),
+    VIGIL_HOST: c.host,
+    VIGIL_REDIS_URL: c.redisUrl,
+    VIGIL_KEY_PREFIX: c.keyPrefix,
+    VIGIL_INFLUX_URL: c.influxUrl,
+    VIGIL_INFLUX_DATABASE: c.influxDatabase,
+    VIGIL_SECRETS_KEY: c.secretsKey ?? '',
+    VIGIL_NOTIFY_ALLOWED_HOSTS: c.notifyAllowedHosts.join(','),
+  };
+}
+
+const running = await startLocal({ file: settingsFile });
+const config = running.config;
 const connections = createConnections(config);
 const redis = connections.command('vigil-demo');
 await new Promise<void>((resolve) =>
@@ -76,7 +133,7 @@ async function prepareDemo(): Promise<{ apiKey: string; token: string }> {
         loadPreparser: loadParserFile,
         alerting: alertingProvisioning(alerting),
       },
-      process.env,
+      provisioningVars,
     );
     say(`provisioned ${demoDir}: ${changes.length} change(s)`);
     const apiKey = demoPlan.environments.find((e) => e.name === DEMO_ENV)?.apiKeys[0]?.key ?? '';
@@ -97,6 +154,7 @@ async function prepareDemo(): Promise<{ apiKey: string; token: string }> {
 }
 
 const { apiKey, token } = await prepareDemo();
+const vigil = `VIGIL_CONFIG_FILE=${shownFile} npx vigil`;
 const gateway = `http://127.0.0.1:${running.gatewayPort || config.gatewayPort}`;
 const api = `http://127.0.0.1:${running.apiPort || config.apiPort}`;
 process.stdout.write(
@@ -115,10 +173,11 @@ process.stdout.write(
     `  curl -G ${api}/sensors/list -H 'Authorization: Bearer ${token}' -d '{"deviceName":"device_1_hallway"}'`,
     `  curl -G ${api}/devices/list -H 'Authorization: Bearer ${token}'`,
     `  curl -G ${api}/events/list -H 'Authorization: Bearer ${token}'`,
-    'What happened to submissions:',
-    `  npx vigil ingest log --env ${DEMO_ENV} --limit 20`,
+    `What happened to submissions (the vigil command reaches this demo with its settings, secrets key included, in ${shownFile}):`,
+    `  ${vigil} ingest log --env ${DEMO_ENV} --limit 20`,
     `Notifications (WARNING and above) go to the demo receiver at ${receiver.url}; each is printed below.`,
-    `  npx vigil notify log --env ${DEMO_ENV}        npx vigil channel test --env ${DEMO_ENV} --name demo-webhook`,
+    `  ${vigil} notify log --env ${DEMO_ENV}`,
+    `  ${vigil} channel test --env ${DEMO_ENV} --name demo-webhook`,
     '',
     'Everything listens on loopback addresses only. The published key, password and secrets key work only while the',
     'demo runs: `npm start` refuses them (`npx vigil env delete demo --force` removes the demo environment).',

@@ -313,6 +313,7 @@ function shownValue(raw: string, secret: SecretKind | undefined): string {
 /** VIGIL_ variables read by scripts and tests rather than by the service. */
 const IGNORED_VARS = new Set([
   'VIGIL_TEST_LONG',
+  'VIGIL_DEMO_CONFIG_FILE',
   'VIGIL_NO_LOCAL_SERVICES',
   'VIGIL_DEMO_SIMULATOR',
   'VIGIL_CHROMIUM_PATH',

@@ -15,6 +15,12 @@ export const PUBLIC_DEMO = {
   secretsKey: 'dmlnaWwtZGVtby1zZWNyZXRzLWtleS1wdWJsaWMtMzI=',
 } as const;
 
+/**
+ * Where `npm run demo` keeps its settings (relative to the checkout): its own file, never the one
+ * `npm start` reads, so its public secrets key never reaches a plain start.
+ */
+export const DEMO_SETTINGS_FILE = 'var/demo/vigil.env';
+
 const REMOVE_DEMO = 'Remove the demo environment (`npx vigil env delete demo --force`)';
 
 /** Why each published secret is refused, and how to remove or re-key the demo environment. */

@@ -42,6 +42,7 @@ import { createNotifyMetrics } from '../alerting/notify-metrics.ts';
 import { createReminderCheck } from '../alerting/reminders.ts';
 import { createSecretBox } from '../alerting/secret-box.ts';
 import type { Config } from '../config/schema.ts';
+import { settingSource } from '../config/setting-source.ts';
 import type { EventKeys } from '../events/event-keys.ts';
 import { startOutboxConsumer } from '../events/outbox-consumer.ts';
 import { createLifecycle } from '../lib/lifecycle.ts';
@@ -168,7 +169,7 @@ function startDelivering(deps: NotifierDeps, parts: SharedParts, stop: AddStop):
   const processor = createDeliveryProcessor({
     hashes: parts.hashes,
     keys,
-    box: createSecretBox(config.secretsKey),
+    box: createSecretBox(config.secretsKey, settingSource(config, 'secretsKey')),
     batches: parts.batches,
     deliver: deliverTo(parts.deliverers),
     deliveryLog,

@@ -2,6 +2,7 @@ import { chmodSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { createSecretBox } from '../../../src/alerting/secret-box.ts';
 import {
   ConfigError,
   loadConfig,
@@ -205,5 +206,25 @@ describe('writeSettingsFile', () => {
       ['127.0.0.1:8099', '[::1]:9000'],
       'Vigil #1 <vigil@example.com>',
     ]);
+  });
+});
+
+describe('SECRETS_KEY_MISSING', () => {
+  it('is what a secret box without a key, or with another key, refuses with', () => {
+    const file = settingsFile([`VIGIL_SECRETS_KEY=${KEY}`]);
+    const config = loadConfig({ VIGIL_CONFIG_FILE: file });
+    const sealed = createSecretBox(config.secretsKey, settingSource(config, 'secretsKey')).seal('s');
+    const other = loadConfig({
+      VIGIL_CONFIG_FILE: file,
+      VIGIL_SECRETS_KEY: Buffer.alloc(32, 8).toString('base64'),
+    });
+    const unset = loadConfig({ VIGIL_CONFIG_FILE: file1() });
+    for (const c of [other, unset]) {
+      const box = createSecretBox(c.secretsKey, settingSource(c, 'secretsKey'));
+      expect(() => box.open(sealed)).toThrow(
+        expect.objectContaining({ code: 'SECRETS_KEY_MISSING' }) as Error,
+      );
+    }
+    expect(settingSource(unset, 'secretsKey')).toMatchObject({ set: false });
   });
 });

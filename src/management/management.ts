@@ -5,7 +5,8 @@
  * forms and the `vigil` command in its direct mode all go through `run`, so a rule exists once.
  */
 import { parseAttributes } from '../api/attributes.ts';
-import type { AuditLog } from '../audit/audit-log.ts';
+import { maskSecrets, type AuditLog } from '../audit/audit-log.ts';
+import type { Logger } from '../log/logger.ts';
 import { AppError } from '../errors/app-error.ts';
 import type { Caller, Operation, Outcome, RawBody } from './operation.ts';
 
@@ -23,7 +24,12 @@ export interface Management {
   runValidated(op: Operation, caller: Caller, attrs: unknown, body?: RawBody): Promise<unknown>;
 }
 
-export function createManagement(deps: { operations: readonly Operation[]; audit: AuditLog }): Management {
+export function createManagement(deps: {
+  operations: readonly Operation[];
+  audit: AuditLog;
+  /** Where an audit entry that could not be written is logged (the change itself was made). */
+  log?: Logger;
+}): Management {
   const operations = new Map<string, Operation>();
   for (const op of deps.operations) {
     if (operations.has(op.path)) throw new Error(`two management operations at ${op.path}`);
@@ -35,15 +41,24 @@ export function createManagement(deps: { operations: readonly Operation[]; audit
     const outcome: Outcome = await op.run(caller, attrs, body);
     const atUTC = new Date(caller.nowMs).toISOString();
     for (const change of outcome.changes) {
-      await deps.audit.record(caller.env, {
+      const entry = {
         atUTC,
         actor: caller.actor,
         action: change.action,
         target: change.target,
-        ...(change.before === undefined ? {} : { before: change.before }),
-        ...(change.after === undefined ? {} : { after: change.after }),
+        ...(change.before === undefined ? {} : { before: maskSecrets(change.before) }),
+        ...(change.after === undefined ? {} : { after: maskSecrets(change.after) }),
         details: change.details ?? {},
-      });
+      };
+      try {
+        await deps.audit.record(caller.env, entry);
+      } catch (err) {
+        deps.log?.error(
+          { err, env: caller.env, entry },
+          'management: a change was made but its audit entry not written',
+        );
+        throw err;
+      }
     }
     return outcome.data;
   }

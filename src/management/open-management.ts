@@ -9,6 +9,7 @@ import type { Config } from '../config/schema.ts';
 import { adminDeps, type Keys } from '../keys.ts';
 import type { Redis } from '../redis/connect.ts';
 import type { Connections } from '../redis/connections.ts';
+import type { Logger } from '../log/logger.ts';
 import { createTenancyAdmin } from '../tenancy/tenancy-admin.ts';
 import { auditOperations } from './audit-operations.ts';
 import { deviceOperations } from './device-operations.ts';
@@ -23,6 +24,7 @@ export function openManagement(deps: {
   /** The process's shared command connection. */
   redis: Redis;
   connections: Connections;
+  log?: Logger;
 }): Management {
   const { config, keys, redis, connections } = deps;
   const transactions = connections.command('vigil-admin-transactions');
@@ -30,6 +32,7 @@ export function openManagement(deps: {
   const audit = createAuditLog({ redis, keys, retentionMs: config.auditRetentionDays * 86_400_000 });
   return createManagement({
     audit,
+    ...(deps.log ? { log: deps.log } : {}),
     operations: [...deviceOperations({ redis, keys, devices: admin }), ...auditOperations({ audit })],
   });
 }

@@ -17,7 +17,7 @@ export async function startApiRole(
 ): Promise<number> {
   const { config, keys, redis, log, lifecycle } = ctx;
   const shared = { keys, redis, influx: ctx.influx, tenancy: ctx.tenancy, ingestLog: ctx.ingestLog, log };
-  const management = openManagement({ config, keys, redis, connections: ctx.connections });
+  const management = openManagement({ config, keys, redis, connections: ctx.connections, log });
   const webConsole = createConsole({ ...shared, config, management });
   lifecycle.add('console', () => webConsole.close());
   const reads = ctx.connections.reads('vigil-api-reads');

@@ -49,7 +49,11 @@ export function createApiApp(deps: ApiDeps, alongside: RequestHandler[] = []): e
   app.set('query parser', false);
   app.set('trust proxy', deps.config.trustProxy);
   const clock = deps.clock ?? Date.now;
-  const auth = createBearerAuth({ tenancy: deps.tenancy, cacheMs: deps.config.credentialCacheMs });
+  const auth = createBearerAuth({
+    tenancy: deps.tenancy,
+    cacheMs: deps.config.credentialCacheMs,
+    log: deps.log,
+  });
   // The body as text in its declared charset, whatever its Content-Type: JSON comes as curl's form
   // type too, and request-params.ts decides what the text is.
   const readText = express.text({ type: () => true, limit: BODY_LIMIT });

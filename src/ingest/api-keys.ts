@@ -1,7 +1,9 @@
 /**
  * API-key resolution for both ingestion entries: SHA-256 hex of the key addresses
  * `TenancyKeys.apiKey(hash)` (written by the tenancy CLI). Answers, positive and negative, are cached for
- * `cacheMs`, so a revoked key stops working within that time.
+ * `cacheMs`, so a revoked key stops working within that time. A key replaced by a rotation carries
+ * its expiry (`expiresMs`), checked on every use, cached or not: once past it, the key is refused
+ * like a revoked one (Redis drops its record then too).
  */
 import { LRUCache } from 'lru-cache';
 import { AppError } from '../errors/app-error.ts';
@@ -9,6 +11,7 @@ import { sha256Hex } from '../lib/sha256.ts';
 import type { Redis } from '../redis/connect.ts';
 import type { TenancyKeys } from '../tenancy/tenancy-keys.ts';
 import { createLoadingCache } from '../lib/loading-cache.ts';
+import { hasExpired } from '../tenancy/records.ts';
 
 /** What a valid key tells the gateway. `hash` identifies the key without revealing it. */
 export interface ApiKeyInfo {
@@ -16,10 +19,15 @@ export interface ApiKeyInfo {
   id: string;
   name: string;
   hash: string;
+  /** Epoch ms after which the key is refused; 0 = no expiry. */
+  expiresMs: number;
 }
 
 export interface ApiKeyResolver {
-  /** The key's record, or null when unknown or revoked. Throws AppError UNAVAILABLE when Redis is down. */
+  /**
+   * The key's record, or null when unknown, revoked or past its expiry. Throws AppError UNAVAILABLE
+   * when Redis is down.
+   */
   resolve(apiKey: string): Promise<ApiKeyInfo | null>;
 }
 
@@ -30,23 +38,28 @@ const MAX_REMEMBERED_HASHES = 10_000;
 /** True when `key` could be an API key (`vk_` + base64url, at most 128 characters): others need no lookup. */
 export const isPlausibleApiKey = (key: string): boolean => KEY_SHAPE.test(key);
 
-
 export function createApiKeyResolver(deps: {
   redis: Redis;
   keys: TenancyKeys;
   cacheMs: number;
   maxEntries?: number;
+  /** Epoch ms of the expiry checks; Date.now by default. */
+  clock?: () => number;
 }): ApiKeyResolver {
-  const cache = createLoadingCache<ApiKeyInfo | null>({ ttlMs: deps.cacheMs, max: deps.maxEntries ?? 50_000 });
+  const clock = deps.clock ?? Date.now;
+  const cache = createLoadingCache<ApiKeyInfo | null>({
+    ttlMs: deps.cacheMs,
+    max: deps.maxEntries ?? 50_000,
+  });
   const load = async (hash: string): Promise<ApiKeyInfo | null> => {
     let fields: (string | null)[];
     try {
-      fields = await deps.redis.hmget(deps.keys.apiKey(hash), 'env', 'id', 'name');
+      fields = await deps.redis.hmget(deps.keys.apiKey(hash), 'env', 'id', 'name', 'expiresMs');
     } catch (err) {
       throw new AppError('UNAVAILABLE', 'The key store cannot be reached; try again later.', { cause: err });
     }
-    const [env, id, name] = fields;
-    return env ? { env, id: id ?? '', name: name ?? '', hash } : null;
+    const [env, id, name, expiresMs] = fields;
+    return env ? { env, id: id ?? '', name: name ?? '', hash, expiresMs: Number(expiresMs ?? 0) || 0 } : null;
   };
   // The hash of each recently used key: every MQTT publish and HTTP submission names its key, and
   // checking its shape and hashing it cost a micro-second or two per payload. Bounded (least recently used out).
@@ -64,7 +77,8 @@ export function createApiKeyResolver(deps: {
     async resolve(apiKey) {
       const hash = hashOf(apiKey);
       if (hash === null) return null;
-      return cache.get(hash, () => load(hash));
+      const info = await cache.get(hash, () => load(hash));
+      return info && !hasExpired(info.expiresMs, clock()) ? info : null;
     },
   };
 }

@@ -12,6 +12,7 @@ import type { Connections } from '../redis/connections.ts';
 import type { Logger } from '../log/logger.ts';
 import { createTenancyAdmin } from '../tenancy/tenancy-admin.ts';
 import { auditOperations } from './audit-operations.ts';
+import { credentialOperations } from './credential-operations.ts';
 import { deviceOperations } from './device-operations.ts';
 import { createManagement, type Management } from './management.ts';
 
@@ -33,6 +34,10 @@ export function openManagement(deps: {
   return createManagement({
     audit,
     ...(deps.log ? { log: deps.log } : {}),
-    operations: [...deviceOperations({ redis, keys, devices: admin }), ...auditOperations({ audit })],
+    operations: [
+      ...deviceOperations({ redis, keys, devices: admin }),
+      ...credentialOperations({ credentials: admin }),
+      ...auditOperations({ audit }),
+    ],
   });
 }

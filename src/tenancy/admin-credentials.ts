@@ -5,10 +5,14 @@
  * operations serve provisioning: they take the secret from the caller and report whether anything
  * changed, so applying the same files twice writes nothing. CLI tokens belong to no user: user
  * changes leave them alone.
+ *
+ * Rotating an API key creates its successor and gives the old one an expiry (`expiresMs` on its
+ * record, which Redis drops then: PEXPIREAT), so devices can move over while both work; the
+ * gateway, MQTT and login refuse the old key once past it, as if it were revoked.
  */
 import { AppError } from '../errors/app-error.ts';
 import { checkName, invalid, type AdminContext } from './admin-support.ts';
-import { encodeToken } from './records.ts';
+import { encodeToken, pipelineValues } from './records.ts';
 import { generateApiKey, generateToken, secretId, sha256Hex } from './secrets.ts';
 import { SCOPES, USER_ROLES, type Scope, type TokenRecord, type UserRole } from './types.ts';
 
@@ -19,7 +23,7 @@ export interface CredentialMeta {
   createdUTC: string;
   /** SHA-256 hex of the secret (addresses the record; not the secret). */
   hash: string;
-  /** Tokens only: null = never. */
+  /** Null or absent = never (an API key has one once a rotation replaced it). */
   expiresUTC?: string | null;
   /** Tokens only; absent on tokens created before scopes existed: `read`. */
   scopes?: Scope[];
@@ -28,6 +32,8 @@ export interface CredentialMeta {
 export const API_KEY_FORMAT = /^vk_[A-Za-z0-9_-]{20,}$/;
 export const TOKEN_FORMAT = /^vt_[A-Za-z0-9_-]{20,}$/;
 export const MIN_PASSWORD_LENGTH = 8;
+/** Longest overlap of a rotated API key with its successor: 30 days. */
+export const MAX_ROTATION_OVERLAP_MS = 30 * 86_400_000;
 /** Login refuses longer passwords unread (scrypt's cost grows with the input). */
 export const MAX_PASSWORD_LENGTH = 1024;
 
@@ -65,7 +71,63 @@ export function checkRole(role: string): UserRole {
 }
 
 const scopesOf = (meta: CredentialMeta): Scope[] => meta.scopes ?? ['read'];
+const hasPassed = (utc: string | null | undefined, nowMs: number) => !!utc && Date.parse(utc) <= nowMs;
+
+/** An API key as it is listed and audited: never the key or its hash. */
+export interface PublicApiKey {
+  id: string;
+  name: string;
+  createdUTC: string;
+  /** Null: no expiry; set on a key replaced by a rotation. */
+  expiresUTC: string | null;
+}
+
+export const publicApiKey = (m: CredentialMeta): PublicApiKey => ({
+  id: m.id,
+  name: m.name,
+  createdUTC: m.createdUTC,
+  expiresUTC: m.expiresUTC ?? null,
+});
+
+/** A service token as it is listed (with its last use) and audited: never the token or its hash. */
+export interface PublicToken {
+  id: string;
+  name: string;
+  scopes: Scope[];
+  createdUTC: string;
+  expiresUTC: string | null;
+  /** Null: never used (or not since last uses were noted). */
+  lastUsedUTC: string | null;
+}
+
+export const publicToken = (m: CredentialMeta, lastUsedMs: number | null = null): PublicToken => ({
+  id: m.id,
+  name: m.name,
+  scopes: scopesOf(m),
+  createdUTC: m.createdUTC,
+  expiresUTC: m.expiresUTC ?? null,
+  lastUsedUTC: lastUsedMs === null ? null : new Date(lastUsedMs).toISOString(),
+});
+
+/**
+ * The name of a rotated key's successor: `<name>-r<n>`, the lowest n ≥ 2 not taken, where a name
+ * that ends in `-r<n>` already goes on from that n.
+ */
+export function successorName(name: string, taken: ReadonlySet<string>): string {
+  const match = /^(.*)-r(\d{1,6})$/.exec(name);
+  const base = match?.[1] ?? name;
+  let n = match ? Number(match[2]) + 1 : 2;
+  for (;;) {
+    const suffix = `-r${n}`;
+    const candidate = `${base.slice(0, 128 - suffix.length).trimEnd()}${suffix}`;
+    if (!taken.has(candidate)) return candidate;
+    n++;
+  }
+}
 const sameScopes = (a: readonly Scope[], b: readonly Scope[]) => a.join(',') === b.join(',');
+
+const notFound = (idOrName: string) =>
+  new AppError('CREDENTIAL_NOT_FOUND', `no API key or token ${JSON.stringify(idOrName)}`);
 
 export function createCredentialAdmin(ctx: AdminContext) {
   const { redis, keys } = ctx;
@@ -77,10 +139,19 @@ export function createCredentialAdmin(ctx: AdminContext) {
       .sort((a, b) => a.name.localeCompare(b.name) || a.id.localeCompare(b.id));
   }
 
+  /** The credentials of `key` that have not expired; the metadata of those that have is removed. */
+  async function listLive(key: string): Promise<CredentialMeta[]> {
+    const now = ctx.clock();
+    const all = await listMeta(key);
+    const expired = all.filter((m) => hasPassed(m.expiresUTC, now));
+    if (expired.length > 0) await redis.hdel(key, ...expired.map((m) => m.id));
+    return all.filter((m) => !expired.includes(m));
+  }
+
   async function findMeta(key: string, idOrName: string): Promise<CredentialMeta> {
     const all = await listMeta(key);
     const found = all.find((m) => m.id === idOrName) ?? all.find((m) => m.name === idOrName);
-    if (!found) throw new AppError('CREDENTIAL_NOT_FOUND', `no API key or token ${JSON.stringify(idOrName)}`);
+    if (!found) throw notFound(idOrName);
     return found;
   }
 
@@ -182,18 +253,70 @@ export function createCredentialAdmin(ctx: AdminContext) {
         throw invalid(`API key ${name}: expected vk_ followed by at least 20 base64url characters`);
       return (await storeApiKey(env, name, key)).changed;
     },
-    async listApiKeys(env: string) {
+    /** API keys; the metadata of expired ones (whose records Redis already dropped) is pruned. */
+    async listApiKeys(env: string): Promise<PublicApiKey[]> {
       await ctx.requireEnv(env);
-      return (await listMeta(keys.envApiKeys(env))).map(({ id, name, createdUTC }) => ({
-        id,
-        name,
-        createdUTC,
-      }));
+      return (await listLive(keys.envApiKeys(env))).map(publicApiKey);
     },
-    async revokeApiKey(env: string, idOrName: string) {
+    /** The key, by id or name, as it is listed; CREDENTIAL_NOT_FOUND when there is none (or it expired). */
+    async getApiKey(env: string, idOrName: string): Promise<PublicApiKey> {
       await ctx.requireEnv(env);
-      const { id, name } = await revoke(keys.envApiKeys(env), (h) => keys.apiKey(h), idOrName);
-      return { id, name };
+      const meta = await findMeta(keys.envApiKeys(env), idOrName);
+      if (hasPassed(meta.expiresUTC, ctx.clock())) throw notFound(idOrName);
+      return publicApiKey(meta);
+    },
+    /** Revokes the key at once; answers it as it was listed. */
+    async revokeApiKey(env: string, idOrName: string): Promise<PublicApiKey> {
+      await ctx.requireEnv(env);
+      return publicApiKey(await revoke(keys.envApiKeys(env), (h) => keys.apiKey(h), idOrName));
+    },
+    /**
+     * Creates the successor of an API key (named `name`, or the old name with a suffix:
+     * successorName) and lets the old key work `overlapMs` more (0: revoked at once), then not at
+     * all. A key that expires sooner already keeps its expiry. Returns the new key (shown once) and
+     * the old one as it is now (`expiresUTC`; null `after` when revoked at once).
+     */
+    async rotateApiKey(env: string, idOrName: string, overlapMs: number, name?: string) {
+      if (name !== undefined) checkName('key name', name);
+      if (!Number.isFinite(overlapMs) || overlapMs < 0 || overlapMs > MAX_ROTATION_OVERLAP_MS)
+        throw invalid('the overlap must be within 0 and 30 days');
+      await ctx.requireEnv(env);
+      const metaKey = keys.envApiKeys(env);
+      const all = await listLive(metaKey);
+      const old = all.find((m) => m.id === idOrName) ?? all.find((m) => m.name === idOrName);
+      if (!old) throw notFound(idOrName);
+      const names = new Set(all.map((m) => m.name));
+      if (name !== undefined && names.has(name))
+        throw new AppError('ALREADY_EXISTS', `an API key named ${name} exists already in ${env}`);
+      const key = generateApiKey();
+      const hash = sha256Hex(key);
+      const now = ctx.clock();
+      const created: CredentialMeta = {
+        id: secretId(hash),
+        name: name ?? successorName(old.name, names),
+        createdUTC: new Date(now).toISOString(),
+        hash,
+      };
+      const keptMs = old.expiresUTC ? Date.parse(old.expiresUTC) : Infinity;
+      const expiresMs = Math.min(now + overlapMs, keptMs);
+      const m = redis.multi();
+      m.hset(keys.apiKey(hash), { env, id: created.id, name: created.name, createdUTC: created.createdUTC });
+      m.hset(metaKey, created.id, JSON.stringify(created));
+      let after: CredentialMeta | null = null;
+      if (overlapMs === 0) {
+        m.del(keys.apiKey(old.hash)).hdel(metaKey, old.id);
+      } else {
+        after = { ...old, expiresUTC: new Date(expiresMs).toISOString() };
+        m.hset(keys.apiKey(old.hash), 'expiresMs', String(expiresMs));
+        m.pexpireat(keys.apiKey(old.hash), expiresMs);
+        m.hset(metaKey, old.id, JSON.stringify(after));
+      }
+      pipelineValues(await m.exec());
+      return {
+        created: { ...publicApiKey(created), key },
+        before: publicApiKey(old),
+        after: after && publicApiKey(after),
+      };
     },
 
     /** Creates a long-lived bearer token; `expiresMs` 0 = never; `read` unless `scopes` say more. */
@@ -226,27 +349,26 @@ export function createCredentialAdmin(ctx: AdminContext) {
         throw invalid(`token ${name}: expected vt_ followed by at least 20 base64url characters`);
       return (await storeToken(env, name, token, expiresMs, scopes)).changed;
     },
-    /** CLI tokens; the metadata of expired ones (whose records Redis already dropped) is pruned. */
-    async listTokens(env: string) {
+    /**
+     * CLI tokens with their last use; the metadata of expired ones (whose records Redis already
+     * dropped) is pruned.
+     */
+    async listTokens(env: string): Promise<PublicToken[]> {
       await ctx.requireEnv(env);
-      const now = ctx.clock();
-      const all = await listMeta(keys.envTokens(env));
-      const expired = all.filter((t) => t.expiresUTC && Date.parse(t.expiresUTC) <= now);
-      if (expired.length > 0) await redis.hdel(keys.envTokens(env), ...expired.map((t) => t.id));
-      return all
-        .filter((t) => !expired.includes(t))
-        .map((t) => ({
-          id: t.id,
-          name: t.name,
-          createdUTC: t.createdUTC,
-          expiresUTC: t.expiresUTC ?? null,
-          scopes: scopesOf(t),
-        }));
+      const live = await listLive(keys.envTokens(env));
+      if (live.length === 0) return [];
+      const pipe = redis.pipeline();
+      for (const t of live) pipe.hget(keys.token(t.hash), 'lastUsedMs');
+      const used = pipelineValues<string | null>(await pipe.exec());
+      return live.map((t, i) => {
+        const ms = Number(used[i] ?? 0);
+        return publicToken(t, ms > 0 ? ms : null);
+      });
     },
-    async revokeToken(env: string, idOrName: string) {
+    /** Revokes the token at once; answers it as it was listed (without its last use). */
+    async revokeToken(env: string, idOrName: string): Promise<PublicToken> {
       await ctx.requireEnv(env);
-      const { id, name } = await revoke(keys.envTokens(env), (h) => keys.token(h), idOrName);
-      return { id, name };
+      return publicToken(await revoke(keys.envTokens(env), (h) => keys.token(h), idOrName));
     },
   };
 }

@@ -26,8 +26,19 @@ export function decodeEnvironment(name: string, h: Hash | null | undefined): Env
 
 export function decodeApiKey(h: Hash | null | undefined): ApiKeyRecord | null {
   if (isEmpty(h) || !h.env || !h.id) return null;
-  return { env: h.env, id: h.id, name: h.name ?? '', createdUTC: h.createdUTC ?? '' };
+  const expiresMs = Number(h.expiresMs ?? 0) || 0;
+  return {
+    env: h.env,
+    id: h.id,
+    name: h.name ?? '',
+    createdUTC: h.createdUTC ?? '',
+    ...(expiresMs === 0 ? {} : { expiresMs }),
+  };
 }
+
+/** Whether a key or token with this expiry (epoch ms, 0 or absent = never) is refused at `nowMs`. */
+export const hasExpired = (expiresMs: number | undefined, nowMs: number): boolean =>
+  expiresMs !== undefined && expiresMs !== 0 && nowMs >= expiresMs;
 
 export const encodeToken = (t: TokenRecord): Hash => ({
   env: t.env,

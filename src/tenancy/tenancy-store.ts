@@ -16,6 +16,7 @@ import {
   decodeThresholds,
   decodeToken,
   decodeUser,
+  hasExpired,
   isCurrentGeneration,
   pipelineValues,
   roleOf,
@@ -60,6 +61,7 @@ export interface TenancyStore {
   getSuppressed(env: string, device: string): Promise<ReadonlyMap<string, number>>;
   /** Threshold overrides and suppressions of several devices in one pipelined read, in the order asked. */
   getDeviceSettings(env: string, devices: string[]): Promise<DeviceSettings[]>;
+  /** The key's record, or null when unknown, revoked or past its expiry (a key replaced by a rotation). */
   resolveApiKey(key: string): Promise<ApiKeyRecord | null>;
   /**
    * The token's record, or null when unknown, revoked or expired, and for a login token also when
@@ -68,6 +70,11 @@ export interface TenancyStore {
    * loses write at once (within the callers' cache time).
    */
   resolveToken(token: string, nowMs: number): Promise<TokenRecord | null>;
+  /**
+   * Notes that the token whose SHA-256 hex is `tokenHash` was used at `nowMs` (field `lastUsedMs`
+   * of its record; never moved back, never written to a record that is gone).
+   */
+  recordTokenUse(tokenHash: string, nowMs: number): Promise<void>;
   /**
    * Issues a login token (kind `login`) that expires after `ttlSeconds`, bound to the credential
    * `generation` the login was verified against (LoginResult): if the credentials changed since,
@@ -96,6 +103,13 @@ export const DEFAULT_LOGIN_LIMITS: LoginLimits = {
   maxFailuresPerAddress: 100,
   lockSeconds: 900,
 };
+
+/** KEYS[1]: a token's record; ARGV[1]: epoch ms of a use. Sets lastUsedMs when later than the stored one. */
+const RECORD_USE = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if tonumber(redis.call('HGET', KEYS[1], 'lastUsedMs') or '0') >= tonumber(ARGV[1]) then return 0 end
+redis.call('HSET', KEYS[1], 'lastUsedMs', ARGV[1])
+return 1`;
 
 export const scopeOf = (env: string, isPublic: boolean): DefinitionScope =>
   isPublic ? { kind: 'public' } : { kind: 'private', env };
@@ -183,17 +197,21 @@ export function createTenancyStore(deps: TenancyDeps): TenancyStore {
       }));
     },
     async resolveApiKey(key) {
-      return decodeApiKey(await redis.hgetall(keys.apiKey(sha256Hex(key))));
+      const record = decodeApiKey(await redis.hgetall(keys.apiKey(sha256Hex(key))));
+      return record && !hasExpired(record.expiresMs, clock()) ? record : null;
     },
     async resolveToken(token, nowMs) {
       const record = decodeToken(await redis.hgetall(keys.token(sha256Hex(token))));
       if (!record) return null;
-      if (record.expiresMs !== 0 && nowMs >= record.expiresMs) return null;
+      if (hasExpired(record.expiresMs, nowMs)) return null;
       if (record.kind === 'cli') return record;
       const user = decodeUser(await redis.hget(keys.users(record.env), record.subject));
       if (!user || !isCurrentGeneration(user, record.generation)) return null;
       const allowed = ROLE_SCOPES[roleOf(user)];
       return { ...record, scopes: record.scopes.filter((s) => allowed.includes(s)) };
+    },
+    async recordTokenUse(tokenHash, nowMs) {
+      await redis.eval(RECORD_USE, 1, keys.token(tokenHash), nowMs);
     },
     createLoginToken: login.createLoginToken,
     verifyLogin: login.verifyLogin,

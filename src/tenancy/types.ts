@@ -17,6 +17,11 @@ export interface ApiKeyRecord {
   id: string;
   name: string;
   createdUTC: string;
+  /**
+   * Epoch ms after which the key is refused, set on a key replaced by a rotation (the record also
+   * expires then, PEXPIREAT); absent = no expiry.
+   */
+  expiresMs?: number;
 }
 
 /**
@@ -39,7 +44,11 @@ export const ROLE_SCOPES: Readonly<Record<UserRole, readonly Scope[]>> = {
   viewer: ['read'],
 };
 
-/** `Keys.token(sha256hex(token))` is a Redis hash with these fields (expiresMs "0" = never). */
+/**
+ * `Keys.token(sha256hex(token))` is a Redis hash with these fields (expiresMs "0" = never), and for
+ * a CLI token that has been used, `lastUsedMs` (epoch ms, written by TenancyStore.recordTokenUse at
+ * most once a minute per process; not part of the record).
+ */
 export interface TokenRecord {
   env: string;
   id: string;

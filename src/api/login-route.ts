@@ -49,6 +49,7 @@ export function loginRoutes(deps: ApiDeps): ApiRoute[] {
             INVALID_CREDENTIALS: 'Wrong username, password or code.',
             MFA_REQUIRED: 'This user has multi-factor authentication: send totp.',
             LOGIN_LOCKED: 'Too many failed logins; try again later.',
+            ACCOUNT_DISABLED: 'This user is disabled; an administrator of the environment can enable it.',
           } as const;
           throw new AppError(result.code, result.message ?? messages[result.code], {
             ...(result.retryAfterSeconds === undefined

@@ -17,8 +17,10 @@ const invalidCredentials: LoginResult = { ok: false, code: 'INVALID_CREDENTIALS'
 
 const MESSAGES = {
   INVALID_CREDENTIALS: 'Wrong environment, username, password or code.',
-  MFA_REQUIRED: 'This account uses multi-factor authentication: enter the code from your app, and your password again.',
+  MFA_REQUIRED:
+    'This account uses multi-factor authentication: enter the code from your app, and your password again.',
   LOGIN_LOCKED: 'Too many failed sign-ins for this account: try again later.',
+  ACCOUNT_DISABLED: 'This account is disabled: ask an administrator of the environment to enable it.',
 } as const;
 
 export function signInRoutes(router: Router, ctx: ConsoleContext): void {
@@ -40,7 +42,12 @@ export function signInRoutes(router: Router, ctx: ConsoleContext): void {
       return;
     }
     const q = ctx.queryOf(req);
-    showForm(req, res, 200, { env: '', username: '', next: safeNext(q.get('next')), signedOut: q.has('signed-out') });
+    showForm(req, res, 200, {
+      env: '',
+      username: '',
+      next: safeNext(q.get('next')),
+      signedOut: q.has('signed-out'),
+    });
   });
 
   router.post('/sign-in', async (req, res) => {
@@ -71,7 +78,8 @@ export function signInRoutes(router: Router, ctx: ConsoleContext): void {
           })
         : invalidCredentials;
       if (!result.ok) {
-        if (result.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(result.retryAfterSeconds));
+        if (result.retryAfterSeconds !== undefined)
+          res.setHeader('Retry-After', String(result.retryAfterSeconds));
         const status = result.code === 'LOGIN_LOCKED' ? 429 : 401;
         again(status, result.message ?? MESSAGES[result.code], result.code === 'MFA_REQUIRED');
         return;
@@ -106,7 +114,8 @@ export function signInRoutes(router: Router, ctx: ConsoleContext): void {
 
 /** A console path to return to after sign-in; anything else (another site, `//host`) is dropped. */
 function safeNext(next: string | null): string | undefined {
-  if (!next || !next.startsWith('/console/') || next.startsWith('/console//') || /[\\\s]/.test(next)) return undefined;
+  if (!next || !next.startsWith('/console/') || next.startsWith('/console//') || /[\\\s]/.test(next))
+    return undefined;
   return next;
 }
 

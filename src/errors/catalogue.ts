@@ -88,6 +88,12 @@ export const ERROR_CODES = {
     retryable: false,
     description: 'The user has MFA enabled and no TOTP code was given.',
   },
+  ACCOUNT_DISABLED: {
+    status: 401,
+    retryable: false,
+    description:
+      'The username and password are right, but an administrator disabled the user (`/users/disable`, `vigil user disable`): they cannot sign in until enabled again.',
+  },
   LOGIN_LOCKED: {
     status: 429,
     retryable: true,
@@ -193,6 +199,12 @@ export const ERROR_CODES = {
     status: 409,
     retryable: false,
     description: 'The thing to delete is still used (a definition by devices, a channel by routes).',
+  },
+  LAST_ADMIN: {
+    status: 409,
+    retryable: false,
+    description:
+      'The user is the environment’s last admin who can sign in, and the change (a demotion, disabling, deletion) would leave it with none: make another user admin first.',
   },
   CREDENTIAL_NOT_FOUND: {
     status: 404,

@@ -8,7 +8,9 @@
  * Each attempt takes its place on the counters in one script BEFORE the password is checked, so
  * parallel attempts can never verify more passwords than the limits allow; a success gives its
  * place back and clears its username-and-address counter. Unknown usernames cost the same scrypt
- * work as known ones. Knows nothing of HTTP: the caller says who the client is.
+ * work as known ones. A disabled user is refused with ACCOUNT_DISABLED, but only once the password
+ * checked out, so the answer tells a stranger nothing. Knows nothing of HTTP: the caller says who
+ * the client is.
  */
 import ipaddr from 'ipaddr.js';
 import { PUBLIC_DEMO_REFUSALS, publicDemoLoginCheck } from '../config/public-demo.ts';
@@ -33,7 +35,7 @@ export type LoginResult =
   | { ok: true; generation: string }
   | {
       ok: false;
-      code: 'INVALID_CREDENTIALS' | 'MFA_REQUIRED' | 'LOGIN_LOCKED';
+      code: 'INVALID_CREDENTIALS' | 'MFA_REQUIRED' | 'LOGIN_LOCKED' | 'ACCOUNT_DISABLED';
       retryAfterSeconds?: number;
       /** What to tell the user when the usual message for `code` would mislead. */
       message?: string;
@@ -189,6 +191,11 @@ export function createLogin(deps: LoginDeps) {
     );
     // A failure keeps its reservation: that is the count.
     if (!user || !passwordOk) return { ok: false, code: 'INVALID_CREDENTIALS' };
+    // Said only to whoever knows the password, and not a guess: the reservation is given back.
+    if (user.disabled === true) {
+      await release(counters, 0);
+      return { ok: false, code: 'ACCOUNT_DISABLED' };
+    }
     if (user.mfaEnabled && user.mfaSecret) {
       if (totp === undefined || totp === '') {
         await release(counters, 0);

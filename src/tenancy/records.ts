@@ -89,6 +89,9 @@ export const isCurrentGeneration = (user: UserRecord, issued: string | undefined
 /** The user's role; users stored before roles existed are operators. */
 export const roleOf = (user: UserRecord): UserRole => user.role ?? 'operator';
 
+/** The user's revision; users stored before revisions existed are at 1. */
+export const userRevisionOf = (user: UserRecord): number => user.revision ?? 1;
+
 /** Fields of `Keys.definition(scope, name)`. */
 export const encodeDefinition = (
   spec: DefinitionSpec,

@@ -88,6 +88,17 @@ export interface UserRecord {
    * generations existed, until their next change.
    */
   generation?: string;
+  /**
+   * Counts the record's changes: 1 when created, one more with each change. A change that names the
+   * revision it was based on is refused (CONFLICT) when the record has moved on since. Users stored
+   * before revisions existed read as 1.
+   */
+  revision?: number;
+  /**
+   * A disabled user cannot sign in (ACCOUNT_DISABLED); disabling gives a new generation, which ends
+   * what was issued before. Absent: enabled.
+   */
+  disabled?: boolean;
 }
 
 /** A stored definition: its spec, parser source and a revision that changes with every apply. */

@@ -15,8 +15,18 @@ import { displayNameProblem, labelsProblem } from '../domain/identifiers.ts';
 import { parseThresholdSet, type ThresholdInput } from '../domain/thresholds.ts';
 import type { DataPointSpec } from '../domain/types.ts';
 import { checkName, invalid, type AdminContext } from './admin-support.ts';
-import { describeScope } from './admin-definitions.ts';
-import { decodeDefinition, decodeDevice, encodeDevice } from './records.ts';
+import { describeScope } from './admin-definition-versions.ts';
+import {
+  decodeDefinition,
+  decodeDevice,
+  decodeOverride,
+  decodeOverrides,
+  decodeSuppressed,
+  encodeDevice,
+  encodeOverride,
+  pipelineValues,
+  type StoredOverride,
+} from './records.ts';
 import { scopeOf } from './tenancy-store.ts';
 import type { DefinitionRecord, DeviceRecord } from './types.ts';
 
@@ -41,6 +51,22 @@ export interface DeviceChanges {
   labels?: Readonly<Record<string, string>>;
   /** The revision the change is based on: CONFLICT when the device has another. Absent: last writer wins. */
   revision?: number;
+}
+
+/** What setting an override did: the override before (null: none), after, and whether it changed. */
+export interface ThresholdWrite {
+  before: StoredOverride | null;
+  after: StoredOverride;
+  changed: boolean;
+}
+
+/** A device's rules as administrators see them: its definition, overrides and suppressions. */
+export interface DeviceRules {
+  device: DeviceRecord;
+  definition: DefinitionRecord;
+  overrides: Map<string, StoredOverride>;
+  /** Sensor → suppressed until, epoch ms (0: until unsuppressed), as stored (an ended one too). */
+  suppressed: Map<string, number>;
 }
 
 /** What writing a device record expects of the one stored (put-record.lua's ARGV[1]). */
@@ -192,6 +218,44 @@ export function createDeviceAdmin(ctx: AdminContext) {
     };
   }
 
+  /**
+   * Sets a device override of one data point (input as setThreshold takes it). `revision`: the
+   * override's revision the change is based on (0: that there is none), CONFLICT when it has
+   * another; absent, the last writer wins. An override equal to the stored one writes nothing and
+   * keeps its revision; any other change counts one up.
+   */
+  async function putThreshold(
+    env: string,
+    device: string,
+    sensor: string,
+    input: unknown,
+    revision?: number,
+  ): Promise<ThresholdWrite> {
+    const point = await requireSensor(env, device, sensor);
+    const set = parseThresholdSet(toThresholdInput(input), point.dataType);
+    const key = keys.deviceThresholds(env, device);
+    let write: ThresholdWrite | undefined;
+    await ctx.atomically(
+      [key],
+      async () => {
+        const stored = await redis.hget(key, sensor);
+        const before = stored === null ? null : decodeOverride(stored);
+        const current = before?.revision ?? 0;
+        if (revision !== undefined && revision !== current)
+          throw overrideConflict(device, sensor, revision, current);
+        write =
+          before !== null && JSON.stringify(before.set) === JSON.stringify(set)
+            ? { before, after: before, changed: false }
+            : { before, after: { set, revision: current + 1 }, changed: true };
+      },
+      (m) => {
+        if (write?.changed) m.hset(key, sensor, encodeOverride(write.after.set, write.after.revision));
+      },
+    );
+    if (!write) throw new Error('the override was not read');
+    return write;
+  }
+
   return {
     /** Creates a device; ALREADY_EXISTS for a duplicate name. */
     async createDevice(env: string, input: DeviceInput): Promise<DeviceRecord> {
@@ -244,37 +308,75 @@ export function createDeviceAdmin(ctx: AdminContext) {
     findDevice,
     requireDefinition,
 
+    /** The device with its definition, threshold overrides (with their revisions) and suppressions. */
+    async readDeviceRules(env: string, name: string): Promise<DeviceRules> {
+      const device = await requireDevice(env, name);
+      const definition = await requireDefinition(env, device.definitionName, device.definitionIsPublic);
+      const [overrides, suppressed] = pipelineValues<Record<string, string>>(
+        await redis
+          .multi()
+          .hgetall(keys.deviceThresholds(env, name))
+          .hgetall(keys.deviceSuppressed(env, name))
+          .exec(),
+      );
+      return {
+        device,
+        definition,
+        overrides: decodeOverrides(overrides),
+        suppressed: decodeSuppressed(suppressed),
+      };
+    },
+
     /**
-     * Sets a device override of one data point's rules and hysteresis, given as a rule list or
-     * `{rules, hysteresis}` and validated against the data point's type; true when it changed.
+     * Sets a device override of one data point's rules, hysteresis and stale rule, given as a rule
+     * list or `{rules, hysteresis, stale}` and validated against the data point's type; true when it
+     * changed. See putThreshold.
      */
     async setThreshold(env: string, device: string, sensor: string, input: unknown): Promise<boolean> {
-      const point = await requireSensor(env, device, sensor);
-      const set = parseThresholdSet(toThresholdInput(input), point.dataType);
-      const json = JSON.stringify(set);
-      if ((await redis.hget(keys.deviceThresholds(env, device), sensor)) === json) return false;
-      await redis.hset(keys.deviceThresholds(env, device), sensor, json);
-      return true;
+      return (await putThreshold(env, device, sensor, input)).changed;
     },
-    /** Removes one override (or all of the device's when `sensor` is undefined). */
-    async clearThreshold(env: string, device: string, sensor?: string) {
+    putThreshold,
+    /**
+     * Removes one override (or all of the device's when `sensor` is undefined); answers the
+     * overrides removed, by sensor (none when there was none).
+     */
+    async clearThreshold(env: string, device: string, sensor?: string): Promise<Map<string, StoredOverride>> {
+      const key = keys.deviceThresholds(env, device);
       if (sensor === undefined) {
         await requireDevice(env, device);
-        await redis.del(keys.deviceThresholds(env, device));
-      } else {
-        await requireSensor(env, device, sensor);
-        await redis.hdel(keys.deviceThresholds(env, device), sensor);
+        const [all] = pipelineValues<Record<string, string>>(
+          await redis.multi().hgetall(key).del(key).exec(),
+        );
+        return decodeOverrides(all);
       }
-    },
-    /** Suppresses events of a data point until `untilMs` (0 = until unsuppressed). */
-    async suppress(env: string, device: string, sensor: string, untilMs: number) {
       await requireSensor(env, device, sensor);
-      if (untilMs !== 0 && untilMs <= ctx.clock()) throw invalid('--until must be in the future');
-      await redis.hset(keys.deviceSuppressed(env, device), sensor, String(untilMs));
+      const [json] = pipelineValues<string | null>(
+        await redis.multi().hget(key, sensor).hdel(key, sensor).exec(),
+      );
+      return typeof json === 'string' ? new Map([[sensor, decodeOverride(json)]]) : new Map();
     },
-    async unsuppress(env: string, device: string, sensor: string) {
+    /**
+     * Suppresses events of a data point until `untilMs` (0 = until unsuppressed); answers the
+     * suppression it replaced (its until, 0 = none; null when there was none).
+     */
+    async suppress(env: string, device: string, sensor: string, untilMs: number): Promise<number | null> {
       await requireSensor(env, device, sensor);
-      await redis.hdel(keys.deviceSuppressed(env, device), sensor);
+      if (untilMs !== 0 && untilMs <= ctx.clock())
+        throw invalid('the end of a suppression must be in the future');
+      const key = keys.deviceSuppressed(env, device);
+      const [previous] = pipelineValues<string | null>(
+        await redis.multi().hget(key, sensor).hset(key, sensor, String(untilMs)).exec(),
+      );
+      return typeof previous === 'string' ? Number(previous) || 0 : null;
+    },
+    /** Ends a suppression; answers it (its until, 0 = none), null when there was none. */
+    async unsuppress(env: string, device: string, sensor: string): Promise<number | null> {
+      await requireSensor(env, device, sensor);
+      const key = keys.deviceSuppressed(env, device);
+      const [previous] = pipelineValues<string | null>(
+        await redis.multi().hget(key, sensor).hdel(key, sensor).exec(),
+      );
+      return typeof previous === 'string' ? Number(previous) || 0 : null;
     },
   };
 }
@@ -296,6 +398,15 @@ function sortedKeys(_key: string, value: unknown): unknown {
 
 const expectationArg = (e: Expectation): string =>
   e.kind === 'absent' ? '0' : e.kind === 'any' ? '' : e.revision === undefined ? '*' : String(e.revision);
+
+function overrideConflict(device: string, sensor: string, expected: number, current: number): AppError {
+  const now = current === 0 ? 'has no override' : `override is at revision ${current}`;
+  return new AppError(
+    'CONFLICT',
+    `${device}/${sensor} ${now}, not ${expected}: it changed since it was read; read it again and repeat the change`,
+    { details: { deviceName: device, sensorName: sensor, revision: current } },
+  );
+}
 
 /** Why put-record.lua refused a write that expected `expect`, the record being at `revision` (0: none). */
 function refused(expect: Expectation, deviceName: string, revision: number): AppError {

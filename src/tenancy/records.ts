@@ -169,11 +169,39 @@ function decodeLabels(json: string): Record<string, string> {
   return out;
 }
 
-/** A device's threshold overrides hash (sensor → JSON of its set) by sensor name. */
+/**
+ * A device's override of one data point's rules as stored: its set, and its revision, which counts
+ * the override's changes (one stored before overrides had revisions counts as revision 1). The
+ * revision is for administrators (an update based on another one is refused): decodeThresholds
+ * strips it, so the worker and the domain see the set alone.
+ */
+export interface StoredOverride {
+  set: ThresholdSet;
+  revision: number;
+}
+
+/** The field value of an override in `TenancyKeys.deviceThresholds`: `{rules, hysteresis, stale?, revision}`. */
+export const encodeOverride = (set: ThresholdSet, revision: number): string =>
+  JSON.stringify({ ...set, revision });
+
+export function decodeOverride(json: string): StoredOverride {
+  const { revision, ...set } = JSON.parse(json) as ThresholdSet & { revision?: unknown };
+  const valid = typeof revision === 'number' && Number.isSafeInteger(revision) && revision > 0;
+  return { set, revision: valid ? revision : 1 };
+}
+
+/** A device's threshold overrides hash with each override's revision, by sensor name. */
+export function decodeOverrides(h: Hash | null | undefined): Map<string, StoredOverride> {
+  const out = new Map<string, StoredOverride>();
+  // ioredis makes a field such as `__proto__` an own property, so Object.entries sees every field.
+  for (const [sensor, json] of Object.entries(h ?? {})) out.set(sensor, decodeOverride(json));
+  return out;
+}
+
+/** A device's threshold overrides hash (sensor → JSON of its set) by sensor name, without revisions. */
 export function decodeThresholds(h: Hash | null | undefined): Map<string, ThresholdSet> {
   const out = new Map<string, ThresholdSet>();
-  // ioredis makes a field such as `__proto__` an own property, so Object.entries sees every field.
-  for (const [sensor, json] of Object.entries(h ?? {})) out.set(sensor, JSON.parse(json) as ThresholdSet);
+  for (const [sensor, json] of Object.entries(h ?? {})) out.set(sensor, decodeOverride(json).set);
   return out;
 }
 

@@ -346,7 +346,7 @@ describe('vigil device, threshold and sensor', () => {
     expectRefusal(unknownSensor, 1, /no data point Pressure/);
     expect(suppress.code, suppress.stderr).toBe(0);
     expect(await cli.redis.hgetall(keys.deviceThresholds('alpha', 'th'))).toEqual({
-      CO2: JSON.stringify({ rules: [{ status: 'WARNING', above: 800 }], hysteresis: 25 }),
+      CO2: JSON.stringify({ rules: [{ status: 'WARNING', above: 800 }], hysteresis: 25, revision: 1 }),
     });
     expect(await cli.redis.hgetall(keys.deviceSuppressed('alpha', 'th'))).toEqual({
       Battery: String(Date.parse(until)),

@@ -15,6 +15,7 @@ import { auditOperations } from './audit-operations.ts';
 import { credentialOperations } from './credential-operations.ts';
 import { deviceOperations } from './device-operations.ts';
 import { createManagement, type Management } from './management.ts';
+import { thresholdOperations } from './threshold-operations.ts';
 import { userOperations } from './user-operations.ts';
 
 /** The settings the management operations read. */
@@ -37,6 +38,7 @@ export function openManagement(deps: {
     ...(deps.log ? { log: deps.log } : {}),
     operations: [
       ...deviceOperations({ redis, keys, devices: admin }),
+      ...thresholdOperations({ devices: admin }),
       ...credentialOperations({ credentials: admin }),
       ...userOperations({ users: admin }),
       ...auditOperations({ audit }),

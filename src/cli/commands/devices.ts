@@ -1,6 +1,11 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { AppError } from '../../errors/app-error.ts';
 import type { ManagedDevice } from '../../management/device-shape.ts';
+import type {
+  SuppressionAnswer,
+  ThresholdClearAnswer,
+  ThresholdSetAnswer,
+} from '../../management/threshold-operations.ts';
 import type { DeviceRecord } from '../../tenancy/types.ts';
 import { leaf, parse, table, withEnv, type Runtime } from '../runtime.ts';
 
@@ -149,20 +154,28 @@ function addThresholdCommands(program: Command, rt: Runtime) {
       '--rules <json>',
       `rule list or {"rules":[…],"hysteresis":n,"stale":{"after":"30m","status":"WARNING"}}, e.g. '[{"status":"WARNING","above":28},{"status":"CRITICAL","above":30,"for":"10m"}]'`,
     )
-    .action(async (opts: SensorOpts & { rules: string }) => {
-      let input: unknown;
+    .option(
+      '--revision <n>',
+      'the revision of the override the change is based on (refused when it has another)',
+      parse.positiveInt,
+    )
+    .action(async (opts: SensorOpts & { rules: string; revision?: number }) => {
+      let rules: unknown;
       try {
-        input = JSON.parse(opts.rules);
+        rules = JSON.parse(opts.rules);
       } catch {
         throw new AppError('INVALID_INPUT', '--rules is not valid JSON');
       }
-      const { admin, store } = await rt.services();
-      const changed = await admin.setThreshold(opts.env, opts.device, opts.sensor, input);
-      const stored = (await store.getThresholdOverrides(opts.env, opts.device)).get(opts.sensor);
+      const r = await rt.manage<ThresholdSetAnswer>(opts.env, '/thresholds/set', {
+        deviceName: opts.device,
+        sensorName: opts.sensor,
+        rules,
+        revision: opts.revision,
+      });
       rt.print(
         opts.json,
-        { env: opts.env, deviceName: opts.device, sensorName: opts.sensor, ...stored, changed },
-        `thresholds of ${opts.device}/${opts.sensor} ${changed ? 'set' : 'unchanged'}`,
+        r,
+        `thresholds of ${opts.device}/${opts.sensor} ${r.changed ? 'set' : 'unchanged'}: revision ${r.override.revision}`,
       );
     });
 
@@ -170,12 +183,16 @@ function addThresholdCommands(program: Command, rt: Runtime) {
     .requiredOption('--device <deviceName>', 'the device')
     .option('--sensor <name>', 'the data point (default: every override of the device)')
     .action(async (opts: EnvOpts & { device: string; sensor?: string }) => {
-      const { admin } = await rt.services();
-      await admin.clearThreshold(opts.env, opts.device, opts.sensor);
+      const r = await rt.manage<ThresholdClearAnswer>(opts.env, '/thresholds/clear', {
+        deviceName: opts.device,
+        sensorName: opts.sensor,
+      });
       rt.print(
         opts.json,
-        { env: opts.env, deviceName: opts.device, sensorName: opts.sensor ?? null, cleared: true },
-        `cleared threshold overrides of ${opts.device}${opts.sensor ? `/${opts.sensor}` : ''}`,
+        r,
+        r.cleared.length === 0
+          ? `no threshold overrides of ${opts.device}${opts.sensor ? `/${opts.sensor}` : ''} to clear`
+          : `cleared threshold overrides of ${opts.device}: ${r.cleared.join(', ')}`,
       );
     });
 }
@@ -188,29 +205,23 @@ function addSensorCommands(program: Command, rt: Runtime) {
     .action(async (opts: SensorOpts & { until?: string }) => {
       const untilMs = opts.until === undefined ? 0 : Date.parse(opts.until);
       if (Number.isNaN(untilMs)) throw new InvalidArgumentError('--until: expected an ISO 8601 time');
-      const { admin } = await rt.services();
-      await admin.suppress(opts.env, opts.device, opts.sensor, untilMs);
-      const until = untilMs === 0 ? null : new Date(untilMs).toISOString();
+      const r = await rt.manage<SuppressionAnswer>(opts.env, '/sensors/suppress', {
+        deviceName: opts.device,
+        sensorName: opts.sensor,
+        untilUTC: untilMs === 0 ? undefined : new Date(untilMs).toISOString(),
+      });
       rt.print(
         opts.json,
-        {
-          env: opts.env,
-          deviceName: opts.device,
-          sensorName: opts.sensor,
-          suppressed: true,
-          untilUTC: until,
-        },
-        `suppressed ${opts.device}/${opts.sensor}${until ? ` until ${until}` : ''}`,
+        r,
+        `suppressed ${opts.device}/${opts.sensor}${r.untilUTC ? ` until ${r.untilUTC}` : ''}`,
       );
     });
 
   sensorTarget(leaf(sensor, 'unsuppress', 'create events again')).action(async (opts: SensorOpts) => {
-    const { admin } = await rt.services();
-    await admin.unsuppress(opts.env, opts.device, opts.sensor);
-    rt.print(
-      opts.json,
-      { env: opts.env, deviceName: opts.device, sensorName: opts.sensor, suppressed: false },
-      `unsuppressed ${opts.device}/${opts.sensor}`,
-    );
+    const r = await rt.manage<SuppressionAnswer>(opts.env, '/sensors/unsuppress', {
+      deviceName: opts.device,
+      sensorName: opts.sensor,
+    });
+    rt.print(opts.json, r, `unsuppressed ${opts.device}/${opts.sensor}`);
   });
 }

@@ -194,6 +194,12 @@ export const ERROR_CODES = {
       'The record changed since the revision the update was based on (another change came first): read it again, and repeat the change on what it is now.',
   },
   ENVIRONMENT_NOT_FOUND: { status: 404, retryable: false, description: 'No such environment.' },
+  PREPARSER_NOT_FOUND: {
+    status: 404,
+    retryable: false,
+    description:
+      'The environment has no pre-parser (set one with `/preparser/set` or `vigil preparser set`).',
+  },
   USER_NOT_FOUND: { status: 404, retryable: false, description: 'No such user in the environment.' },
   IN_USE: {
     status: 409,

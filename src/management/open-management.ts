@@ -15,6 +15,7 @@ import { auditOperations } from './audit-operations.ts';
 import { credentialOperations } from './credential-operations.ts';
 import { deviceOperations } from './device-operations.ts';
 import { createManagement, type Management } from './management.ts';
+import { preparserOperations } from './preparser-operations.ts';
 import { thresholdOperations } from './threshold-operations.ts';
 import { userOperations } from './user-operations.ts';
 
@@ -39,6 +40,7 @@ export function openManagement(deps: {
     operations: [
       ...deviceOperations({ redis, keys, devices: admin }),
       ...thresholdOperations({ devices: admin }),
+      ...preparserOperations({ admin }),
       ...credentialOperations({ credentials: admin }),
       ...userOperations({ users: admin }),
       ...auditOperations({ audit }),

@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { InvalidArgumentError, type Command } from 'commander';
 import type { Locale } from '../../domain/types.ts';
@@ -5,7 +6,8 @@ import { AppError } from '../../errors/app-error.ts';
 import { createLogger } from '../../log/logger.ts';
 import { loadConfig } from '../../config/load-config.ts';
 import { describeScope } from '../../tenancy/admin-definitions.ts';
-import { loadDefinitionFiles, loadParserFile } from '../../tenancy/definition-files.ts';
+import { PREPARSER_FILENAME, type PreparserAnswer } from '../../management/preparser-operations.ts';
+import { loadDefinitionFiles } from '../../tenancy/definition-files.ts';
 import { describeReport, runDefinitionTest } from '../definition-test.ts';
 import { leaf, parse, scopeFrom, table, withEnv, type Runtime } from '../runtime.ts';
 import { blockLines } from '../terminal-text.ts';
@@ -139,29 +141,36 @@ export function addDefinitionCommands(program: Command, rt: Runtime): void {
 function addPreparserCommands(program: Command, rt: Runtime) {
   const preparser = program.command('preparser').description("the environment's pre-parser");
   type EnvOpts = { env: string; json?: boolean };
+  const describe = (env: string, r: PreparserAnswer, verb: string) =>
+    `pre-parser of ${env} ${r.changed ? verb : 'unchanged'}: revision ${r.revision}, ${r.enabled ? 'enabled' : 'disabled'}`;
 
   withEnv(
     leaf(preparser, 'set <file.js>', 'set the pre-parser source (keeps its enabled flag; new: disabled)'),
   )
     .option('--enable', 'enable it as well')
-    .action(async (file: string, opts: EnvOpts & { enable?: boolean }) => {
-      const source = await loadParserFile(file);
-      const { admin } = await rt.services();
-      const r = await admin.setPreparser(opts.env, source, opts.enable ? true : undefined);
-      rt.print(
-        opts.json,
-        { env: opts.env, ...r },
-        `pre-parser of ${opts.env} ${r.changed ? 'set' : 'unchanged'}: revision ${r.revision}, ${r.enabled ? 'enabled' : 'disabled'}`,
+    .option(
+      '--revision <n>',
+      'the revision the change is based on (refused when the pre-parser has another)',
+      parse.positiveInt,
+    )
+    .action(async (file: string, opts: EnvOpts & { enable?: boolean; revision?: number }) => {
+      const source = await readSource(file);
+      const r = await namingFile(file, () =>
+        rt.manage<PreparserAnswer>(opts.env, '/preparser/set', {
+          source,
+          enabled: opts.enable ? true : undefined,
+          revision: opts.revision,
+        }),
       );
+      rt.print(opts.json, { env: opts.env, ...r }, describe(opts.env, r, 'set'));
     });
 
   for (const enabled of [true, false]) {
     const verb = enabled ? 'enable' : 'disable';
     withEnv(leaf(preparser, verb, `${verb} the pre-parser for /gateway/submit and /raw`)).action(
       async (opts: EnvOpts) => {
-        const { admin } = await rt.services();
-        await admin.setPreparserEnabled(opts.env, enabled);
-        rt.print(opts.json, { env: opts.env, enabled }, `pre-parser of ${opts.env} ${verb}d`);
+        const r = await rt.manage<PreparserAnswer>(opts.env, `/preparser/${verb}`, {});
+        rt.print(opts.json, { env: opts.env, ...r }, describe(opts.env, r, `${verb}d`));
       },
     );
   }
@@ -180,8 +189,33 @@ function addPreparserCommands(program: Command, rt: Runtime) {
   });
 
   withEnv(leaf(preparser, 'remove', 'remove the pre-parser')).action(async (opts: EnvOpts) => {
-    const { admin } = await rt.services();
-    await admin.removePreparser(opts.env);
+    await rt.manage(opts.env, '/preparser/remove', {});
     rt.print(opts.json, { env: opts.env, removed: true }, `pre-parser of ${opts.env} removed`);
   });
+}
+
+/** A parser file's text, sent as it is (the operation checks that it compiles). */
+async function readSource(file: string): Promise<string> {
+  try {
+    return await readFile(file, 'utf8');
+  } catch (err) {
+    const reason = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message;
+    throw new AppError('INVALID_INPUT', `cannot read parser file ${file}: ${reason}`);
+  }
+}
+
+/**
+ * Runs `send`; a refusal of the source (which the operation names preparser.js, as the worker does)
+ * names `file` instead, so the place of a syntax error reads `my-file.js:3:9`.
+ */
+async function namingFile<T>(file: string, send: () => Promise<T>): Promise<T> {
+  try {
+    return await send();
+  } catch (err) {
+    if (!(err instanceof AppError) || err.code !== 'INVALID_INPUT' || err.details?.attribute !== 'source')
+      throw err;
+    throw new AppError('INVALID_INPUT', err.message.replaceAll(PREPARSER_FILENAME, basename(file)), {
+      ...(err.details ? { details: err.details } : {}),
+    });
+  }
 }

@@ -1,8 +1,10 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import QRCode from 'qrcode';
-import { checkRole, checkScopes } from '../../tenancy/admin-credentials.ts';
+import { checkRole, checkScopes, MAX_ROTATION_OVERLAP_MS } from '../../tenancy/admin-credentials.ts';
+import type { PublicApiKey, PublicToken } from '../../tenancy/admin-credentials.ts';
+import type { PublicUser } from '../../tenancy/admin-users.ts';
 import { isAppError } from '../../errors/app-error.ts';
-import { leaf, parseExpiry, table, withEnv, type Runtime } from '../runtime.ts';
+import { leaf, parse, parseExpiry, table, withEnv, type Runtime } from '../runtime.ts';
 import { blockLines } from '../terminal-text.ts';
 import type { Scope, UserRole } from '../../tenancy/types.ts';
 
@@ -41,6 +43,26 @@ const usage =
 const scopeList = usage((value) => checkScopes(value.split(',').map((s) => s.trim())));
 const role = usage(checkRole);
 
+const OVERLAP_UNITS_MINUTES: Record<string, number> = { s: 1 / 60, m: 1, h: 60, d: 1440 };
+
+/** `--overlap`: 0, or a duration (90s, 60m, 12h, 7d) of at most 30 days, in minutes. */
+export function overlapMinutes(value: string): number {
+  if (value === '0') return 0;
+  const d = /^(\d+(?:\.\d+)?)([smhd])$/.exec(value);
+  const minutes = d ? Number(d[1]) * (OVERLAP_UNITS_MINUTES[d[2] ?? 'm'] ?? 1) : NaN;
+  if (!Number.isFinite(minutes) || minutes * 60_000 > MAX_ROTATION_OVERLAP_MS)
+    throw new InvalidArgumentError('expected 0 or a duration of at most 30 days, such as 60m, 12h or 7d');
+  return minutes;
+}
+
+interface RotatedKey {
+  id: string;
+  name: string;
+  createdUTC: string;
+  key: string;
+  previous: { id: string; name: string; expiresUTC: string };
+}
+
 export function addCredentialCommands(program: Command, rt: Runtime): void {
   addApiKeyCommands(program, rt);
   addTokenCommands(program, rt);
@@ -55,8 +77,11 @@ function addApiKeyCommands(program: Command, rt: Runtime) {
   withEnv(leaf(apikey, 'create', 'create an API key (shown once)'))
     .option('--name <name>', 'a name to find the key by later')
     .action(async (opts: EnvOpts & { name?: string }) => {
-      const { admin } = await rt.services();
-      const created = await admin.createApiKey(opts.env, opts.name);
+      const created = await rt.manage<{ id: string; name: string; createdUTC: string; key: string }>(
+        opts.env,
+        '/apikeys/create',
+        { name: opts.name },
+      );
       rt.print(opts.json, { env: opts.env, ...created }, [
         created.key,
         `API key ${created.id} (${created.name}) for ${opts.env}; it is shown only this once.`,
@@ -65,14 +90,13 @@ function addApiKeyCommands(program: Command, rt: Runtime) {
 
   withEnv(leaf(apikey, 'list', 'list API keys (ids and names; never the keys)')).action(
     async (opts: EnvOpts) => {
-      const { admin } = await rt.services();
-      const list = await admin.listApiKeys(opts.env);
+      const list = await rt.manage<PublicApiKey[]>(opts.env, '/apikeys/list', {});
       rt.print(
         opts.json,
         list,
         table(
-          ['ID', 'NAME', 'CREATED'],
-          list.map((k) => [k.id, k.name, k.createdUTC]),
+          ['ID', 'NAME', 'CREATED', 'EXPIRES'],
+          list.map((k) => [k.id, k.name, k.createdUTC, k.expiresUTC ?? 'never']),
         ),
       );
     },
@@ -80,11 +104,38 @@ function addApiKeyCommands(program: Command, rt: Runtime) {
 
   withEnv(leaf(apikey, 'revoke <idOrName>', 'revoke an API key at once')).action(
     async (idOrName: string, opts: EnvOpts) => {
-      const { admin } = await rt.services();
-      const revoked = await admin.revokeApiKey(opts.env, idOrName);
+      const revoked = await rt.manage<{ id: string; name: string }>(opts.env, '/apikeys/revoke', {
+        id: idOrName,
+      });
       rt.print(opts.json, revoked, `revoked API key ${revoked.id} (${revoked.name})`);
     },
   );
+
+  withEnv(
+    leaf(
+      apikey,
+      'rotate <idOrName>',
+      'replace an API key: a new key (shown once), the old one working for the overlap more',
+    ),
+  )
+    .requiredOption(
+      '--overlap <duration>',
+      'how long the old key keeps working: 0 (revoked at once) or up to 30d (60m, 12h, 7d)',
+      overlapMinutes,
+    )
+    .option('--name <name>', "the new key's name (default: the old name with -r2, -r3…)")
+    .action(async (idOrName: string, opts: EnvOpts & { overlap: number; name?: string }) => {
+      const rotated = await rt.manage<RotatedKey>(opts.env, '/apikeys/rotate', {
+        id: idOrName,
+        overlapMinutes: opts.overlap,
+        name: opts.name,
+      });
+      rt.print(opts.json, { env: opts.env, ...rotated }, [
+        rotated.key,
+        `API key ${rotated.id} (${rotated.name}) for ${opts.env}; it is shown only this once.`,
+        `The old key ${rotated.previous.id} (${rotated.previous.name}) stops working at ${rotated.previous.expiresUTC}.`,
+      ]);
+    });
 }
 
 function addTokenCommands(program: Command, rt: Runtime) {
@@ -100,25 +151,38 @@ function addTokenCommands(program: Command, rt: Runtime) {
       ['read'],
     )
     .action(async (opts: EnvOpts & { name?: string; expires: string; scope: Scope[] }) => {
-      const { admin } = await rt.services();
       const expiresMs = parseExpiry(opts.expires, Date.now());
-      const created = await admin.createToken(opts.env, opts.name, expiresMs, opts.scope);
+      const created = await rt.manage<Omit<PublicToken, 'lastUsedUTC'> & { token: string }>(
+        opts.env,
+        '/tokens/create',
+        {
+          name: opts.name,
+          scopes: opts.scope,
+          expiresUTC: expiresMs === 0 ? undefined : new Date(expiresMs).toISOString(),
+        },
+      );
       rt.print(opts.json, { env: opts.env, ...created }, [
         created.token,
         `token ${created.id} (${created.name}) for ${opts.env}, scope ${created.scopes.join(',')}, expires ${created.expiresUTC ?? 'never'}; it is shown only this once.`,
       ]);
     });
 
-  withEnv(leaf(token, 'list', 'list CLI tokens (login tokens are not listed)')).action(
+  withEnv(leaf(token, 'list', 'list CLI tokens with their last use (login tokens are not listed)')).action(
     async (opts: EnvOpts) => {
-      const { admin } = await rt.services();
-      const list = await admin.listTokens(opts.env);
+      const list = await rt.manage<PublicToken[]>(opts.env, '/tokens/list', {});
       rt.print(
         opts.json,
         list,
         table(
-          ['ID', 'NAME', 'SCOPE', 'CREATED', 'EXPIRES'],
-          list.map((t) => [t.id, t.name, t.scopes.join(','), t.createdUTC, t.expiresUTC ?? 'never']),
+          ['ID', 'NAME', 'SCOPE', 'CREATED', 'EXPIRES', 'LAST USED'],
+          list.map((t) => [
+            t.id,
+            t.name,
+            t.scopes.join(','),
+            t.createdUTC,
+            t.expiresUTC ?? 'never',
+            t.lastUsedUTC ?? 'never',
+          ]),
         ),
       );
     },
@@ -126,8 +190,9 @@ function addTokenCommands(program: Command, rt: Runtime) {
 
   withEnv(leaf(token, 'revoke <idOrName>', 'revoke a token at once')).action(
     async (idOrName: string, opts: EnvOpts) => {
-      const { admin } = await rt.services();
-      const revoked = await admin.revokeToken(opts.env, idOrName);
+      const revoked = await rt.manage<{ id: string; name: string }>(opts.env, '/tokens/revoke', {
+        id: idOrName,
+      });
       rt.print(opts.json, revoked, `revoked token ${revoked.id} (${revoked.name})`);
     },
   );
@@ -136,6 +201,12 @@ function addTokenCommands(program: Command, rt: Runtime) {
 function addUserCommands(program: Command, rt: Runtime) {
   const user = program.command('user').description('users who log in to the read API');
   type UserOpts = EnvOpts & { username: string };
+  const revisionOption = (cmd: Command) =>
+    cmd.option(
+      '--revision <n>',
+      'the revision the change is based on (refused when the user has another)',
+      parse.positiveInt,
+    );
 
   withEnv(leaf(user, 'create', 'create a user'))
     .requiredOption('--username <username>', 'unique within the environment')
@@ -152,8 +223,11 @@ function addUserCommands(program: Command, rt: Runtime) {
     )
     .action(async (opts: UserOpts & PasswordOpts & { role: UserRole }) => {
       const password = await passwordFrom(opts);
-      const { admin } = await rt.services();
-      const created = await admin.createUser(opts.env, opts.username, password, opts.role);
+      const created = await rt.manage<PublicUser>(opts.env, '/users/create', {
+        username: opts.username,
+        password,
+        role: opts.role,
+      });
       rt.print(
         opts.json,
         { env: opts.env, ...created },
@@ -162,32 +236,64 @@ function addUserCommands(program: Command, rt: Runtime) {
     });
 
   withEnv(leaf(user, 'list', 'list users')).action(async (opts: EnvOpts) => {
-    const { admin } = await rt.services();
-    const list = await admin.listUsers(opts.env);
+    const list = await rt.manage<PublicUser[]>(opts.env, '/users/list', {});
     rt.print(
       opts.json,
       list,
       table(
-        ['USERNAME', 'ROLE', 'MFA', 'CREATED'],
-        list.map((u) => [u.username, u.role, u.mfaEnabled ? 'on' : 'off', u.createdUTC]),
+        ['USERNAME', 'ROLE', 'MFA', 'STATUS', 'CREATED', 'REVISION'],
+        list.map((u) => [
+          u.username,
+          u.role,
+          u.mfaEnabled ? 'on' : 'off',
+          u.disabled ? 'disabled' : 'enabled',
+          u.createdUTC,
+          String(u.revision),
+        ]),
       ),
     );
   });
 
-  withEnv(leaf(user, 'role', "change a user's role (their login tokens follow at once)"))
+  revisionOption(withEnv(leaf(user, 'role', "change a user's role (their login tokens follow at once)")))
     .requiredOption('--username <username>', 'the user')
     .requiredOption('--role <role>', 'admin, operator or viewer', role)
-    .action(async (opts: UserOpts & { role: UserRole }) => {
-      const { admin } = await rt.services();
-      const changed = await admin.setRole(opts.env, opts.username, opts.role);
+    .action(async (opts: UserOpts & { role: UserRole; revision?: number }) => {
+      const changed = await rt.manage<PublicUser>(opts.env, '/users/role', {
+        username: opts.username,
+        role: opts.role,
+        revision: opts.revision,
+      });
       rt.print(opts.json, { env: opts.env, ...changed }, `${opts.username} is now ${changed.role}`);
+    });
+
+  revisionOption(
+    withEnv(
+      leaf(user, 'disable', 'stop a user from signing in; their sessions and login tokens end at once'),
+    ),
+  )
+    .requiredOption('--username <username>', 'the user')
+    .action(async (opts: UserOpts & { revision?: number }) => {
+      const changed = await rt.manage<PublicUser>(opts.env, '/users/disable', {
+        username: opts.username,
+        revision: opts.revision,
+      });
+      rt.print(opts.json, { env: opts.env, ...changed }, `${opts.username} is disabled`);
+    });
+
+  revisionOption(withEnv(leaf(user, 'enable', 'let a disabled user sign in again')))
+    .requiredOption('--username <username>', 'the user')
+    .action(async (opts: UserOpts & { revision?: number }) => {
+      const changed = await rt.manage<PublicUser>(opts.env, '/users/enable', {
+        username: opts.username,
+        revision: opts.revision,
+      });
+      rt.print(opts.json, { env: opts.env, ...changed }, `${opts.username} is enabled`);
     });
 
   withEnv(leaf(user, 'delete', 'delete a user (their login tokens stop working)'))
     .requiredOption('--username <username>', 'the user')
     .action(async (opts: UserOpts) => {
-      const { admin } = await rt.services();
-      await admin.deleteUser(opts.env, opts.username);
+      await rt.manage(opts.env, '/users/delete', { username: opts.username });
       rt.print(
         opts.json,
         { env: opts.env, username: opts.username, deleted: true },
@@ -201,8 +307,7 @@ function addUserCommands(program: Command, rt: Runtime) {
     .option('--password-stdin', 'read the password from the first line of stdin')
     .action(async (opts: UserOpts & PasswordOpts) => {
       const password = await passwordFrom(opts);
-      const { admin } = await rt.services();
-      await admin.setPassword(opts.env, opts.username, password);
+      await rt.manage(opts.env, '/users/password', { username: opts.username, password });
       rt.print(opts.json, { env: opts.env, username: opts.username }, `password of ${opts.username} changed`);
     });
 
@@ -210,8 +315,10 @@ function addUserCommands(program: Command, rt: Runtime) {
   withEnv(leaf(mfa, 'enable', 'turn on TOTP; prints the otpauth URI and a QR code once'))
     .requiredOption('--username <username>', 'the user')
     .action(async (opts: UserOpts) => {
-      const { admin } = await rt.services();
-      const { uri, secret } = await admin.enableMfa(opts.env, opts.username);
+      const { otpauthUri: uri } = await rt.manage<{ otpauthUri: string }>(opts.env, '/users/enableMfa', {
+        username: opts.username,
+      });
+      const secret = new URL(uri).searchParams.get('secret') ?? '';
       const qr = opts.json ? '' : await QRCode.toString(uri, { type: 'utf8' });
       rt.print(opts.json, { env: opts.env, username: opts.username, otpauthUri: uri, secret }, [
         `MFA enabled for ${opts.username}. Scan this with an authenticator app (shown only now):`,
@@ -222,8 +329,7 @@ function addUserCommands(program: Command, rt: Runtime) {
   withEnv(leaf(mfa, 'disable', 'turn off TOTP'))
     .requiredOption('--username <username>', 'the user')
     .action(async (opts: UserOpts) => {
-      const { admin } = await rt.services();
-      await admin.disableMfa(opts.env, opts.username);
+      await rt.manage(opts.env, '/users/resetMfa', { username: opts.username });
       rt.print(
         opts.json,
         { env: opts.env, username: opts.username, mfaEnabled: false },

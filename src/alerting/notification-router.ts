@@ -1,22 +1,25 @@
 /**
  * Turns events read from the outbox into notification jobs: each event goes through its
- * environment's routes; a matching route in its quiet hours holds the event for each of its
- * channels (one digest when they end), otherwise each channel gets it once (however many routes
- * name it), subject to the channel's flood control. A route that reminds also plans the first
- * reminder of the event for each of its channels (reminders.ts). Job ids derive from event, channel
- * and kind, so a batch routed again after a crash enqueues nothing new.
+ * environment's routes, with its device's labels when a route of the environment filters on them
+ * (read through the catalog, as the worker reads the device whose display name the event carries);
+ * a matching route in its quiet hours holds the event for each of its channels (one digest when
+ * they end), otherwise each channel gets it once (however many routes name it), subject to the
+ * channel's flood control. A route that reminds also plans the first reminder of the event for
+ * each of its channels (reminders.ts). Job ids derive from event, channel and kind, so a batch
+ * routed again after a crash enqueues nothing new.
  */
 import type { EventRecord } from '../domain/types.ts';
 import type { OutboxEntry } from '../events/outbox-consumer.ts';
 import type { Logger } from '../log/logger.ts';
 import type { TrackedHashes } from '../redis/tracked-hashes.ts';
+import type { Catalog } from '../tenancy/catalog.ts';
 import type { AlertingKeys } from './alerting-keys.ts';
 import type { ChannelRecord } from './channel-spec.ts';
 import type { Admission, DigestBatches } from './digest-batches.ts';
 import { notificationId, type PlannedNotification } from './notification.ts';
 import { quietUntil } from './quiet-hours.ts';
 import { isReminding, reminderJob, type RemindingRoute } from './reminders.ts';
-import { routeFilter, type RouteRecord } from './route-spec.ts';
+import { filtersOnLabels, routeFilter, type DeviceLabels, type RouteRecord } from './route-spec.ts';
 
 interface Channel {
   id: string;
@@ -25,19 +28,25 @@ interface Channel {
 
 interface CompiledRoute {
   record: RouteRecord;
-  matches: (e: EventRecord) => boolean;
+  matches: (e: EventRecord, labels: DeviceLabels) => boolean;
 }
 
 /** An environment's routes, compiled, and its channels by name. */
 interface Plan {
   routes: CompiledRoute[];
   channels: Map<string, Channel>;
+  /** Whether a route filters on labels: only then are the events' devices read. */
+  needsLabels: boolean;
 }
+
+const NO_LABELS: DeviceLabels = Object.freeze({});
 
 export interface RouterDeps {
   /** Routes and channels, read through the notifier's client-side cache. */
   hashes: Pick<TrackedHashes, 'hgetall'>;
   keys: AlertingKeys;
+  /** The devices of events, for their labels: the catalog (cached VIGIL_CATALOG_CACHE_MS). */
+  devices: Catalog['devices'];
   batches: DigestBatches;
   enqueue(jobs: PlannedNotification[]): Promise<void>;
   log: Logger;
@@ -80,7 +89,11 @@ export function createNotificationRouter(deps: RouterDeps): (entries: OutboxEntr
       const c = JSON.parse(json) as ChannelRecord;
       byName.set(c.name, { id: c.id, name: c.name });
     }
-    const plan = { routes: compiled, channels: byName };
+    const plan = {
+      routes: compiled,
+      channels: byName,
+      needsLabels: compiled.some((r) => filtersOnLabels(r.record)),
+    };
     loaded.set(env, { routes, channels, plan });
     return plan;
   }
@@ -124,6 +137,7 @@ export function createNotificationRouter(deps: RouterDeps): (entries: OutboxEntr
   async function routeEvent(
     env: string,
     event: EventRecord,
+    labels: DeviceLabels,
     routes: CompiledRoute[],
     channels: Map<string, Channel>,
   ) {
@@ -132,7 +146,7 @@ export function createNotificationRouter(deps: RouterDeps): (entries: OutboxEntr
     // Per channel, the route that reminds of the event most often.
     const reminding = new Map<string, { channel: Channel; route: RemindingRoute }>();
     for (const { record, matches } of routes) {
-      if (!matches(event)) continue;
+      if (!matches(event, labels)) continue;
       const until = record.quietHours ? quietUntil(record.quietHours, clock()) : undefined;
       for (const name of record.channels) {
         const channel = channels.get(name);
@@ -176,9 +190,17 @@ export function createNotificationRouter(deps: RouterDeps): (entries: OutboxEntr
     }
     const jobs: PlannedNotification[] = [];
     for (const [env, events] of byEnv) {
-      const { routes, channels } = await load(env);
+      const { routes, channels, needsLabels } = await load(env);
       if (routes.length === 0) continue;
-      const planned = await Promise.all(events.map((e) => routeEvent(env, e, routes, channels)));
+      // A device deleted since its event has no labels: a route that asks for some does not match.
+      const devices = needsLabels
+        ? await deps.devices(
+            env,
+            events.map((e) => e.deviceName),
+          )
+        : undefined;
+      const labelsOf = (e: EventRecord) => devices?.get(e.deviceName)?.labels ?? NO_LABELS;
+      const planned = await Promise.all(events.map((e) => routeEvent(env, e, labelsOf(e), routes, channels)));
       jobs.push(...planned.flat());
     }
     if (jobs.length > 0) await deps.enqueue(jobs);

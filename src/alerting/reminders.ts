@@ -11,10 +11,11 @@ import type { EventRecord } from '../domain/types.ts';
 import type { Redis } from '../redis/connect.ts';
 import { createAlarmIndex } from '../state/alarm-index.ts';
 import type { StateKeys } from '../state/state-keys.ts';
+import type { Catalog } from '../tenancy/catalog.ts';
 import type { AlertingKeys } from './alerting-keys.ts';
 import { notificationId, type NotificationJob, type PlannedNotification } from './notification.ts';
 import { quietUntil } from './quiet-hours.ts';
-import { routeFilter, type RouteRecord } from './route-spec.ts';
+import { filtersOnLabels, routeFilter, type DeviceLabels, type RouteRecord } from './route-spec.ts';
 
 /** A route that reminds: its interval is set. */
 export type RemindingRoute = RouteRecord & { remindEveryMs: number };
@@ -62,6 +63,8 @@ export type ReminderDecision =
 export function createReminderCheck(deps: {
   redis: Redis;
   keys: AlertingKeys & StateKeys;
+  /** The event's device, for a route that filters on labels (the router's catalog). */
+  devices: Catalog['devices'];
 }): (data: NotificationJob, nowMs: number) => Promise<ReminderDecision> {
   const { redis, keys } = deps;
   const alarms = createAlarmIndex(redis, keys);
@@ -75,6 +78,12 @@ export function createReminderCheck(deps: {
     return route;
   }
 
+  /** The device's labels as they are now, read only for a route that asks for some. */
+  async function labelsFor(route: RouteRecord, env: string, device: string): Promise<DeviceLabels> {
+    if (!filtersOnLabels(route)) return {};
+    return (await deps.devices(env, [device])).get(device)?.labels ?? {};
+  }
+
   return async (data, nowMs) => {
     const event = data.event;
     if (!event) return end('no event');
@@ -84,7 +93,11 @@ export function createReminderCheck(deps: {
     if (alarm.acknowledgement) return end('the alarm is acknowledged');
     if (alarm.event?.id !== event.id) return end('the alarm changed status');
     const route = await routeOf(data);
-    if (!route || !route.channels.includes(data.channelName) || !routeFilter(route)(event))
+    if (
+      !route ||
+      !route.channels.includes(data.channelName) ||
+      !routeFilter(route)(event, await labelsFor(route, data.env, event.deviceName))
+    )
       return end('the route no longer asks for reminders of it');
     const channel = { id: data.channelId, name: data.channelName };
     const next = reminderJob(data.env, channel, route, event, (data.reminder ?? 1) + 1, nowMs);

@@ -18,10 +18,15 @@ export interface RouteView {
   name: string;
   channels: string[];
   filter: string;
+  /** The labels the device must have ({} when the route does not filter on labels). */
+  labels: Record<string, string>;
   remindEvery: number | null;
   quietHours: string | null;
   createdUTC: string;
 }
+
+const notFound = (env: string, name: string) =>
+  new AppError('ROUTE_NOT_FOUND', `no route ${JSON.stringify(name)} in ${env}`);
 
 export function parseRoute(input: RouteInput, minRemindEveryMs = MIN_REMIND_EVERY_MS) {
   const parsed = routeInputWith(minRemindEveryMs).safeParse(input);
@@ -29,13 +34,18 @@ export function parseRoute(input: RouteInput, minRemindEveryMs = MIN_REMIND_EVER
   return parsed.data;
 }
 
-/** The filter in words: `Sensors, WARNING and above, device sensor-*, data point Temperature, with returns to SUCCESS`. */
+/**
+ * The filter in words: `Sensors, WARNING and above, device sensor-*, data point Temperature,
+ * labels site=amsterdam, with returns to SUCCESS`.
+ */
 export function describeFilter(r: RouteRecord): string {
+  const labels = Object.entries(r.labels ?? {}).map(([k, v]) => `${k}=${v}`);
   const parts = [
     r.category ?? 'all categories',
     r.minStatus ? `${r.minStatus} and above` : 'every status',
     ...(r.device ? [`device ${r.device}`] : []),
     ...(r.sensor ? [`data point ${r.sensor}`] : []),
+    ...(labels.length > 0 ? [`labels ${labels.join(' ')}`] : []),
     r.includeSuccess ? 'with returns to SUCCESS' : 'without returns to SUCCESS',
   ];
   return parts.join(', ');
@@ -47,6 +57,7 @@ function viewRoute(r: RouteRecord): RouteView {
     name: r.name,
     channels: r.channels,
     filter: describeFilter(r),
+    labels: { ...r.labels },
     remindEvery: r.remindEveryMs ?? null,
     quietHours: q ? `${q.from}-${q.to} ${q.timeZone}` : null,
     createdUTC: r.createdUTC,
@@ -133,11 +144,17 @@ export function createRouteAdmin(deps: {
       return all.sort((a, b) => a.name.localeCompare(b.name)).map(viewRoute);
     },
 
+    /** The route as listed; ROUTE_NOT_FOUND when the environment has none of that name. */
+    async getRoute(env: string, name: string): Promise<RouteView> {
+      await ctx.requireEnv(env);
+      const json = await redis.hget(keys.routes(env), name);
+      if (json === null) throw notFound(env, name);
+      return viewRoute(JSON.parse(json) as RouteRecord);
+    },
+
     async deleteRoute(env: string, name: string) {
       await ctx.requireEnv(env);
-      if (!(await redis.hdel(keys.routes(env), name))) {
-        throw new AppError('ROUTE_NOT_FOUND', `no route ${JSON.stringify(name)} in ${env}`);
-      }
+      if (!(await redis.hdel(keys.routes(env), name))) throw notFound(env, name);
       return { env, name, deleted: true };
     },
   };

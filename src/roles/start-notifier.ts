@@ -51,6 +51,9 @@ import type { Redis } from '../redis/connect.ts';
 import type { Connections } from '../redis/connections.ts';
 import { openTrackedHashes, type TrackedHashes } from '../redis/tracked-hashes.ts';
 import type { StateKeys } from '../state/state-keys.ts';
+import { createCatalog, type Catalog } from '../tenancy/catalog.ts';
+import type { TenancyKeys } from '../tenancy/tenancy-keys.ts';
+import { createTenancyStore } from '../tenancy/tenancy-store.ts';
 
 /** How long delivery attempts are gathered before they are written to the delivery log. */
 const DELIVERY_LOG_GATHER_MS = 250;
@@ -90,13 +93,19 @@ export type NotifierConfig = RetryPolicyConfig &
     | 'notifyReclaimIdleMs'
     | 'notifyGatherMs'
     | 'eventOutboxMaxEntries'
+    | 'catalogCacheMs'
   >;
 
 export interface NotifierDeps {
   config: NotifierConfig;
   /** Where its connections come from: commands, the queue's, the worker's, the outbox reader's. */
   connections: Connections;
-  keys: AlertingKeys & EventKeys & StateKeys;
+  keys: AlertingKeys & EventKeys & StateKeys & TenancyKeys;
+  /**
+   * Devices of events, for routes that filter on their labels: the process's catalog, or one of
+   * the notifier's own (cached VIGIL_CATALOG_CACHE_MS).
+   */
+  catalog?: Pick<Catalog, 'devices'>;
   log: Logger;
   metrics: Registry;
 }
@@ -151,6 +160,8 @@ interface SharedParts {
   queue: NotificationQueue;
   batches: DigestBatches;
   enqueue: (jobs: PlannedNotification[]) => Promise<void>;
+  /** Devices by name, for their labels. */
+  devices: Catalog['devices'];
   log: Logger;
 }
 
@@ -174,7 +185,7 @@ function startDelivering(deps: NotifierDeps, parts: SharedParts, stop: AddStop):
     deliver: deliverTo(parts.deliverers),
     deliveryLog,
     metrics: createNotifyMetrics(deps.metrics, parts.queue),
-    checkReminder: createReminderCheck({ redis, keys }),
+    checkReminder: createReminderCheck({ redis, keys, devices: parts.devices }),
     enqueue: parts.enqueue,
     log,
   });
@@ -216,14 +227,18 @@ export function startNotifier(deps: NotifierDeps): Notifier {
     keepMs: batchKeepMs(policy.scheduleMs),
   });
   const enqueue = enqueueOn(queue, policy);
-  startDelivering(deps, { redis, hashes, deliverers, queue, batches, enqueue, log }, stop);
+  const catalog =
+    deps.catalog ??
+    createCatalog({ tenancy: createTenancyStore({ redis, keys }), ttlMs: config.catalogCacheMs });
+  const devices: Catalog['devices'] = (env, names) => catalog.devices(env, names);
+  startDelivering(deps, { redis, hashes, deliverers, queue, batches, enqueue, devices, log }, stop);
   const consumer = startOutboxConsumer({
     connections,
     keys,
     group: NOTIFIER_GROUP,
     consumer: `${process.pid}-${Date.now()}`,
     log,
-    handle: createNotificationRouter({ hashes, keys, batches, log, enqueue }),
+    handle: createNotificationRouter({ hashes, keys, devices, batches, log, enqueue }),
     reclaimIdleMs: config.notifyReclaimIdleMs,
     gatherMs: config.notifyGatherMs,
     maxEntries: config.eventOutboxMaxEntries,

@@ -275,6 +275,7 @@ describe('vigil route', () => {
         name: 'night',
         channels: ['mail'],
         filter: 'Sensors, ERROR and above, device hall-*, with returns to SUCCESS',
+        labels: {},
         remindEvery: 3_600_000,
         quietHours: '22:00-07:00 Europe/Amsterdam',
         createdUTC: expect.any(String) as unknown,

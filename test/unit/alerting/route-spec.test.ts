@@ -44,7 +44,36 @@ describe('route filters', () => {
     [{ sensor: 'Humidity' }, {}, false],
     [{ sensor: 'Temperature' }, {}, true],
   ] as const)('route %j, event %j → %s', (filter, fields, expected) => {
-    expect(routeFilter(route(filter))(event(fields as Partial<EventRecord>))).toBe(expected);
+    expect(routeFilter(route(filter))(event(fields as Partial<EventRecord>), {})).toBe(expected);
+  });
+
+  it.each([
+    [{ site: 'amsterdam' }, { site: 'amsterdam' }, true],
+    [{ site: 'amsterdam' }, { site: 'delft' }, false],
+    [{ site: 'amsterdam' }, {}, false],
+    [{ site: 'amsterdam' }, { site: 'amsterdam', customer: 'acme' }, true],
+    [{ site: 'amsterdam', customer: 'acme' }, { site: 'amsterdam' }, false],
+    [{ site: 'amsterdam', customer: 'acme' }, { customer: 'acme', site: 'amsterdam' }, true],
+    [{ site: 'Amsterdam' }, { site: 'amsterdam' }, false],
+    [{}, { site: 'delft' }, true],
+  ] as const)('route labels %j, device labels %j → %s', (wanted, labels, expected) => {
+    expect(routeFilter(route({ labels: wanted }))(event({}), labels)).toBe(expected);
+  });
+
+  it('finds only the device’s own labels, never what every object inherits', () => {
+    const r = route({ labels: { constructor: 'x' } });
+    expect(routeFilter(r)(event({}), {})).toBe(false);
+    expect(routeFilter(r)(event({}), { constructor: 'x' })).toBe(true);
+  });
+
+  it('stores labels sorted by key, none as no filter, and refuses what a device could not carry', () => {
+    expect(Object.keys(route({ labels: { site: 'a', customer: 'b' } }).labels ?? {})).toEqual([
+      'customer',
+      'site',
+    ]);
+    expect(route({ labels: {} })).not.toHaveProperty('labels');
+    for (const labels of [{ '9site': 'a' }, { site: '' }, { site: 'a\nb' }, { site: 1 }])
+      expect(routeInput.safeParse({ name: 'r', channels: ['c'], labels }).success).toBe(false);
   });
 
   it('stores reminders and quiet hours parsed, and refuses what cannot be', () => {
@@ -80,7 +109,7 @@ function referenceMatch(glob: string, name: string): boolean {
 
 describe('device globs', () => {
   const matches = (glob: string, deviceName: string) =>
-    routeFilter(route({ device: glob }))(event({ deviceName }));
+    routeFilter(route({ device: glob }))(event({ deviceName }), {});
 
   it('match as the plain reference matcher does', () => {
     // Characters a regular expression would treat as syntax stand beside the wildcards.

@@ -31,6 +31,7 @@ import { createTenancyAdmin } from '../src/tenancy/tenancy-admin.ts';
 import { createTenancyStore } from '../src/tenancy/tenancy-store.ts';
 import { createAlertingAdmin } from '../src/alerting/alerting-admin.ts';
 import { alertingProvisioning } from '../src/alerting/alerting-provisioning.ts';
+import { cliActor, createAuditLog } from '../src/audit/audit-log.ts';
 import { startDemoReceiver } from './lib/demo-receiver.ts';
 import { startSimulator } from './lib/simulator.ts';
 import { startLocal, stopOnSignals } from './start.ts';
@@ -131,7 +132,10 @@ async function prepareDemo(): Promise<{ apiKey: string; token: string }> {
         store,
         loadDefinition: loadDefinitionFiles,
         loadPreparser: loadParserFile,
-        alerting: alertingProvisioning(alerting),
+        alerting: alertingProvisioning(alerting, {
+          log: createAuditLog({ redis, keys, retentionMs: config.auditRetentionDays * 86_400_000 }),
+          actor: cliActor(),
+        }),
       },
       provisioningVars,
     );

@@ -8,18 +8,28 @@
  *   - { name: on-call, type: email, to: [ops@example.com] }
  * routes:
  *   - { name: warnings, channels: [ops-hook], minStatus: WARNING, includeSuccess: true }
+ *   - { name: amsterdam, channels: [on-call], labels: { site: amsterdam } }
  * ```
  *
  * Every string may be `${VAR}` / `${VAR:-default}`. A webhook without `secret` gets one generated
  * at its creation (reported once in the changes) and keeps it on every later run; applying the same
- * file again changes nothing.
+ * file again changes nothing. Each channel or route written is recorded in the environment's audit
+ * log (`channel.provision`, `route.provision`, with the record before and after, secrets masked).
  */
+import type { AuditAction, AuditLog } from '../audit/audit-log.ts';
 import { AppError } from '../errors/app-error.ts';
 import type { AlertingProvisioning } from '../tenancy/provisioning-apply.ts';
 import { expandVariables, type PlannedEnvironment } from '../tenancy/provisioning-plan.ts';
 import type { AlertingAdmin } from './alerting-admin.ts';
+import { viewChannel } from './channel-admin.ts';
 import type { ChannelInput } from './channel-spec.ts';
 import type { RouteInput } from './route-spec.ts';
+
+/** Where provisioning records what it changed, and as whom (`cli:<OS user>`). */
+export interface ProvisioningAudit {
+  log: Pick<AuditLog, 'record'>;
+  actor: string;
+}
 
 const invalid = (message: string) => new AppError('INVALID_INPUT', message);
 
@@ -48,9 +58,16 @@ function channelFrom(entry: unknown): ChannelInput {
   return fields as unknown as ChannelInput;
 }
 
+/** A route entry of the file as input: `labels` as a mapping of key to value. */
 function routeFrom(entry: unknown): RouteInput {
   if (!isMap(entry)) throw invalid('each route must be a mapping');
-  return Object.fromEntries(entry) as unknown as RouteInput;
+  const fields = Object.fromEntries(entry) as Record<string, unknown>;
+  const { labels } = fields;
+  if (labels !== undefined) {
+    if (!isMap(labels)) throw invalid(`route ${String(fields.name)}: labels must map keys to values`);
+    fields.labels = Object.fromEntries(labels);
+  }
+  return fields as unknown as RouteInput;
 }
 
 function firstDuplicate(names: string[]): string | undefined {
@@ -67,14 +84,25 @@ async function inEnvironment<T>(env: string, check: () => Promise<T>): Promise<T
   }
 }
 
-export function alertingProvisioning(admin: AlertingAdmin): AlertingProvisioning {
+export function alertingProvisioning(admin: AlertingAdmin, audit: ProvisioningAudit): AlertingProvisioning {
   return {
-    prepare: (env, entries, vars) => inEnvironment(env, () => prepare(admin, env, entries, vars)),
+    prepare: (env, entries, vars) => inEnvironment(env, () => prepare(admin, audit, env, entries, vars)),
   };
+}
+
+/** What `read` answers, or undefined when it finds nothing (a channel or route not there yet). */
+async function ifFound<T>(read: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await read();
+  } catch (err) {
+    if (err instanceof AppError && /_NOT_FOUND$/.test(err.code)) return undefined;
+    throw err;
+  }
 }
 
 async function prepare(
   admin: AlertingAdmin,
+  audit: ProvisioningAudit,
   env: string,
   entries: PlannedEnvironment['alerting'],
   vars: Record<string, string | undefined>,
@@ -97,16 +125,36 @@ async function prepare(
   const dupRoute = firstDuplicate(routeNames);
   if (dupRoute !== undefined) throw invalid(`route ${dupRoute} is listed twice`);
 
+  const record = (action: AuditAction, target: string, before: unknown, after: unknown, details = {}) =>
+    audit.log.record(env, {
+      atUTC: new Date().toISOString(),
+      actor: audit.actor,
+      action,
+      target,
+      ...(before === undefined ? {} : { before }),
+      after,
+      details,
+    });
+  const channelView = async (name: string) =>
+    ifFound(async () => viewChannel(await admin.getChannel(env, name)));
+
   return async () => {
     const changes: string[] = [];
     for (const c of channels) {
+      const name = String(c.name);
+      const before = await channelView(name);
       const { changed, secret } = await admin.putChannel(env, c);
       if (!changed) continue;
+      await record('channel.provision', name, before, await channelView(name), { type: c.type });
       const shown = secret === undefined ? '' : `; signing secret ${secret} (shown only this once)`;
-      changes.push(`${env}: channel ${String(c.name)} (${String(c.type)})${shown}`);
+      changes.push(`${env}: channel ${name} (${String(c.type)})${shown}`);
     }
     for (const r of routes) {
-      if (await admin.putRoute(env, r)) changes.push(`${env}: route ${String(r.name)}`);
+      const name = String(r.name);
+      const before = await ifFound(() => admin.getRoute(env, name));
+      if (!(await admin.putRoute(env, r))) continue;
+      await record('route.provision', name, before, await admin.getRoute(env, name));
+      changes.push(`${env}: route ${name}`);
     }
     return changes;
   };

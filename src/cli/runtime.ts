@@ -19,8 +19,7 @@ import { refuseNewerLayout } from '../state/migrations.ts';
 import { escapeControls, escapeJsonText } from './terminal-text.ts';
 import type { AlertingAdmin } from '../alerting/alerting-admin.ts';
 import { cliActor } from '../audit/audit-log.ts';
-import type { Management } from '../management/management.ts';
-import { openManagement } from '../management/open-management.ts';
+import { openManagement, type OpenedManagement } from '../management/open-management.ts';
 import type { RawBody } from '../management/operation.ts';
 import { SCOPES } from '../tenancy/types.ts';
 
@@ -59,7 +58,7 @@ export function createRuntime(env: NodeJS.ProcessEnv = process.env): Runtime {
   let opened: Promise<Services> | undefined;
   let connections: Connections | undefined;
   let alerting: Promise<AlertingAdmin> | undefined;
-  let management: Promise<Management> | undefined;
+  let management: Promise<OpenedManagement> | undefined;
   return {
     services: () => (opened ??= open()),
     async manage<T>(env: string, path: string, input: Record<string, unknown>, body?: RawBody) {
@@ -70,6 +69,7 @@ export function createRuntime(env: NodeJS.ProcessEnv = process.env): Runtime {
     alerting: () => (alerting ??= openAlerting()),
     async close() {
       if (alerting) await (await alerting.catch(() => undefined))?.close();
+      if (management) await (await management.catch(() => undefined))?.close();
       await connections?.close();
     },
     print(json, data, text) {
@@ -83,7 +83,7 @@ export function createRuntime(env: NodeJS.ProcessEnv = process.env): Runtime {
     },
   };
 
-  async function openDirectManagement(): Promise<Management> {
+  async function openDirectManagement(): Promise<OpenedManagement> {
     const { config, redis, keys } = await (opened ??= open());
     return openManagement({ config, keys, redis, connections: connections as Connections });
   }

@@ -2,8 +2,9 @@
  * Builds the management operations of a process from its settings and connection factory: the api
  * role (which serves them and hands them to the console) and the `vigil` command in its direct mode
  * build them the same way, so both run the same code. Its connections are the factory's, closed
- * with it.
+ * with it; what it opens besides (alerting's queue and delivery adapters) its `close()` releases.
  */
+import type { AlertingAdmin, AlertingAdminConfig } from '../alerting/alerting-admin.ts';
 import { createAuditLog } from '../audit/audit-log.ts';
 import type { Config } from '../config/schema.ts';
 import { adminDeps, type Keys } from '../keys.ts';
@@ -11,6 +12,7 @@ import type { Redis } from '../redis/connect.ts';
 import type { Connections } from '../redis/connections.ts';
 import type { Logger } from '../log/logger.ts';
 import { createTenancyAdmin } from '../tenancy/tenancy-admin.ts';
+import { alertingOperations } from './alerting-operations.ts';
 import { auditOperations } from './audit-operations.ts';
 import { credentialOperations } from './credential-operations.ts';
 import { deviceOperations } from './device-operations.ts';
@@ -20,7 +22,13 @@ import { thresholdOperations } from './threshold-operations.ts';
 import { userOperations } from './user-operations.ts';
 
 /** The settings the management operations read. */
-export type ManagementConfig = Pick<Config, 'auditRetentionDays'>;
+export type ManagementConfig = Pick<Config, 'auditRetentionDays'> & AlertingAdminConfig;
+
+/** The management operations of a process, with what releases what they opened. */
+export interface OpenedManagement extends Management {
+  /** Closes what the operations opened on first use (alerting's queue and delivery adapters). */
+  close(): Promise<void>;
+}
 
 export function openManagement(deps: {
   config: ManagementConfig;
@@ -29,12 +37,19 @@ export function openManagement(deps: {
   redis: Redis;
   connections: Connections;
   log?: Logger;
-}): Management {
+}): OpenedManagement {
   const { config, keys, redis, connections } = deps;
   const transactions = connections.command('vigil-admin-transactions');
   const admin = createTenancyAdmin({ ...adminDeps(redis, keys), transactions });
   const audit = createAuditLog({ redis, keys, retentionMs: config.auditRetentionDays * 86_400_000 });
-  return createManagement({
+  // Alerting's administration brings BullMQ and delivery adapters: loaded and opened on the first
+  // alerting operation, not by every command and process that manages something else.
+  let alerting: Promise<AlertingAdmin> | undefined;
+  const openAlerting = () =>
+    (alerting ??= import('../alerting/alerting-admin.ts').then(({ createAlertingAdmin }) =>
+      createAlertingAdmin({ admin: { ...adminDeps(redis, keys), transactions }, keys, config, connections }),
+    ));
+  const management = createManagement({
     audit,
     ...(deps.log ? { log: deps.log } : {}),
     operations: [
@@ -43,7 +58,14 @@ export function openManagement(deps: {
       ...preparserOperations({ admin }),
       ...credentialOperations({ credentials: admin }),
       ...userOperations({ users: admin }),
+      ...alertingOperations({ alerting: openAlerting, requireEnv: (env) => admin.requireEnv(env) }),
       ...auditOperations({ audit }),
     ],
   });
+  return {
+    ...management,
+    async close() {
+      await (await alerting?.catch(() => undefined))?.close();
+    },
+  };
 }

@@ -18,6 +18,8 @@ export async function startApiRole(
   const { config, keys, redis, log, lifecycle } = ctx;
   const shared = { keys, redis, influx: ctx.influx, tenancy: ctx.tenancy, ingestLog: ctx.ingestLog, log };
   const management = openManagement({ config, keys, redis, connections: ctx.connections, log });
+  // Closed after the server (stopped last registered first): no operation is under way by then.
+  lifecycle.add('management', () => management.close());
   const webConsole = createConsole({ ...shared, config, management });
   lifecycle.add('console', () => webConsole.close());
   const reads = ctx.connections.reads('vigil-api-reads');

@@ -266,7 +266,7 @@ describe('vigil route', () => {
         'Sensors',
       ],
       ...['--min-status', 'ERROR', '--device', 'hall-*', '--include-success', '--remind-every', '1h'],
-      ...['--quiet-hours', '22:00-07:00', '--time-zone', 'Europe/Amsterdam'],
+      ...['--quiet-hours', '22:00-07:00', '--time-zone', 'Europe/Amsterdam', '--label', 'site=amsterdam'],
     ]);
     expect(created.code, created.stderr).toBe(0);
     const list = await cli.json<Record<string, unknown>[]>(['route', 'list', '--env', 'acme']);
@@ -274,8 +274,8 @@ describe('vigil route', () => {
       {
         name: 'night',
         channels: ['mail'],
-        filter: 'Sensors, ERROR and above, device hall-*, with returns to SUCCESS',
-        labels: {},
+        filter: 'Sensors, ERROR and above, device hall-*, labels site=amsterdam, with returns to SUCCESS',
+        labels: { site: 'amsterdam' },
         remindEvery: 3_600_000,
         quietHours: '22:00-07:00 Europe/Amsterdam',
         createdUTC: expect.any(String) as unknown,
@@ -347,6 +347,7 @@ describe('channels and routes in provisioning', () => {
         '      - { name: mail, type: email, to: "ops@example.test, lead@example.test" }',
         '    routes:',
         '      - { name: warnings, channels: [hook, mail], minStatus: WARNING, includeSuccess: true }',
+        '      - { name: amsterdam, channels: [mail], labels: { site: amsterdam } }',
       ].join('\n'),
     );
     const env = { HOOK_URL: `${receiver.url}/prov` };
@@ -359,7 +360,28 @@ describe('channels and routes in provisioning', () => {
       ) as unknown,
       'prov: channel mail (email)',
       'prov: route warnings',
+      'prov: route amsterdam',
     ]);
+    const routes = await cli.json<{ name: string; labels: Record<string, string> }[]>([
+      ...['route', 'list', '--env', 'prov'],
+    ]);
+    expect(routes.map((r) => [r.name, r.labels])).toEqual([
+      ['amsterdam', { site: 'amsterdam' }],
+      ['warnings', {}],
+    ]);
+    // What it changed is in the environment's audit log, secrets masked.
+    type Entry = { actor: string; action: string; target: string; before?: unknown; after: unknown };
+    const provisioned = await cli.json<Entry[]>(['audit', '--env', 'prov']);
+    expect(provisioned.map((e) => [e.action, e.target]).reverse()).toEqual([
+      ['channel.provision', 'hook'],
+      ['channel.provision', 'mail'],
+      ['route.provision', 'warnings'],
+      ['route.provision', 'amsterdam'],
+    ]);
+    expect(new Set(provisioned.map((e) => e.actor))).toEqual(new Set([`cli:${userInfo().username}`]));
+    expect(provisioned.at(-1)).toMatchObject({ after: { name: 'hook', type: 'webhook' } });
+    expect(provisioned.at(-1)?.before).toBeUndefined();
+    expect(JSON.stringify(provisioned)).not.toMatch(/whsec_[A-Za-z0-9+/]{20}|tok-default/);
     const before = await cli.snapshot();
     const second = await cli.run(['provision', 'apply', dir], env);
     expect(second.code, second.stderr).toBe(0);
@@ -377,6 +399,13 @@ describe('channels and routes in provisioning', () => {
         }
       ).sealedSecret;
     expect(secretField(await cli.snapshot())).toBe(secretField(before));
+    const [changedEntry] = await cli.json<Entry[]>(['audit', '--env', 'prov', '--limit', '1']);
+    expect(changedEntry).toMatchObject({
+      action: 'channel.provision',
+      target: 'hook',
+      before: { name: 'hook' },
+      after: { name: 'hook' },
+    });
 
     const bad = await cli.run(['provision', 'apply', dir], { HOOK_URL: 'http://10.0.0.1/x' });
     expectRefusal(bad, /prov: channel hook: 10\.0\.0\.1 reaches 10\.0\.0\.1 \(private\)/);

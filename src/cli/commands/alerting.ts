@@ -1,6 +1,6 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import { parseHeaderOption, type ChannelInput } from '../../alerting/channel-spec.ts';
-import type { RouteInput } from '../../alerting/route-spec.ts';
+import { parseHeaderOption } from '../../alerting/channel-spec.ts';
+import type { RouteView } from '../../alerting/route-admin.ts';
 import { formatDurationMs } from '../../lib/duration.ts';
 import { leaf, parse, table, withEnv, type Runtime } from '../runtime.ts';
 
@@ -10,6 +10,14 @@ interface EnvOpts {
 }
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+/** Commander's collector of repeated `--label key=value` options. */
+function collectLabel(value: string, labels: Record<string, string> = {}): Record<string, string> {
+  const eq = value.indexOf('=');
+  if (eq < 1) throw new InvalidArgumentError('expected key=value');
+  return { ...labels, [value.slice(0, eq)]: value.slice(eq + 1) };
+}
+
 const commaList = (value: string) =>
   value
     .split(',')
@@ -31,7 +39,8 @@ interface ChannelOpts extends EnvOpts {
   to?: string;
 }
 
-function channelInput(opts: ChannelOpts): ChannelInput {
+/** The attributes of `/channels/create`; options that do not fit the type are usage errors. */
+function channelAttributes(opts: ChannelOpts): Record<string, unknown> {
   const { name, type } = opts;
   const extra = (allowed: string[]) => {
     const given = (['url', 'header', 'to'] as const).filter(
@@ -52,7 +61,7 @@ function channelInput(opts: ChannelOpts): ChannelInput {
         if (!pair) throw new InvalidArgumentError(`--header ${JSON.stringify(h)}: expected 'Name: value'`);
         return pair;
       });
-      return { name, type, url: need(opts.url, '--url <url>'), headers };
+      return { name, type, url: need(opts.url, '--url <url>'), headers: Object.fromEntries(headers) };
     }
     case 'slack':
       extra(['url']);
@@ -81,9 +90,11 @@ function addChannelCommands(program: Command, rt: Runtime) {
     )
     .option('--to <addresses>', 'email: recipients, comma-separated')
     .action(async (opts: ChannelOpts) => {
-      const input = channelInput(opts);
-      const alerting = await rt.alerting();
-      const created = await alerting.createChannel(opts.env, input);
+      const created = await rt.manage<{ name: string; type: string; secret?: string }>(
+        opts.env,
+        '/channels/create',
+        channelAttributes(opts),
+      );
       rt.print(opts.json, created, [
         ...(created.secret === undefined ? [] : [created.secret]),
         `created ${created.type} channel ${created.name} in ${opts.env}` +
@@ -106,8 +117,12 @@ function addChannelCommands(program: Command, rt: Runtime) {
   withEnv(leaf(channel, 'test', "send a test notification now and print the receiver's answer"))
     .requiredOption('--name <name>', 'the channel')
     .action(async (opts: EnvOpts & { name: string }) => {
-      const result = await (await rt.alerting()).testChannel(opts.env, opts.name);
-      rt.print(opts.json, { channel: opts.name, ...result }, [
+      const result = await rt.manage<{ ok: boolean; answer: string; body: string | null; ms: number }>(
+        opts.env,
+        '/channels/test',
+        { name: opts.name },
+      );
+      rt.print(opts.json, result, [
         `${result.ok ? 'delivered' : 'failed'}: ${result.answer} (${result.ms} ms)`,
         ...(result.body ? [result.body] : []),
       ]);
@@ -117,8 +132,8 @@ function addChannelCommands(program: Command, rt: Runtime) {
   withEnv(leaf(channel, 'delete', 'delete a channel (refused while a route uses it)'))
     .requiredOption('--name <name>', 'the channel')
     .action(async (opts: EnvOpts & { name: string }) => {
-      const deleted = await (await rt.alerting()).deleteChannel(opts.env, opts.name);
-      rt.print(opts.json, deleted, `deleted channel ${opts.name}`);
+      await rt.manage(opts.env, '/channels/delete', { name: opts.name });
+      rt.print(opts.json, { env: opts.env, name: opts.name, deleted: true }, `deleted channel ${opts.name}`);
     });
 
   withEnv(
@@ -130,7 +145,11 @@ function addChannelCommands(program: Command, rt: Runtime) {
   )
     .requiredOption('--name <name>', 'the webhook channel')
     .action(async (opts: EnvOpts & { name: string }) => {
-      const rotated = await (await rt.alerting()).rotateSecret(opts.env, opts.name);
+      const rotated = await rt.manage<{ name: string; secret: string; previousValidUntilUTC: string }>(
+        opts.env,
+        '/channels/rotateSecret',
+        { name: opts.name },
+      );
       rt.print(opts.json, rotated, [
         rotated.secret,
         `new signing secret of ${rotated.name}, shown only this once; webhooks carry signatures with the old secret as well until ${rotated.previousValidUntilUTC}.`,
@@ -145,19 +164,22 @@ interface RouteOpts extends EnvOpts {
   minStatus?: string;
   device?: string;
   sensor?: string;
+  label: Record<string, string>;
   includeSuccess?: boolean;
   remindEvery?: string;
   quietHours?: string;
   timeZone?: string;
 }
 
-function routeInput(opts: RouteOpts): RouteInput {
+/** The attributes of `/routes/create`. */
+function routeAttributes(opts: RouteOpts): Record<string, unknown> {
   const { name, category, minStatus, device, sensor, remindEvery, quietHours, timeZone } = opts;
   const optional = { category, minStatus, device, sensor, remindEvery, quietHours, timeZone };
   return {
     name,
     channels: commaList(opts.channel),
     includeSuccess: opts.includeSuccess === true,
+    ...(Object.keys(opts.label).length > 0 ? { labels: opts.label } : {}),
     ...Object.fromEntries(Object.entries(optional).filter(([, v]) => v !== undefined)),
   };
 }
@@ -172,6 +194,12 @@ function addRouteCommands(program: Command, rt: Runtime) {
     .option('--min-status <status>', 'INFO, WARNING, ERROR or CRITICAL: the least status sent (default: all)')
     .option('--device <glob>', 'device names, * and ? as wildcards')
     .option('--sensor <name>', 'one data point (availability for Availability events)')
+    .option(
+      '--label <key=value>',
+      'a label the device must have, e.g. site=amsterdam (repeat for more: all must match)',
+      collectLabel,
+      {},
+    )
     .option('--include-success', 'also send returns to SUCCESS (so a receiver can close its incident)')
     .option('--remind-every <duration>', 'repeat an unacknowledged alarm this often, e.g. 1h')
     .option(
@@ -180,7 +208,7 @@ function addRouteCommands(program: Command, rt: Runtime) {
     )
     .option('--time-zone <zone>', 'IANA time zone of the quiet hours (default UTC)')
     .action(async (opts: RouteOpts) => {
-      const created = await (await rt.alerting()).createRoute(opts.env, routeInput(opts));
+      const created = await rt.manage<RouteView>(opts.env, '/routes/create', routeAttributes(opts));
       rt.print(
         opts.json,
         created,
@@ -209,8 +237,8 @@ function addRouteCommands(program: Command, rt: Runtime) {
   withEnv(leaf(route, 'delete', 'delete a route'))
     .requiredOption('--name <name>', 'the route')
     .action(async (opts: EnvOpts & { name: string }) => {
-      const deleted = await (await rt.alerting()).deleteRoute(opts.env, opts.name);
-      rt.print(opts.json, deleted, `deleted route ${opts.name}`);
+      await rt.manage(opts.env, '/routes/delete', { name: opts.name });
+      rt.print(opts.json, { env: opts.env, name: opts.name, deleted: true }, `deleted route ${opts.name}`);
     });
 }
 
@@ -244,7 +272,7 @@ function addNotifyCommands(program: Command, rt: Runtime) {
   withEnv(
     leaf(notify, 'retry [ids...]', 'send failed notifications again (all of the environment without ids)'),
   ).action(async (ids: string[], opts: EnvOpts) => {
-    const retried = await (await rt.alerting()).retryFailed(opts.env, ids);
+    const { retried } = await rt.manage<{ retried: string[] }>(opts.env, '/notifications/retry', { ids });
     rt.print(opts.json, { env: opts.env, retried }, `${retried.length} notification(s) queued again`);
   });
 

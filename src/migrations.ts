@@ -8,9 +8,15 @@ import type { Keys } from './keys.ts';
 import { buildAlarmIndexes } from './state/alarm-index-migration.ts';
 import { latestLayout, type Migration } from './state/migrations.ts';
 import { repackPoints } from './state/point-layout-migration.ts';
-import { moveAuditLogsToStreams } from './audit/audit-migration.ts';
+import { moveAuditLogsToStreams } from './state/audit-migration.ts';
+import { giveDefinitionsVersions } from './state/definition-version-migration.ts';
 
-export const MIGRATIONS: readonly Migration<Keys>[] = [buildAlarmIndexes, repackPoints, moveAuditLogsToStreams];
+export const MIGRATIONS: readonly Migration<Keys>[] = [
+  buildAlarmIndexes,
+  repackPoints,
+  moveAuditLogsToStreams,
+  giveDefinitionsVersions,
+];
 
 /** The layout of Redis data this version of Vigil reads and writes. */
 export const DATA_LAYOUT = latestLayout(MIGRATIONS);

@@ -20,7 +20,6 @@ import { eventRoutes } from './events-routes.ts';
 import { exportRoutes } from './export-route.ts';
 import { ingestLogRoutes } from './ingest-log-route.ts';
 import { loginRoutes } from './login-route.ts';
-import { managementRoutes } from './management-routes.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { collectAttributes, parseQuery } from './request-params.ts';
 import { sensorRoutes } from './sensors-routes.ts';
@@ -162,7 +161,7 @@ export function apiRoutes(deps: ApiDeps): ApiRoute[] {
     ...eventRoutes(deps),
     ...alarmRoutes(deps),
     ...ingestLogRoutes(deps),
-    ...(deps.management ? managementRoutes(deps.management) : []),
+    ...(deps.moreRoutes ?? []),
   ];
 }
 

@@ -22,7 +22,6 @@ import type { Redis } from '../redis/connect.ts';
 import type { TenancyStore } from '../tenancy/tenancy-store.ts';
 import type { Scope, TokenRecord } from '../tenancy/types.ts';
 import type { AttributesSchema } from './attributes.ts';
-import type { Management } from '../management/management.ts';
 
 export interface ApiDeps {
   /** The settings the read API reads. */
@@ -48,8 +47,11 @@ export interface ApiDeps {
    * `redis` when absent.
    */
   reads?: Redis;
-  /** The management operations, served as POST routes; absent: the read API alone. */
-  management?: Management;
+  /**
+   * Routes served beside the read API's own, in its style (the management operations as POST
+   * routes: src/management/management-routes.ts); absent: the read API alone.
+   */
+  moreRoutes?: readonly ApiRoute[];
   /** Where the API's request metrics are registered (the process registry). */
   metrics?: Registry;
   /** Epoch ms; Date.now by default. */

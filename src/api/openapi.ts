@@ -51,6 +51,7 @@ const COMPONENTS = {
       definitionIsPublic: { type: 'boolean' },
       definitionName: str,
       lastContactUTC: ts,
+      labels: { type: 'object', additionalProperties: str, description: 'Labels by key ({} when none).' },
     }),
     ListedSensor: objectOf({ ...sensorCommon, lastSuccessAt: ts, currentSuccessAt: ts, updatedAt: ts }),
     Sensor: objectOf({ ...sensorCommon, ...utcTimes }),
@@ -95,6 +96,10 @@ const COMPONENTS = {
       outcome: { enum: ['accepted', 'partial', 'rejected'] },
       code: { type: ['string', 'null'] },
       message: { type: ['string', 'null'] },
+      definitionVersion: {
+        type: ['integer', 'null'],
+        description: "The version of the device's definition that parsed the payload.",
+      },
     }),
   },
 };

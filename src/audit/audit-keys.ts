@@ -9,7 +9,7 @@ export interface AuditKeys {
    * change's time and its one field `e` the entry as JSON (audit-log.ts). Trimmed by time.
    */
   auditLog(env: string): string;
-  /** The list the audit log was kept in before it was a stream (migrated, audit-migration.ts). */
+  /** The list the audit log was kept in before it was a stream (migrated, src/state/audit-migration.ts). */
   legacyAuditList(env: string): string;
 }
 

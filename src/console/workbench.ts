@@ -123,7 +123,7 @@ export function createWorkbench(deps: WorkbenchDeps): Workbench {
       ...(t.settings ? { settings: t.settings } : {}),
       env: t.env,
       codeId: `console:def:${d.isPublic ? 'public' : 'private'}:${d.spec.name}`,
-      revision: d.revision,
+      revision: d.version,
     };
   };
 

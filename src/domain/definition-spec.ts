@@ -3,12 +3,12 @@
  * INVALID_INPUT error that names the file, the field path and, where the YAML shows it, the line:
  * `comfort.yaml: dataPoints[2].dataType: unknown data type "temp"; expected one of … (line 12, column 15)`.
  */
-import { LineCounter, parseDocument } from 'yaml';
+import { LineCounter, parseDocument, stringify } from 'yaml';
 import type { Document } from 'yaml';
 import { z } from 'zod';
 import { AppError } from '../errors/app-error.ts';
 import { nameProblem } from './identifiers.ts';
-import { checkThresholdSet } from './thresholds.ts';
+import { checkThresholdSet, publicRule, publicRules } from './thresholds.ts';
 import { DATA_TYPES } from './types.ts';
 import type { DataPointSpec, DefinitionSpec } from './types.ts';
 
@@ -71,6 +71,9 @@ const definitionSchema = z.strictObject({
     .min(1, 'needs at least one data point'),
 });
 
+/** A definition edited outside a file (the console, the management API): `parser` may be left out. */
+const draftSchema = definitionSchema.extend({ parser: text(256).optional() });
+
 type Fail = (path: readonly PropertyKey[], message: string) => never;
 
 /**
@@ -80,23 +83,29 @@ type Fail = (path: readonly PropertyKey[], message: string) => never;
 export function parseDefinitionYaml(
   text: string,
   fileLabel = 'definition',
+  opts: { parserOptional?: boolean } = {},
 ): { spec: DefinitionSpec; parserFile: string } {
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false });
   const syntax = doc.errors[0];
   if (syntax) {
     const { line, col } = lines.linePos(syntax.pos[0]);
-    throw new AppError('INVALID_INPUT', `${fileLabel}:${line}:${col}: YAML syntax error: ${syntax.message}`);
+    throw new AppError('INVALID_INPUT', `${fileLabel}:${line}:${col}: YAML syntax error: ${syntax.message}`, {
+      details: { line, column: col },
+    });
   }
   const fail: Fail = (path, message) => {
-    const where = `${describePath(path)}${message}${lineOf(doc, lines, path)}`;
-    throw new AppError('INVALID_INPUT', `${fileLabel}: ${where}`);
+    const at = positionOf(doc, lines, path);
+    const where = `${describePath(path)}${message}${at ? ` (line ${at.line}, column ${at.column})` : ''}`;
+    throw new AppError('INVALID_INPUT', `${fileLabel}: ${where}`, {
+      details: { field: describePath(path).replace(/: $/, ''), ...at },
+    });
   };
   const data: unknown = doc.toJS();
   if (typeof data !== 'object' || data === null || Array.isArray(data)) {
     return fail([], 'must be a YAML mapping with name, manufacturer, version, parser and dataPoints');
   }
-  const parsed = definitionSchema.safeParse(data);
+  const parsed = (opts.parserOptional ? draftSchema : definitionSchema).safeParse(data);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const message =
@@ -118,7 +127,41 @@ export function parseDefinitionYaml(
     if (availability.timeoutMinutes) spec.availability.timeoutMinutes = availability.timeoutMinutes;
     if (availability.status) spec.availability.status = availability.status;
   }
-  return { spec, parserFile: parser };
+  return { spec, parserFile: parser ?? `${name}.js` };
+}
+
+/**
+ * A definition as YAML, in the form of a definition file (docs/domain.md#definition-files), with
+ * `parser` naming `parserFile`: what the console's editor shows and `parseDefinitionYaml` reads back
+ * to the same spec.
+ */
+export function definitionYaml(spec: DefinitionSpec, parserFile = `${spec.name}.js`): string {
+  const written = (dp: DataPointSpec) =>
+    publicRules({
+      rules: dp.thresholds,
+      hysteresis: dp.hysteresis,
+      ...(dp.stale ? { stale: dp.stale } : {}),
+    });
+  const { name, manufacturer, version, icon, availability, dataPoints } = spec;
+  return stringify(
+    {
+      name,
+      manufacturer,
+      version,
+      ...(icon ? { icon } : {}),
+      parser: parserFile,
+      ...(availability && Object.keys(availability).length > 0 ? { availability } : {}),
+      dataPoints: dataPoints.map((dp) => ({
+        name: dp.name,
+        ...(dp.displayName !== dp.name ? { displayName: dp.displayName } : {}),
+        dataType: dp.dataType,
+        ...(dp.hysteresis ? { hysteresis: dp.hysteresis } : {}),
+        ...(dp.thresholds.length > 0 ? { thresholds: dp.thresholds.map(publicRule) } : {}),
+        ...(written(dp).stale ? { stale: written(dp).stale } : {}),
+      })),
+    },
+    { lineWidth: 0 },
+  );
 }
 
 /** Data points with defaults filled in; duplicate names and bad thresholds fail. */
@@ -162,15 +205,19 @@ function describePath(path: readonly PropertyKey[]): string {
   return `${joined}: `;
 }
 
-/** ` (line 12, column 15)` for the deepest node of `path` the YAML has, or ''. */
-function lineOf(doc: Document, lines: LineCounter, path: readonly PropertyKey[]): string {
+/** Where the deepest node of `path` the YAML has starts, or undefined. */
+function positionOf(
+  doc: Document,
+  lines: LineCounter,
+  path: readonly PropertyKey[],
+): { line: number; column: number } | undefined {
   for (let depth = path.length; depth > 0; depth -= 1) {
     const node: unknown = doc.getIn(path.slice(0, depth) as (string | number)[], true);
     const range = (node as { range?: [number, number, number] } | undefined)?.range;
     if (range) {
       const { line, col } = lines.linePos(range[0]);
-      return ` (line ${line}, column ${col})`;
+      return { line, column: col };
     }
   }
-  return '';
+  return undefined;
 }

@@ -8,7 +8,16 @@ import { AppError } from '../errors/app-error.ts';
 import { checkStaleRule, parseConditionDuration } from './alarm-conditions.ts';
 import { convertValue, isNumericDataType } from './data-types.ts';
 import { STATUSES } from './types.ts';
-import type { DataType, DataValue, RuleStatus, Status, ThresholdRule, ThresholdSet } from './types.ts';
+import type {
+  DataType,
+  DataValue,
+  RuleStatus,
+  StaleRule,
+  Status,
+  ThresholdRule,
+  ThresholdSet,
+} from './types.ts';
+import { formatDurationMs } from '../lib/duration.ts';
 
 /** The result of evaluating a value: its status and the rule that set it (-1 = SUCCESS). */
 export interface StatusOutcome {
@@ -39,10 +48,7 @@ export interface ThresholdInput {
  * `dataType`; `equals` values are stored converted to the type ("on" → true for a boolean).
  * Throws INVALID_INPUT naming the rule.
  */
-export function parseThresholdSet(
-  input: ThresholdInput,
-  dataType: DataType,
-): ThresholdSet {
+export function parseThresholdSet(input: ThresholdInput, dataType: DataType): ThresholdSet {
   const result = checkThresholdSet(input, dataType);
   if (result.ok) return result.value;
   const where = result.problem.path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? p : `.${p}`));
@@ -313,4 +319,36 @@ export function thresholdFingerprint(set: ThresholdSet): string {
     ...(set.stale ? { s: [set.stale.afterMs, set.stale.status] } : {}),
   });
   return sha256Hex(canonical).slice(0, 12);
+}
+
+/** A rule as it is written (what a definition file, a device override and `/thresholds/set` take): `for` as a duration, `10m`. */
+export interface PublicRule {
+  status: ThresholdRule['status'];
+  above?: number;
+  below?: number;
+  equals?: string | number | boolean;
+  description?: string;
+  for?: string;
+}
+
+/** Rules of a data point as they are written: what a definition file and `/thresholds/set` take back unchanged. */
+export interface PublicRules {
+  rules: PublicRule[];
+  hysteresis: number;
+  /** No value for `after` (a duration) gives `status`; null: never stale. */
+  stale: { after: string; status: StaleRule['status'] } | null;
+}
+
+/** A rule as it is written. */
+export function publicRule(rule: ThresholdRule): PublicRule {
+  const { forMs, ...rest } = rule;
+  return forMs === undefined ? rest : { ...rest, for: formatDurationMs(forMs) };
+}
+
+export function publicRules(set: ThresholdSet): PublicRules {
+  return {
+    rules: set.rules.map(publicRule),
+    hysteresis: set.hysteresis,
+    stale: set.stale ? { after: formatDurationMs(set.stale.afterMs), status: set.stale.status } : null,
+  };
 }

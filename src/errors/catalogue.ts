@@ -126,6 +126,11 @@ export const ERROR_CODES = {
     description:
       'No open alarm for that device (Availability) or data point: it is in SUCCESS, its contact is not lost, or it is unknown.',
   },
+  VERSION_NOT_FOUND: {
+    status: 404,
+    retryable: false,
+    description: 'The definition has no version of that number.',
+  },
   DEFINITION_NOT_FOUND: {
     status: 404,
     retryable: false,
@@ -187,6 +192,12 @@ export const ERROR_CODES = {
     description: 'A command argument or provisioning file is invalid.',
   },
   ALREADY_EXISTS: { status: 409, retryable: false, description: 'The thing to create exists already.' },
+  IMPORT_REJECTED: {
+    status: 400,
+    retryable: false,
+    description:
+      'An import has rows that cannot be imported (listed in `error.failed`, with line, field, code and message); nothing was written.',
+  },
   CONFLICT: {
     status: 409,
     retryable: false,

@@ -22,10 +22,17 @@ export interface IngestLogEntry {
   outcome: 'accepted' | 'partial' | 'rejected';
   code: string | null;
   message: string | null;
+  /**
+   * The version of the device's definition that parsed the payload; null when none did (an
+   * unknown device, a payload refused before, or an entry written before versions existed).
+   */
+  definitionVersion: number | null;
 }
 
 /** An entry to write: with the environment whose log it goes to, and its receive time in ms. */
-export interface IngestLogRecord extends Omit<IngestLogEntry, 'receivedUTC'> {
+export interface IngestLogRecord extends Omit<IngestLogEntry, 'receivedUTC' | 'definitionVersion'> {
+  /** Absent: none (what the gateway logs, before any parser ran). */
+  definitionVersion?: number | null;
   env: string;
   /** Epoch ms when the gateway received the payload. */
   receivedMs: number;
@@ -133,7 +140,7 @@ function storedEntry(e: IngestLogRecord): string {
     name !== null &&
     !/[\t\n]/.test(name)
   ) {
-    return `A\t${e.receivedMs}\t${e.ingestId}\t${e.gateway}\t${name}`;
+    return `V\t${e.receivedMs}\t${e.ingestId}\t${e.gateway}\t${e.definitionVersion ?? ''}\t${name}`;
   }
   // A literal of fixed shape, in IngestLogEntry's order, not a copy without `env`.
   return JSON.stringify({
@@ -144,20 +151,25 @@ function storedEntry(e: IngestLogRecord): string {
     outcome: e.outcome,
     code: e.code,
     message: e.message,
+    definitionVersion: e.definitionVersion ?? null,
   });
 }
 
 /** A stored entry as served (JSON as written, or a plain acceptance). */
 export function readEntry(line: string): IngestLogEntry {
-  if (!line.startsWith('A\t')) return JSON.parse(line) as IngestLogEntry;
-  const [, ms, ingestId, gateway, ...name] = line.split('\t');
+  // `A`: a plain acceptance written before definitions had versions, as `V` without the version.
+  const plain = line.startsWith('V\t') ? 'V' : line.startsWith('A\t') ? 'A' : null;
+  if (plain === null) return { definitionVersion: null, ...(JSON.parse(line) as Omit<IngestLogEntry, 'definitionVersion'>) };
+  const [, ms, ingestId, gateway, ...rest] = line.split('\t');
+  const version = plain === 'V' ? rest.shift() : '';
   return {
     receivedUTC: isoUtc(Number(ms)) ?? '',
     ingestId: ingestId ?? '',
     gateway: gateway as GatewayKind,
-    deviceName: name.join('\t'),
+    deviceName: rest.join('\t'),
     outcome: 'accepted',
     code: null,
     message: null,
+    definitionVersion: version ? Number(version) : null,
   };
 }

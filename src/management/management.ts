@@ -29,6 +29,11 @@ export function createManagement(deps: {
   audit: AuditLog;
   /** Where an audit entry that could not be written is logged (the change itself was made). */
   log?: Logger;
+  /**
+   * Raises the environment's catalog epoch (TenancyKeys.catalogEpochs) after a change, before it
+   * is answered: workers see the change from their next step on (src/tenancy/catalog.ts).
+   */
+  catalogChanged?: (env: string) => Promise<void>;
 }): Management {
   const operations = new Map<string, Operation>();
   for (const op of deps.operations) {
@@ -39,6 +44,7 @@ export function createManagement(deps: {
   async function runValidated(op: Operation, caller: Caller, attrs: unknown, body?: RawBody) {
     requireScope(op, caller);
     const outcome: Outcome = await op.run(caller, attrs, body);
+    if (outcome.changes.length > 0) await deps.catalogChanged?.(caller.env);
     const atUTC = new Date(caller.nowMs).toISOString();
     for (const change of outcome.changes) {
       const entry = {

@@ -12,9 +12,13 @@ import type { Redis } from '../redis/connect.ts';
 import type { Connections } from '../redis/connections.ts';
 import type { Logger } from '../log/logger.ts';
 import { createTenancyAdmin } from '../tenancy/tenancy-admin.ts';
+import { createTenancyStore } from '../tenancy/tenancy-store.ts';
 import { alertingOperations } from './alerting-operations.ts';
 import { auditOperations } from './audit-operations.ts';
+import { callerOperations } from './caller-operations.ts';
 import { credentialOperations } from './credential-operations.ts';
+import { definitionOperations } from './definition-operations.ts';
+import { deviceImportOperations } from './device-import.ts';
 import { deviceOperations } from './device-operations.ts';
 import { createManagement, type Management } from './management.ts';
 import { preparserOperations } from './preparser-operations.ts';
@@ -41,6 +45,7 @@ export function openManagement(deps: {
   const { config, keys, redis, connections } = deps;
   const transactions = connections.command('vigil-admin-transactions');
   const admin = createTenancyAdmin({ ...adminDeps(redis, keys), transactions });
+  const store = createTenancyStore({ redis, keys });
   const audit = createAuditLog({ redis, keys, retentionMs: config.auditRetentionDays * 86_400_000 });
   // Alerting's administration brings BullMQ and delivery adapters: loaded and opened on the first
   // alerting operation, not by every command and process that manages something else.
@@ -51,15 +56,19 @@ export function openManagement(deps: {
     ));
   const management = createManagement({
     audit,
+    catalogChanged: admin.catalogChanged,
     ...(deps.log ? { log: deps.log } : {}),
     operations: [
       ...deviceOperations({ redis, keys, devices: admin }),
+      ...definitionOperations({ definitions: admin, store }),
+      ...deviceImportOperations({ store, devices: admin }),
       ...thresholdOperations({ devices: admin }),
       ...preparserOperations({ admin }),
       ...credentialOperations({ credentials: admin }),
       ...userOperations({ users: admin }),
       ...alertingOperations({ alerting: openAlerting, requireEnv: (env) => admin.requireEnv(env) }),
       ...auditOperations({ audit }),
+      ...callerOperations(),
     ],
   });
   return {

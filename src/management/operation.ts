@@ -7,6 +7,7 @@
  * it answers, and returns the changes it made, which the caller of `run` records in the audit log.
  */
 import type { AuditAction } from '../audit/audit-log.ts';
+import type { RouteAnswer } from '../api/api-route.ts';
 import type { AttributesSchema } from '../api/attributes.ts';
 import type { Scope } from '../tenancy/types.ts';
 
@@ -44,14 +45,8 @@ export interface RawBody {
   contentType: string | undefined;
 }
 
-/** What the OpenAPI document says of an operation besides its attributes. */
-export interface OperationAnswer {
-  summary: string;
-  /** JSON Schema of the envelope's `data`. */
-  data: unknown;
-  /** Error statuses beyond 400, 401, 403 and 503. */
-  errors: string[];
-}
+/** What the OpenAPI document says of an operation besides its attributes (the read API's form). */
+export type OperationAnswer = RouteAnswer;
 
 export interface Operation<A = unknown, D = unknown> {
   /** `/<resource>/<verb>`. */

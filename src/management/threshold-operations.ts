@@ -9,8 +9,8 @@
 import { z } from 'zod';
 import { attr, strictAttributes } from '../api/attributes.ts';
 import { arrayOf, int, objectOf, str, ts } from '../api/json-schema.ts';
-import type { DataPointSpec, StaleRule, ThresholdRule, ThresholdSet } from '../domain/types.ts';
-import { formatDurationMs } from '../lib/duration.ts';
+import { publicRules, type PublicRules } from '../domain/thresholds.ts';
+import type { DataPointSpec } from '../domain/types.ts';
 import type { DeviceAdmin } from '../tenancy/admin-devices.ts';
 import type { StoredOverride } from '../tenancy/records.ts';
 import { changed, operation, unchanged, type Change, type Operation } from './operation.ts';
@@ -20,24 +20,6 @@ export interface ThresholdOperationDeps {
     DeviceAdmin,
     'readDeviceRules' | 'putThreshold' | 'clearThreshold' | 'suppress' | 'unsuppress'
   >;
-}
-
-/** A rule as it is written (and as `/thresholds/set` takes it back): `for` as a duration, `10m`. */
-export interface PublicRule {
-  status: ThresholdRule['status'];
-  above?: number;
-  below?: number;
-  equals?: string | number | boolean;
-  description?: string;
-  for?: string;
-}
-
-/** Rules of a data point as they are written: what `/thresholds/set` takes back unchanged. */
-export interface PublicRules {
-  rules: PublicRule[];
-  hysteresis: number;
-  /** No value for `after` (a duration) gives `status`; null: never stale. */
-  stale: { after: string; status: StaleRule['status'] } | null;
 }
 
 /** A device override with its revision. */
@@ -87,19 +69,6 @@ export interface SuppressionAnswer {
   suppressed: boolean;
   /** Till when; null: until unsuppressed (or not suppressed). */
   untilUTC: string | null;
-}
-
-function publicRule(rule: ThresholdRule): PublicRule {
-  const { forMs, ...rest } = rule;
-  return forMs === undefined ? rest : { ...rest, for: formatDurationMs(forMs) };
-}
-
-export function publicRules(set: ThresholdSet): PublicRules {
-  return {
-    rules: set.rules.map(publicRule),
-    hysteresis: set.hysteresis,
-    stale: set.stale ? { after: formatDurationMs(set.stale.afterMs), status: set.stale.status } : null,
-  };
 }
 
 export const publicOverride = (o: StoredOverride): PublicOverride => ({

@@ -6,6 +6,7 @@ import { createApiApp } from '../api/api-app.ts';
 import { createConsole } from '../console/console-app.ts';
 import { createHttpServer, type HttpTimeouts } from '../http/http-server.ts';
 import { closeServer, listen } from '../lib/listen.ts';
+import { managementRoutes } from '../management/management-routes.ts';
 import { openManagement } from '../management/open-management.ts';
 import type { RoleContext } from './role-context.ts';
 
@@ -23,7 +24,8 @@ export async function startApiRole(
   const webConsole = createConsole({ ...shared, config, management });
   lifecycle.add('console', () => webConsole.close());
   const reads = ctx.connections.reads('vigil-api-reads');
-  const api = createApiApp({ ...shared, config, reads, metrics: ctx.metrics, management }, [
+  const moreRoutes = managementRoutes(management);
+  const api = createApiApp({ ...shared, config, reads, metrics: ctx.metrics, moreRoutes }, [
     ops,
     webConsole.router,
   ]);

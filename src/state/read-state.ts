@@ -59,7 +59,7 @@ export function planStateRead(sensors: readonly string[]): StateRead {
 /** Queues the reads of `plan` on `pipe`: 2 replies (see stateFromQueued). */
 export function queueStateRead(
   pipe: Pick<ReadCommands, 'hmgetBuffer' | 'hgetall'>,
-  keys: (StateKeys & TenancyKeys),
+  keys: StateKeys & TenancyKeys,
   env: string,
   device: string,
   plan: StateRead,
@@ -137,7 +137,7 @@ export function currentHourOf(
 /** Reads only `@lc` (last contact) of each device, in one pipeline; null = never posted. */
 export async function readLastContacts(
   redis: Redis,
-  keys: (StateKeys & TenancyKeys),
+  keys: StateKeys & TenancyKeys,
   env: string,
   devices: readonly string[],
 ): Promise<(number | null)[]> {

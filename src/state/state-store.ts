@@ -15,7 +15,8 @@ import type { StateKeys } from './state-keys.ts';
 
 const lua = (file: string) => readFileSync(new URL(`./lua/${file}`, import.meta.url), 'utf8');
 /** The state script as Redis runs it: `apply` (apply-readings.lua) with the functions it uses in front. */
-export const composeStateScript = (apply: string): string => withAlarmIndex(`${lua('status-steps.lua')}\n${apply}`);
+export const composeStateScript = (apply: string): string =>
+  withAlarmIndex(`${lua('status-steps.lua')}\n${apply}`);
 const applyLua = composeStateScript(lua('apply-readings.lua'));
 const lostLua = withAlarmIndex(lua('mark-contact-lost.lua'));
 

@@ -15,7 +15,7 @@ import { displayNameProblem, labelsProblem } from '../domain/identifiers.ts';
 import { parseThresholdSet, type ThresholdInput } from '../domain/thresholds.ts';
 import type { DataPointSpec } from '../domain/types.ts';
 import { checkName, invalid, type AdminContext } from './admin-support.ts';
-import { describeScope } from './admin-definitions.ts';
+import { describeScope } from './admin-definition-versions.ts';
 import {
   decodeDefinition,
   decodeDevice,

@@ -75,6 +75,8 @@ export function createEnvironmentAdmin(ctx: AdminContext) {
           [
             keys.loginFailures(env, '*'),
             keys.labelIndex(env, '*'),
+            // A private definition's versions (its head is deleted by name below).
+            keys.definition(priv, '*'),
             ...ctx.dependents.environmentPatterns(env),
           ].map((p) => scanKeys(p)),
         ),

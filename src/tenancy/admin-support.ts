@@ -29,6 +29,8 @@ export interface AdminContext {
   nowUTC: () => string;
   /** Throws ENVIRONMENT_NOT_FOUND unless the environment exists. */
   requireEnv: (env: string) => Promise<void>;
+  /** Raises the catalog epoch of `scope` (an environment, or `public`): workers see its changes from their next step. */
+  catalogChanged: (scope: string) => Promise<void>;
   /**
    * Runs `check` with `watchKeys` watched, then `write` in MULTI/EXEC; retries a few times when a
    * watched key changed meanwhile, so a concurrent writer can never be overwritten half-way.
@@ -64,6 +66,9 @@ export function createAdminContext(deps: AdminDeps): AdminContext {
     dependents,
     clock,
     nowUTC: () => new Date(clock()).toISOString(),
+    async catalogChanged(scope) {
+      await redis.hincrby(keys.catalogEpochs(), scope, 1);
+    },
     async requireEnv(env) {
       if (!(await redis.sismember(keys.envs(), env))) {
         throw new AppError('ENVIRONMENT_NOT_FOUND', `unknown environment ${JSON.stringify(env)}`);

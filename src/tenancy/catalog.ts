@@ -1,8 +1,12 @@
 /**
  * The worker's read-through cache of tenancy records (environments, pre-parsers, devices,
- * definitions, threshold overrides, suppressions). Entries live `ttlMs` (default 1 s), so a new
- * definition version, a device override or a suppression reaches every worker within a second,
- * without a restart, while a busy worker reads each record about once a second, not per payload.
+ * definitions, threshold overrides, suppressions). A busy worker reads each record about once a
+ * second (`ttlMs`), not per payload. Changes reach it sooner: every administrative change raises
+ * its scope's catalog epoch (TenancyKeys.catalogEpochs) before it is answered, and a worker calls
+ * `refresh` with a step's environments once the step's payloads are read — so a payload accepted
+ * after a change was answered is processed with it (a definition published, a device moved to
+ * another definition), in every worker. Changes that do not raise an epoch (made by an older
+ * version) still reach it within `ttlMs`.
  */
 import { createLoadingCache, type LoadingCache } from '../lib/loading-cache.ts';
 import type { DeviceSettings, TenancyStore } from './tenancy-store.ts';
@@ -19,6 +23,11 @@ export interface Catalog {
    * the names not cached: a step gets all it needs at once instead of awaiting each device.
    */
   deviceSettings(env: string, devices: string[]): Promise<Map<string, DeviceSettings>>;
+  /**
+   * Reads the catalog epochs of `envs` and of public definitions; when one moved since it was last
+   * read (or is read for the first time), forgets everything cached. One HMGET per call.
+   */
+  refresh(envs: readonly string[]): Promise<void>;
 }
 
 const NO_SETTINGS: DeviceSettings = { overrides: new Map(), suppressed: new Map() };
@@ -37,7 +46,31 @@ export function createCatalog(deps: {
   const devices = cache<DeviceRecord | null>();
   const definitions = cache<DefinitionRecord | null>();
   const settings = cache<DeviceSettings>();
+  const caches = [envs, preparsers, devices, definitions, settings];
+  /** The epochs last read, by scope. */
+  const epochs = new Map<string, string>();
+  /** Counts forgettings: a batch read that started before one is not kept. */
+  let generation = 0;
+  const readBatch = <V>(
+    c: LoadingCache<V>,
+    env: string,
+    names: readonly string[],
+    load: (missing: string[]) => Promise<V[]>,
+  ) => readThrough(c, env, names, load, () => generation);
   return {
+    async refresh(scopes) {
+      const wanted = ['public', ...new Set(scopes)];
+      const read = await tenancy.catalogEpochs(wanted);
+      let moved = false;
+      wanted.forEach((scope, i) => {
+        const epoch = read[i] ?? '0';
+        if (epochs.get(scope) !== epoch) moved = true;
+        epochs.set(scope, epoch);
+      });
+      if (!moved) return;
+      generation++;
+      for (const c of caches) c.clear();
+    },
     environment: (env) => envs.get(env, () => tenancy.getEnvironment(env)),
     preparser: (env) => preparsers.get(env, () => tenancy.getPreparser(env)),
     async devices(env, names) {
@@ -65,11 +98,12 @@ export function createCatalog(deps: {
  * Values of `names` from `cache` (key `env\nname`), the ones not cached read with one `load` call
  * (a pipelined read) that answers one value per missing name, in order; all are cached.
  */
-async function readBatch<V>(
+async function readThrough<V>(
   cache: LoadingCache<V>,
   env: string,
   names: readonly string[],
   load: (missing: string[]) => Promise<V[]>,
+  generation: () => number,
 ): Promise<Map<string, V>> {
   const found = new Map<string, V>();
   const missing: string[] = [];
@@ -79,10 +113,13 @@ async function readBatch<V>(
     else found.set(name, hit);
   }
   if (missing.length > 0) {
+    const started = generation();
     const loaded = await load(missing);
+    // Read before the catalog forgot what it had: right for this step, not to be kept.
+    const keep = generation() === started;
     missing.forEach((name, i) => {
       const value = loaded[i] as V;
-      cache.set(`${env}\n${name}`, value);
+      if (keep) cache.set(`${env}\n${name}`, value);
       found.set(name, value);
     });
   }

@@ -221,8 +221,10 @@ async function write(loaded: Loaded, { admin }: ProvisioningDeps): Promise<strin
   };
   const applyDefs = async (scope: DefinitionScope, defs: LoadedDefinition[], label: string) => {
     for (const d of defs) {
-      const r = await admin.applyDefinition(scope, d.spec, d.parserSource);
-      note(r.changed, `definition ${d.spec.name} (${label}) → revision ${r.revision}`);
+      const r = await admin.applyDefinition(scope, d.spec, d.parserSource, {
+        author: { actor: 'provisioning', note: 'vigil provision apply' },
+      });
+      note(r.changed, `definition ${d.spec.name} (${label}) → version ${r.published}`);
     }
   };
   for (const env of loaded.plan.environments) {
@@ -269,6 +271,8 @@ async function write(loaded: Loaded, { admin }: ProvisioningDeps): Promise<strin
     for (const u of env.users)
       note(await admin.putUser(env.name, u.username, u.password, u.role), `${env.name}: user ${u.username}`);
     changes.push(...((await loaded.alerting.get(env.name)?.()) ?? []));
+    // Devices, their settings and the pre-parser reach the workers from their next step on.
+    if (changes.length > 0) await admin.catalogChanged(env.name);
   }
   return changes;
 }

@@ -92,17 +92,10 @@ export const roleOf = (user: UserRecord): UserRole => user.role ?? 'operator';
 /** The user's revision; users stored before revisions existed are at 1. */
 export const userRevisionOf = (user: UserRecord): number => user.revision ?? 1;
 
-/** Fields of `Keys.definition(scope, name)`. */
-export const encodeDefinition = (
-  spec: DefinitionSpec,
-  parserSource: string,
-  revision: number,
-  updatedUTC: string,
-): Hash => ({
+/** Fields of `Keys.definitionVersion(scope, name, n)`: one version's content. */
+export const encodeDefinitionVersion = (spec: DefinitionSpec, parserSource: string): Hash => ({
   spec: JSON.stringify(spec),
   parser: parserSource,
-  revision: String(revision),
-  updatedUTC,
 });
 
 export function decodeDefinition(
@@ -115,6 +108,9 @@ export function decodeDefinition(
     ...(scope.isPublic ? {} : { env: scope.env }),
     spec: JSON.parse(h.spec) as DefinitionSpec,
     parserSource: h.parser ?? '',
+    // Heads stored before versions existed (migrated at start) counted their content in `revision`.
+    version: Number(h.version ?? h.revision ?? 0),
+    latest: Number(h.latest ?? h.version ?? h.revision ?? 0),
     revision: Number(h.revision ?? 0),
     updatedUTC: h.updatedUTC ?? '',
   };

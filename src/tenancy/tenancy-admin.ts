@@ -4,6 +4,8 @@
  * leaves nothing half-written.
  */
 import { createCredentialAdmin } from './admin-credentials.ts';
+import { createDefinitionVersionAdmin } from './admin-definition-versions.ts';
+import { createDeviceImporter } from './admin-device-import.ts';
 import { createDefinitionAdmin } from './admin-definitions.ts';
 import { createDeviceAdmin } from './admin-devices.ts';
 import { createEnvironmentAdmin } from './admin-environments.ts';
@@ -19,8 +21,11 @@ export function createTenancyAdmin(deps: AdminDeps) {
     ...createCredentialAdmin(ctx),
     ...createUserAdmin(ctx),
     ...createDefinitionAdmin(ctx),
+    ...createDefinitionVersionAdmin(ctx),
     ...createDeviceAdmin(ctx),
+    ...createDeviceImporter(ctx),
     requireEnv: ctx.requireEnv,
+    catalogChanged: ctx.catalogChanged,
   };
 }
 

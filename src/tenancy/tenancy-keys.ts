@@ -34,8 +34,23 @@ export interface TenancyKeys {
   totpUsed(env: string, username: string, step: number): string;
   /** Set of definition names in a scope (`public` or an environment). */
   definitions(scope: DefinitionScope): string;
-  /** Hash for one definition: spec (JSON), parser (source), revision. */
+  /**
+   * Hash for one definition, the head of its versions: spec (JSON) and parser (source) of the
+   * published version, version (its number), latest (the newest version's number), revision (counts
+   * the head's changes), updatedUTC, publishedUTC.
+   */
   definition(scope: DefinitionScope, name: string): string;
+  /** Hash version number → JSON DefinitionVersionMeta (who, when, note) of every version. */
+  definitionVersions(scope: DefinitionScope, name: string): string;
+  /** Hash of one immutable version: spec (JSON), parser (source). */
+  definitionVersion(scope: DefinitionScope, name: string, version: number): string;
+  /**
+   * Hash scope → counter (`public`, or an environment's name): raised by every change of what the
+   * workers' catalogs cache (definitions, devices, their settings, pre-parsers), so that a worker
+   * reading it at the start of a step sees each change made before the step's payloads were
+   * accepted (catalog.ts).
+   */
+  catalogEpochs(): string;
   /** Hash: source, enabled ("1"/"0"), revision. */
   preparser(env: string): string;
   /** Sorted set (all scores 0, so ordered by name) of the environment's device names. */
@@ -74,6 +89,9 @@ export function tenancyKeys(prefix: string): TenancyKeys {
     totpUsed: (env, u, step) => `${p}:env:${env}:totp-used:${u}:${step}`,
     definitions: (s) => `${p}:defs:${scope(s)}`,
     definition: (s, name) => `${p}:def:${scope(s)}:${name}`,
+    definitionVersions: (s, name) => `${p}:def:${scope(s)}:${name}:versions`,
+    definitionVersion: (s, name, v) => `${p}:def:${scope(s)}:${name}:v:${v}`,
+    catalogEpochs: () => `${p}:catalog-epochs`,
     preparser: (env) => `${p}:env:${env}:preparser`,
     devices: (env) => `${p}:env:${env}:devices`,
     labelIndex: (env, k) => `${p}:env:${env}:label-index:${k}`,

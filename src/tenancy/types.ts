@@ -101,16 +101,39 @@ export interface UserRecord {
   disabled?: boolean;
 }
 
-/** A stored definition: its spec, parser source and a revision that changes with every apply. */
+/**
+ * A stored definition as devices use it: its published version's spec and parser source. Every
+ * change of a definition makes a new immutable version (DefinitionVersionMeta); one of them is
+ * published, and workers run that one.
+ */
 export interface DefinitionRecord {
   isPublic: boolean;
   /** The owning environment for a private definition. */
   env?: string;
   spec: DefinitionSpec;
   parserSource: string;
-  /** Increments on every change; sandbox contexts are cached by (scope, name, revision). */
+  /**
+   * The published version's number. Versions never change, so sandbox contexts are cached by
+   * (scope, name, version), a rollback included.
+   */
+  version: number;
+  /** The newest version's number (a draft when it is not the published one). */
+  latest: number;
+  /** Counts the head's changes (a new version, a publication): what an update names to be safe. */
   revision: number;
   updatedUTC: string;
+}
+
+/** Who made one version of a definition, when and why. */
+export interface DefinitionVersionMeta {
+  version: number;
+  createdUTC: string;
+  /** A username, `token:<name>`, `cli:<OS user>`. */
+  createdBy: string;
+  note: string;
+  /** When it was last published, and by whom; absent for a version never published. */
+  publishedUTC?: string;
+  publishedBy?: string;
 }
 
 export interface DeviceRecord {

@@ -55,7 +55,7 @@ export interface DefinitionTrialInput {
   settings?: DeviceSettings;
   /**
    * Sandbox cache identity of the parser (ParserCode.id and revision): the definition's own where
-   * its stored revision runs, so the compiled parser is reused.
+   * one of its stored versions runs, so the compiled parser is reused.
    */
   codeId?: string;
   revision?: number;
@@ -115,6 +115,8 @@ function convertResult(input: DefinitionTrialInput, result: Record<string, unkno
     env: TEST_ENV,
     spec: input.spec,
     parserSource: input.parserSource,
+    version: 1,
+    latest: 1,
     revision: 1,
     updatedUTC: '',
   };

@@ -137,7 +137,10 @@ export function createIngestProcessor(deps: IngestProcessorDeps): ProcessItems {
   const slowedEnvs = deps.fairness ?? { slowedAmong: () => NOBODY };
   return async function processItems(queued, step = {}) {
     const nowMs = clock();
-    const slowed = slowedEnvs.slowedAmong(envsOf(queued));
+    const envs = envsOf(queued);
+    // After the step's payloads were read: a change answered before they were accepted is seen.
+    await deps.catalog.refresh([...envs]);
+    const slowed = slowedEnvs.slowedAmong(envs);
     if (slowed.size === 0) return processPart(queued, step, nowMs);
     // Environments over their parser CPU share go last: the others' state is stored before their
     // parsers run. Per-device order holds, as a device belongs to one environment.

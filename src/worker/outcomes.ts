@@ -30,6 +30,8 @@ interface ItemOutcome {
   problems: Problem[];
   /** Why processing failed on its data (the first reason), or null. */
   failure: string | null;
+  /** The version of the definition that parsed it. */
+  definitionVersion: number | null;
 }
 
 export class OutcomeLog implements ConversionReport {
@@ -46,6 +48,7 @@ export class OutcomeLog implements ConversionReport {
         readings: 0,
         problems: [],
         failure: null,
+        definitionVersion: null,
       };
       this.byItem.set(item, o);
     }
@@ -57,10 +60,12 @@ export class OutcomeLog implements ConversionReport {
     this.of(item);
   }
 
-  device(item: IngestItem, deviceName: string): void {
+  /** A reading of the item reached its device, whose definition is at `definitionVersion`. */
+  device(item: IngestItem, deviceName: string, definitionVersion: number | null = null): void {
     const o = this.of(item);
     o.deviceName ??= deviceName;
     o.readings += 1;
+    o.definitionVersion ??= definitionVersion;
   }
 
   problem(item: IngestItem, code: ErrorCode, message: string, deviceName?: string | null): void {
@@ -140,6 +145,7 @@ export class OutcomeLog implements ConversionReport {
         outcome,
         code: first?.code ?? null,
         message,
+        definitionVersion: o.definitionVersion,
       };
     });
   }

@@ -53,7 +53,7 @@ export function parseReadings(
       {
         env: first.item.env,
         id: parserId(def),
-        revision: def.revision,
+        revision: def.version,
         source: def.parserSource,
         filename: `${def.spec.name}.js`,
       },

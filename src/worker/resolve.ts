@@ -94,7 +94,7 @@ function resolveOne(
     );
     return undefined;
   }
-  outcomes.device(r.item, r.deviceName);
+  outcomes.device(r.item, r.deviceName, definition.version);
   r.device = device;
   r.definition = definition;
   return r as ResolvedReading;

@@ -262,7 +262,16 @@ describe('golden shapes', () => {
     expect(res.json.data).toHaveLength(1);
     expect(res.json.data[0].ingestId).toBe('b');
     expect(Object.keys(res.json.data[0]).sort()).toEqual(
-      ['code', 'deviceName', 'gateway', 'ingestId', 'message', 'outcome', 'receivedUTC'].sort(),
+      [
+        'code',
+        'definitionVersion',
+        'deviceName',
+        'gateway',
+        'ingestId',
+        'message',
+        'outcome',
+        'receivedUTC',
+      ].sort(),
     );
   });
 

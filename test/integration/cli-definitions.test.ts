@@ -63,18 +63,21 @@ afterAll(async () => {
 });
 
 describe('vigil definition apply', () => {
-  it('stores a definition, writes nothing when unchanged, and bumps the revision on change', async () => {
+  it('stores a definition, writes nothing when unchanged, and makes a new version on change', async () => {
     const file = write('good.yaml', yaml('Room', GOOD_POINTS));
-    const first = await cli.json<{ revision: number; changed: boolean }>([
-      'definition',
-      'apply',
-      file,
-      '--env',
-      'one',
-    ]);
-    expect(first).toMatchObject({ revision: 1, changed: true });
+    type Applied = { version: number; published: number; created: boolean; changed: boolean };
+    const first = await cli.json<Applied>(['definition', 'apply', file, '--env', 'one']);
+    expect(first).toMatchObject({ version: 1, published: 1, created: true, changed: true });
     const stored = await cli.redis.hgetall(keys.definition({ kind: 'private', env: 'one' }, 'Room'));
-    expect(Object.keys(stored).sort()).toEqual(['parser', 'revision', 'spec', 'updatedUTC']);
+    expect(Object.keys(stored).sort()).toEqual([
+      'latest',
+      'parser',
+      'publishedUTC',
+      'revision',
+      'spec',
+      'updatedUTC',
+      'version',
+    ]);
     expect(stored.parser).toBe(PARSER);
     expect(JSON.parse(stored.spec ?? '{}')).toMatchObject({
       name: 'Room',
@@ -82,22 +85,34 @@ describe('vigil definition apply', () => {
     });
     const before = await cli.snapshot();
 
-    const again = await cli.json<{ revision: number; changed: boolean }>([
-      'definition',
-      'apply',
-      file,
-      '--env',
-      'one',
-    ]);
-    expect(again).toMatchObject({ revision: 1, changed: false });
+    const again = await cli.json<Applied>(['definition', 'apply', file, '--env', 'one']);
+    expect(again).toMatchObject({ version: 1, published: 1, created: false, changed: false });
     expect(await cli.snapshot()).toEqual(before);
 
     write('good.yaml', yaml('Room', GOOD_POINTS, 'parser2.js'), {
       file: 'parser2.js',
       source: `// v2\n${PARSER}`,
     });
-    const changed = await cli.json<{ revision: number }>(['definition', 'apply', file, '--env', 'one']);
-    expect(changed.revision).toBe(2);
+    const changed = await cli.json<Applied>(['definition', 'apply', file, '--env', 'one']);
+    expect(changed).toMatchObject({ version: 2, published: 2, created: true });
+    const draft = await cli.json<Applied>([
+      ...[
+        'definition',
+        'apply',
+        write('good.yaml', yaml('Room', GOOD_POINTS.replace('above: 25', 'above: 26'))),
+        '--env',
+      ],
+      ...['one', '--draft', '--note', 'try 26'],
+    ]);
+    expect(draft).toMatchObject({ version: 3, published: 2, created: true });
+    const versions = await cli.json<{ version: number; published: boolean; note: string }[]>([
+      ...['definition', 'versions', 'Room', '--env', 'one'],
+    ]);
+    expect(versions.map((v) => [v.version, v.published, v.note])).toEqual([
+      [3, false, 'try 26'],
+      [2, true, ''],
+      [1, false, ''],
+    ]);
   });
 
   it('refuses bad definitions with a one-line reason and writes nothing', async () => {
@@ -166,13 +181,26 @@ describe('private and public definitions', () => {
     expect(viaPublic.code, viaPublic.stderr).toBe(0);
 
     const [listTwo, listOne, publicOnly] = await Promise.all([
-      cli.json<{ name: string; isPublic: boolean }[]>(['definition', 'list', '--env', 'two']),
-      cli.json<{ name: string; isPublic: boolean }[]>(['definition', 'list', '--env', 'one']),
-      cli.json<{ name: string; isPublic: boolean }[]>(['definition', 'list']),
+      cli.json<{ definitionName: string; definitionIsPublic: boolean }[]>([
+        'definition',
+        'list',
+        '--env',
+        'two',
+      ]),
+      cli.json<{ definitionName: string; definitionIsPublic: boolean }[]>([
+        'definition',
+        'list',
+        '--env',
+        'one',
+      ]),
+      cli.json<{ definitionName: string; definitionIsPublic: boolean }[]>(['definition', 'list']),
     ]);
-    expect(listTwo.map((d) => [d.name, d.isPublic])).toEqual([['Shared', true]]);
-    expect(listOne.filter((d) => d.name === 'Shared').map((d) => d.isPublic)).toEqual([false, true]);
-    expect(publicOnly.map((d) => d.name)).toEqual(['Shared']);
+    expect(listTwo.map((d) => [d.definitionName, d.definitionIsPublic])).toEqual([['Shared', true]]);
+    expect(listOne.filter((d) => d.definitionName === 'Shared').map((d) => d.definitionIsPublic)).toEqual([
+      false,
+      true,
+    ]);
+    expect(publicOnly.map((d) => d.definitionName)).toEqual(['Shared']);
 
     const [inUse, showTwo] = await Promise.all([
       cli.run(['definition', 'delete', 'Shared', '--public']),

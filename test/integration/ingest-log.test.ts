@@ -24,7 +24,11 @@ describe('ingestion log', () => {
     const a = await log.list('a', 10);
     expect(a.map((e) => e.ingestId)).toEqual(['id-5', 'id-4', 'id-3']);
     const { env: _env, receivedMs, ...stored } = entry('a', 5);
-    expect(a[0]).toEqual({ receivedUTC: new Date(receivedMs).toISOString(), ...stored });
+    expect(a[0]).toEqual({
+      receivedUTC: new Date(receivedMs).toISOString(),
+      ...stored,
+      definitionVersion: null,
+    });
     expect((await log.list('b', 10)).map((e) => e.ingestId)).toEqual(['id-2']);
     expect(await log.list('a', 1)).toHaveLength(1);
     expect(await log.list('nobody', 10)).toEqual([]);
@@ -44,7 +48,7 @@ describe('ingestion log', () => {
     expect(await h.redis.get(`${h.keys.ingestLog('a')}:marker`)).toBe('1');
   });
 
-  it('stores plain acceptances compactly and serves every kind of entry the same way', async () => {
+  it('stores plain acceptances compactly with their definition version, and serves every kind of entry the same way', async () => {
     const h = createIngestHarness();
     onTestFinished(() => h.close());
     const log = createIngestLog({ redis: h.redis, keys: h.keys, size: 10 });
@@ -54,8 +58,11 @@ describe('ingestion log', () => {
       outcome: 'accepted',
       code: null,
       message: null,
+      definitionVersion: 7,
     });
     await log.record([accepted(1, 'device 1.a:b'), accepted(2, 'tab\there'), entry('a', 3)]);
+    // A plain acceptance an earlier version wrote, without the definition version.
+    await h.redis.rpush(h.keys.ingestLog('a'), `A\t${1_700_000_000_000}\tid-0\tsubmit\tdevice 0`);
     // An entry an earlier version wrote (JSON throughout) reads as before.
     const earlier = {
       receivedUTC: '2026-11-23T10:00:00.000Z',
@@ -68,7 +75,7 @@ describe('ingestion log', () => {
     };
     await h.redis.rpush(h.keys.ingestLog('a'), JSON.stringify(earlier));
     const stored = await h.redis.lrange(h.keys.ingestLog('a'), 0, -1);
-    expect(stored[2]).toBe(`A\t${1_700_000_000_001}\tid-1\tsubmit\tdevice 1.a:b`);
+    expect(stored[2]).toBe(`V\t${1_700_000_000_001}\tid-1\tsubmit\t7\tdevice 1.a:b`);
     expect(stored[1]?.startsWith('{')).toBe(true); // a name with a tab stays JSON
     const iso = (n: number) => new Date(1_700_000_000_000 + n).toISOString();
     expect(await log.list('a', 10)).toEqual([
@@ -80,6 +87,7 @@ describe('ingestion log', () => {
         outcome: 'rejected',
         code: 'UNKNOWN_DEVICE',
         message: null,
+        definitionVersion: null,
       },
       {
         receivedUTC: iso(2),
@@ -89,6 +97,7 @@ describe('ingestion log', () => {
         outcome: 'accepted',
         code: null,
         message: null,
+        definitionVersion: 7,
       },
       {
         receivedUTC: iso(1),
@@ -98,8 +107,19 @@ describe('ingestion log', () => {
         outcome: 'accepted',
         code: null,
         message: null,
+        definitionVersion: 7,
       },
-      earlier,
+      {
+        receivedUTC: iso(0),
+        ingestId: 'id-0',
+        gateway: 'submit',
+        deviceName: 'device 0',
+        outcome: 'accepted',
+        code: null,
+        message: null,
+        definitionVersion: null,
+      },
+      { ...earlier, definitionVersion: null },
     ]);
   });
 });

@@ -329,6 +329,7 @@ describe('worker steps', () => {
         outcome: 'rejected',
         code: 'INTERNAL',
         message: expect.not.stringContaining('cannot process poison') as string,
+        definitionVersion: null,
       },
     ]);
     for (const d of devices) {

@@ -5,6 +5,7 @@
  * VIGIL_POISON_DELIVERIES crashes on its own it is dead-lettered with its reason, the healthy entries
  * that crashed with it are processed once, and the rest of its partition goes on.
  */
+import { readEntry } from '../../src/ingest/ingest-log.ts';
 import { execFile } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { countEntries, listDeadLetters } from '../../src/queue/ingest-queue.ts';
@@ -75,11 +76,7 @@ describe('a queue entry that kills its worker', () => {
       expect(dead[0]).toMatchObject({ items: 1 });
       expect(dead[0]!.reason).toMatch(new RegExp(`crashed its worker ${POISON_DELIVERIES} times on its own`));
       // Every other payload was processed exactly once: one ingestion-log entry each, accepted.
-      const log = (await p.redis.lrange(p.keys.ingestLog('acme'), 0, -1)).map((line) =>
-        line.startsWith('A\t')
-          ? { ingestId: line.split('\t')[2] ?? '', outcome: 'accepted' }
-          : (JSON.parse(line) as { ingestId: string; outcome: string }),
-      );
+      const log = (await p.redis.lrange(p.keys.ingestLog('acme'), 0, -1)).map(readEntry);
       const byId = new Map<string, string[]>();
       for (const e of log) byId.set(e.ingestId, [...(byId.get(e.ingestId) ?? []), e.outcome]);
       for (const [name, id] of ids) {

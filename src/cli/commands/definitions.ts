@@ -1,11 +1,13 @@
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { InvalidArgumentError, type Command } from 'commander';
-import type { Locale } from '../../domain/types.ts';
-import { AppError } from '../../errors/app-error.ts';
+import { definitionYaml } from '../../domain/definition-spec.ts';
+import type { DefinitionSpec, Locale } from '../../domain/types.ts';
+import { cliActor } from '../../audit/audit-log.ts';
+import { AppError, isAppError } from '../../errors/app-error.ts';
 import { createLogger } from '../../log/logger.ts';
 import { loadConfig } from '../../config/load-config.ts';
-import { describeScope } from '../../tenancy/admin-definitions.ts';
+import { describeScope } from '../../tenancy/admin-definition-versions.ts';
 import { PREPARSER_FILENAME, type PreparserAnswer } from '../../management/preparser-operations.ts';
 import { loadDefinitionFiles } from '../../tenancy/definition-files.ts';
 import { describeReport, runDefinitionTest } from '../definition-test.ts';
@@ -16,6 +18,39 @@ interface ScopeOpts {
   env?: string;
   public?: boolean;
   json?: boolean;
+}
+
+interface Applied {
+  definitionName: string;
+  version: number;
+  published: number;
+  revision: number;
+  created: boolean;
+  changed: boolean;
+}
+interface Summary {
+  definitionName: string;
+  definitionIsPublic: boolean;
+  version: number;
+  latest: number;
+  dataPoints: string[];
+}
+interface Shown {
+  version: number;
+  published: number;
+  latest: number;
+  definition: string;
+  parserSource: string;
+  createdUTC: string;
+  createdBy: string;
+  note: string;
+}
+interface VersionRow {
+  version: number;
+  published: boolean;
+  createdUTC: string;
+  createdBy: string;
+  note: string;
 }
 
 const scoped = (cmd: Command) =>
@@ -29,78 +64,154 @@ export function addDefinitionCommands(program: Command, rt: Runtime): void {
     .description('device definitions (YAML + JavaScript parser)');
 
   scoped(
-    leaf(definition, 'apply <file.yaml>', 'create or update a definition from its YAML and parser file'),
-  ).action(async (file: string, opts: ScopeOpts) => {
-    const scope = scopeFrom(opts);
-    const { spec, parserSource } = await loadDefinitionFiles(file);
+    leaf(
+      definition,
+      'apply <file.yaml>',
+      'make a version of a definition from its YAML and parser file, and publish it',
+    ),
+  )
+    .option('--draft', 'keep the new version as a draft: devices go on with the published one')
+    .option('--note <text>', 'why: kept with the version and in the audit log')
+    .action(async (file: string, opts: ScopeOpts & { draft?: boolean; note?: string }) => {
+      const scope = scopeFrom(opts);
+      const { spec, parserSource } = await loadDefinitionFiles(file);
+      // Public definitions are the server's: changed here directly, never through an environment.
+      const r =
+        scope.kind === 'public'
+          ? await applyPublic(spec, parserSource, opts)
+          : await rt.manage<Applied>(scope.env, '/definitions/apply', {
+              definition: definitionYaml(spec),
+              parserSource,
+              publish: opts.draft !== true,
+              note: opts.note,
+            });
+      const where = `${r.definitionName} (${describeScope(scope)})`;
+      rt.print(
+        opts.json,
+        { ...r, isPublic: scope.kind === 'public', env: scope.kind === 'public' ? null : scope.env },
+        !r.created
+          ? `definition ${where} unchanged: version ${r.version}${r.changed ? ' published' : ''}, published ${r.published}`
+          : `made version ${r.version} of definition ${where}; published: ${r.published}${r.published === r.version ? '' : ' (kept as a draft)'}`,
+      );
+    });
+
+  async function applyPublic(
+    spec: DefinitionSpec,
+    parserSource: string,
+    opts: { draft?: boolean; note?: string },
+  ): Promise<Applied> {
     const { admin } = await rt.services();
-    const r = await admin.applyDefinition(scope, spec, parserSource);
-    rt.print(
-      opts.json,
-      { ...r, isPublic: scope.kind === 'public', env: scope.kind === 'public' ? null : scope.env },
-      r.changed
-        ? `applied definition ${r.name} (${describeScope(scope)}), revision ${r.revision}`
-        : `definition ${r.name} (${describeScope(scope)}) unchanged, revision ${r.revision}`,
-    );
-  });
+    const r = await admin.applyDefinition({ kind: 'public' }, spec, parserSource, {
+      author: { actor: cliActor(), ...(opts.note === undefined ? {} : { note: opts.note }) },
+      publish: opts.draft !== true,
+    });
+    return { ...r, definitionName: r.name };
+  }
 
   leaf(definition, 'list', "list definitions: the environment's private ones and the public ones")
     .option('--env <env>', 'environment (without it: public definitions only)')
     .action(async (opts: { env?: string; json?: boolean }) => {
-      const { admin, store } = await rt.services();
-      if (opts.env) await admin.requireEnv(opts.env);
-      const all = await store.listDefinitions(opts.env ?? '');
-      const list = all.filter((d) => opts.env || d.isPublic);
-      const rows = list.map((d) => ({
-        name: d.spec.name,
-        isPublic: d.isPublic,
-        manufacturer: d.spec.manufacturer,
-        version: d.spec.version,
-        revision: d.revision,
-        dataPoints: d.spec.dataPoints.map((p) => p.name),
-        updatedUTC: d.updatedUTC,
-      }));
+      const rows = opts.env
+        ? await rt.manage<Summary[]>(opts.env, '/definitions/list', {})
+        : (await (await rt.services()).store.listDefinitions(''))
+            .filter((d) => d.isPublic)
+            .map((d) => ({
+              definitionName: d.spec.name,
+              definitionIsPublic: true,
+              manufacturer: d.spec.manufacturer,
+              version: d.version,
+              latest: d.latest,
+              revision: d.revision,
+              dataPoints: d.spec.dataPoints.map((p) => p.name),
+              updatedUTC: d.updatedUTC,
+            }));
       rt.print(
         opts.json,
         rows,
         table(
-          ['NAME', 'SCOPE', 'VERSION', 'REVISION', 'DATA POINTS'],
+          ['NAME', 'SCOPE', 'PUBLISHED', 'LATEST', 'DATA POINTS'],
           rows.map((r) => [
-            r.name,
-            r.isPublic ? 'public' : 'private',
-            r.version,
-            String(r.revision),
+            r.definitionName,
+            r.definitionIsPublic ? 'public' : 'private',
+            String(r.version),
+            String(r.latest),
             r.dataPoints.join(', '),
           ]),
         ),
       );
     });
 
-  scoped(leaf(definition, 'show <name>', 'show a stored definition'))
+  scoped(leaf(definition, 'show <name>', 'show a definition: its published version, or --version N'))
+    .option('--version <n>', 'the version to show', parse.positiveInt)
     .option('--parser', 'print the parser source too')
-    .action(async (name: string, opts: ScopeOpts & { parser?: boolean }) => {
+    .action(async (name: string, opts: ScopeOpts & { parser?: boolean; version?: number }) => {
       const scope = scopeFrom(opts);
-      const { store, admin } = await rt.services();
-      if (scope.kind === 'private') await admin.requireEnv(scope.env);
-      const def = await store.getDefinition(
-        scope.kind === 'private' ? scope.env : '',
-        name,
-        scope.kind === 'public',
-      );
-      if (!def) throw new AppError('DEFINITION_NOT_FOUND', `no definition ${name} (${describeScope(scope)})`);
+      const def = await rt.manage<Shown>(scope.kind === 'private' ? scope.env : '', '/definitions/get', {
+        definitionName: name,
+        definitionIsPublic: scope.kind === 'public',
+        version: opts.version,
+      });
       const data = { ...def, parserSource: opts.parser ? def.parserSource : undefined };
       rt.print(opts.json, data, [
-        `${def.spec.name} (${describeScope(scope)}), revision ${def.revision}, updated ${def.updatedUTC}`,
-        ...blockLines(JSON.stringify(def.spec, null, 2)),
+        `${name} (${describeScope(scope)}), version ${def.version} of ${def.latest}, published ${def.published}; made ${def.createdUTC} by ${def.createdBy}${def.note ? `: ${def.note}` : ''}`,
+        ...blockLines(def.definition),
         ...(opts.parser ? ['--- parser ---', ...blockLines(def.parserSource)] : []),
       ]);
     });
 
-  scoped(leaf(definition, 'delete <name>', 'delete a definition no device uses')).action(
+  scoped(leaf(definition, 'versions <name>', "a definition's versions, newest first")).action(
     async (name: string, opts: ScopeOpts) => {
       const scope = scopeFrom(opts);
-      const { admin } = await rt.services();
-      await admin.deleteDefinition(scope, name);
+      const list = await rt.manage<VersionRow[]>(
+        scope.kind === 'private' ? scope.env : '',
+        '/definitions/versions',
+        {
+          definitionName: name,
+          definitionIsPublic: scope.kind === 'public',
+        },
+      );
+      rt.print(
+        opts.json,
+        list,
+        table(
+          ['VERSION', 'PUBLISHED', 'MADE', 'BY', 'NOTE'],
+          list.map((v) => [String(v.version), v.published ? 'yes' : '', v.createdUTC, v.createdBy, v.note]),
+        ),
+      );
+    },
+  );
+
+  for (const verb of ['publish', 'rollback'] as const) {
+    withEnv(
+      leaf(
+        definition,
+        `${verb} <name>`,
+        verb === 'publish' ? 'publish a version of a private definition' : 'publish an earlier version again',
+      ),
+    )
+      .requiredOption('--version <n>', 'the version', parse.positiveInt)
+      .option('--note <text>', 'why: kept in the audit log')
+      .action(async (name: string, opts: { env: string; version: number; note?: string; json?: boolean }) => {
+        const r = await rt.manage<{ previous: number; published: number; changed: boolean }>(
+          opts.env,
+          `/definitions/${verb}`,
+          { definitionName: name, version: opts.version, note: opts.note },
+        );
+        rt.print(
+          opts.json,
+          r,
+          r.changed
+            ? `published version ${r.published} of ${name} (was ${r.previous})`
+            : `version ${r.published} of ${name} is published already`,
+        );
+      });
+  }
+
+  scoped(leaf(definition, 'delete <name>', 'delete a definition no device uses, with its versions')).action(
+    async (name: string, opts: ScopeOpts) => {
+      const scope = scopeFrom(opts);
+      if (scope.kind === 'public') await (await rt.services()).admin.deleteDefinition(scope, name);
+      else await rt.manage(scope.env, '/definitions/delete', { definitionName: name });
       rt.print(opts.json, { name, deleted: true }, `deleted definition ${name} (${describeScope(scope)})`);
     },
   );
@@ -176,9 +287,12 @@ function addPreparserCommands(program: Command, rt: Runtime) {
   }
 
   withEnv(leaf(preparser, 'show', 'show the pre-parser')).action(async (opts: EnvOpts) => {
-    const { admin, store } = await rt.services();
-    await admin.requireEnv(opts.env);
-    const p = await store.getPreparser(opts.env);
+    const p = await rt
+      .manage<{ source: string; enabled: boolean; revision: number }>(opts.env, '/preparser/get', {})
+      .catch((err: unknown) => {
+        if (isAppError(err) && err.code === 'PREPARSER_NOT_FOUND') return null;
+        throw err;
+      });
     rt.print(
       opts.json,
       p,

@@ -27,7 +27,7 @@ const trial = (parserSource: string): Trial => ({
   env: 'acme',
   session: 'a-session',
   locale: 'en',
-  definition: { isPublic: false, env: 'acme', spec: SPEC, parserSource, revision: 1, updatedUTC: '' },
+  definition: { isPublic: false, env: 'acme', spec: SPEC, parserSource, version: 1, latest: 1, revision: 1, updatedUTC: '' },
 });
 
 const recent = (payload: string, statuses: RecentPayload['statuses'] = {}): RecentPayload => ({

@@ -11,6 +11,7 @@ const log = (n: number, device = 'd'): IngestLogEntry[] =>
     outcome: 'accepted',
     code: null,
     message: null,
+    definitionVersion: null,
   }));
 const ids = (entries: IngestLogEntry[]) => entries.map((e) => e.ingestId);
 

@@ -1,13 +1,13 @@
 /**
- * Layout 4: each environment's audit log is a stream kept by time (audit-log.ts) instead of a list
+ * Layout 4: each environment's audit log is a stream kept by time (src/audit) instead of a list
  * capped by count. The entries of the old list move over, oldest first, with ids of their own
  * times, and the list goes — per environment in one atomic step, so a migration that stopped
  * half-way resumes with the environments whose list is still there.
  */
+import type { AuditKeys } from '../audit/audit-keys.ts';
+import { withAuditAppend } from '../audit/audit-log.ts';
 import type { TenancyKeys } from '../tenancy/tenancy-keys.ts';
-import type { Migration } from '../state/migrations.ts';
-import type { AuditKeys } from './audit-keys.ts';
-import { withAuditAppend } from './audit-log.ts';
+import type { Migration } from './migrations.ts';
 
 /**
  * KEYS[1] the old list (newest first), KEYS[2] the stream; ARGV[1] the list's length when it was

@@ -4,8 +4,8 @@
  * the error catalogue of the read API, each operation in the OpenAPI document.
  */
 import { tokenActor } from '../audit/audit-log.ts';
-import type { Management } from '../management/management.ts';
-import type { ApiRoute } from './api-route.ts';
+import type { ApiRoute } from '../api/api-route.ts';
+import type { Management } from './management.ts';
 
 export function managementRoutes(management: Management): ApiRoute[] {
   return [...management.operations.values()].map((op) => ({

@@ -1,0 +1,146 @@
+/**
+ * Writing many devices at once (an import, src/management/device-import.ts), in batches: each
+ * batch one pipeline that adds the devices to the environment's list and label index and writes
+ * each record by the script that checks its revision (lua/put-record.lua, as one device's write
+ * does), then one that takes out what the records no longer have (labels, overrides of data points
+ * a new definition lacks). The inputs arrive checked; a record that changed since it was read is
+ * left as it is and named in the answer.
+ */
+import { readFileSync } from 'node:fs';
+import type { ChainableCommander } from 'ioredis';
+import type { Redis } from '../redis/connect.ts';
+import type { AdminContext } from './admin-support.ts';
+import type { DeviceInput } from './admin-devices.ts';
+import { encodeDevice } from './records.ts';
+import type { DeviceRecord } from './types.ts';
+
+const PUT_RECORD = readFileSync(new URL('./lua/put-record.lua', import.meta.url), 'utf8');
+
+/** Devices written per pipeline. */
+const BATCH = 2000;
+
+type PutRecord = (key: string, expected: string, ...fields: string[]) => ChainableCommander;
+type WithPutRecord = Redis & { vigilPutRecord?: unknown };
+
+export interface ImportItem {
+  input: DeviceInput;
+  /** The device as it was read when the import was checked; null for a new one. */
+  current: DeviceRecord | null;
+}
+
+export function createDeviceImporter(ctx: AdminContext) {
+  const { keys } = ctx;
+  const redis = ctx.redis as WithPutRecord;
+  if (typeof redis.vigilPutRecord !== 'function')
+    redis.defineCommand('vigilPutRecord', { numberOfKeys: 1, lua: PUT_RECORD });
+
+  const recordOf = (env: string, { input, current }: ImportItem, nowUTC: string): DeviceRecord => ({
+    env,
+    deviceName: input.name,
+    displayName: input.displayName ?? input.name,
+    definitionName: input.definitionName,
+    definitionIsPublic: input.definitionIsPublic,
+    ...(input.availabilityMinutes === undefined ? {} : { availabilityMinutes: input.availabilityMinutes }),
+    labels: { ...input.labels },
+    revision: 0,
+    createdUTC: current?.createdUTC ?? nowUTC,
+  });
+
+  async function writeBatch(
+    env: string,
+    items: ImportItem[],
+    nowUTC: string,
+    dataPointsOf: (d: DeviceRecord) => ReadonlySet<string>,
+  ): Promise<string[]> {
+    const records = items.map((item) => recordOf(env, item, nowUTC));
+    const pipe = ctx.redis.pipeline();
+    pipe.zadd(keys.devices(env), ...records.flatMap((r) => [0, r.deviceName]));
+    const byLabel = new Map<string, string[]>();
+    for (const r of records)
+      for (const [k, v] of Object.entries(r.labels))
+        byLabel.set(k, [...(byLabel.get(k) ?? []), `${v}\n${r.deviceName}`]);
+    for (const [k, members] of byLabel) pipe.zadd(keys.labelIndex(env, k), ...members.flatMap((m) => [0, m]));
+    const put = (pipe as unknown as { vigilPutRecord: PutRecord }).vigilPutRecord.bind(pipe);
+    records.forEach((r, i) => {
+      const current = items[i]?.current;
+      put(
+        keys.device(env, r.deviceName),
+        current ? String(current.revision) : '0',
+        ...Object.entries(encodeDevice(r)).flat(),
+      );
+    });
+    const results = (await pipe.exec()) ?? [];
+    const offset = 1 + byLabel.size;
+    const conflicts: string[] = [];
+    const written: { record: DeviceRecord; current: DeviceRecord | null }[] = [];
+    records.forEach((record, i) => {
+      const [err, reply] = results[offset + i] ?? [new Error('no reply'), null];
+      if (err) throw err;
+      if ((reply as [number, number])[0] === 1) written.push({ record, current: items[i]?.current ?? null });
+      else conflicts.push(record.deviceName);
+    });
+    await tidy(env, written, dataPointsOf);
+    return conflicts;
+  }
+
+  /** What the written records no longer have: labels they lost, overrides their new definition lacks. */
+  async function tidy(
+    env: string,
+    written: { record: DeviceRecord; current: DeviceRecord | null }[],
+    dataPointsOf: (d: DeviceRecord) => ReadonlySet<string>,
+  ) {
+    const pipe = ctx.redis.pipeline();
+    const moved = written.filter(
+      ({ record, current }) =>
+        current !== null &&
+        (current.definitionName !== record.definitionName ||
+          current.definitionIsPublic !== record.definitionIsPublic),
+    );
+    for (const { record, current } of written)
+      for (const [k, v] of Object.entries(current?.labels ?? {}))
+        if (record.labels[k] !== v) pipe.zrem(keys.labelIndex(env, k), `${v}\n${record.deviceName}`);
+    if (pipe.length > 0) await pipe.exec();
+    if (moved.length === 0) return;
+    // A device moved to another definition keeps no override or suppression of a data point its new
+    // definition lacks, as when one device is moved (admin-devices.ts).
+    const read = ctx.redis.pipeline();
+    for (const { record } of moved)
+      read
+        .hkeys(keys.deviceThresholds(env, record.deviceName))
+        .hkeys(keys.deviceSuppressed(env, record.deviceName));
+    const fields = ((await read.exec()) ?? []).map(([err, v]) => {
+      if (err) throw err;
+      return v as string[];
+    });
+    const drop = ctx.redis.pipeline();
+    moved.forEach(({ record }, i) => {
+      const kept = dataPointsOf(record);
+      const stale = (names: string[] | undefined) => (names ?? []).filter((n) => !kept.has(n));
+      const overrides = stale(fields[2 * i]);
+      const suppressed = stale(fields[2 * i + 1]);
+      if (overrides.length > 0) drop.hdel(keys.deviceThresholds(env, record.deviceName), ...overrides);
+      if (suppressed.length > 0) drop.hdel(keys.deviceSuppressed(env, record.deviceName), ...suppressed);
+    });
+    if (drop.length > 0) await drop.exec();
+  }
+
+  return {
+    /**
+     * Writes the items; resolves to the names of the devices that had changed since they were read
+     * (not written). `dataPointsOf` names the data points of a device's definition.
+     */
+    async importDevices(
+      env: string,
+      items: readonly ImportItem[],
+      dataPointsOf: (d: DeviceRecord) => ReadonlySet<string>,
+    ): Promise<string[]> {
+      const nowUTC = ctx.nowUTC();
+      const conflicts: string[] = [];
+      for (let i = 0; i < items.length; i += BATCH)
+        conflicts.push(...(await writeBatch(env, items.slice(i, i + BATCH), nowUTC, dataPointsOf)));
+      return conflicts;
+    },
+  };
+}
+
+export type DeviceImporter = ReturnType<typeof createDeviceImporter>;

@@ -7,6 +7,7 @@ import { listEvents } from '../events/list-events.ts';
 import { readLastContacts } from '../state/read-state.ts';
 import type { DeviceRecord } from '../tenancy/types.ts';
 import { apiRoute, type ApiDeps, type ApiRoute } from './api-route.ts';
+import { z } from 'zod';
 import { attr, attributes } from './attributes.ts';
 import { EVENT_FILTERS, eventQuery } from './events-routes.ts';
 import { deviceShape } from './sensor-shapes.ts';
@@ -34,8 +35,28 @@ export function deviceRoutes(deps: ApiDeps): ApiRoute[] {
       methods: ['GET', 'POST'],
       auth: true,
       scope: 'read',
-      attributes: attributes({}),
-      handle: async ({ env }) => shapeDevices(env, await tenancy.listDevices(env)),
+      attributes: attributes({
+        labels: labelsFilter().optional(),
+        limit: attr
+          .number({ integer: true, min: 1, max: DEVICES_PAGE_MAX })
+          .optional()
+          .describe('Most devices answered: a page. Without limit and after, every device.'),
+        after: attr
+          .string()
+          .optional()
+          .describe('The page after this deviceName (the last of the page before).'),
+      }),
+      async handle({ env, attrs }) {
+        const { labels, limit, after } = attrs;
+        if (limit === undefined && after === undefined && labels === undefined)
+          return shapeDevices(env, await tenancy.listDevices(env));
+        const page = await tenancy.pageDevices(env, {
+          limit: limit ?? DEVICES_PAGE_MAX,
+          ...(after === undefined ? {} : { after }),
+          ...(labels === undefined ? {} : { labels }),
+        });
+        return shapeDevices(env, page.devices);
+      },
     }),
     apiRoute({
       paths: ['/devices/listByDefinitionName', '/devices/listByDefinitionNames'],
@@ -78,6 +99,31 @@ export function deviceRoutes(deps: ApiDeps): ApiRoute[] {
       },
     }),
   ];
+}
+
+/** Most devices of one page of `/devices/list`. */
+export const DEVICES_PAGE_MAX = 10_000;
+
+/**
+ * A labels filter: a JSON object of values by key, or `key=value;key=value` text (a query string's
+ * form); a device matches when it has every one.
+ */
+export function labelsFilter() {
+  return z
+    .preprocess(
+      (v) => {
+        if (typeof v !== 'string') return v;
+        const out: Record<string, string> = {};
+        for (const pair of v.split(';')) {
+          const eq = pair.indexOf('=');
+          if (eq < 1) return v;
+          out[pair.slice(0, eq)] = pair.slice(eq + 1);
+        }
+        return out;
+      },
+      z.record(z.string(), z.string(), { error: 'an object of label values by key, or key=value;key=value' }),
+    )
+    .describe('Only devices with every one of these labels, e.g. {"site":"amsterdam"} or site=amsterdam.');
 }
 
 export const deviceNotFound = (deviceName: string) =>

@@ -43,6 +43,8 @@ export interface DeviceShape {
   definitionIsPublic: boolean;
   definitionName: string;
   lastContactUTC: string | null;
+  /** The device's labels ({} when none). */
+  labels: Record<string, string>;
 }
 
 interface Shaping {
@@ -103,5 +105,6 @@ export function deviceShape(d: DeviceRecord, lastContactMs: number | null): Devi
     definitionIsPublic: d.definitionIsPublic,
     definitionName: d.definitionName,
     lastContactUTC: isoUtc(lastContactMs),
+    labels: { ...d.labels },
   };
 }

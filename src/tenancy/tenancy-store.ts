@@ -51,6 +51,12 @@ export interface TenancyStore {
   listDevices(env: string): Promise<DeviceRecord[]>;
   /** Devices in the order asked, null where one does not exist. */
   getDevices(env: string, names: string[]): Promise<(DeviceRecord | null)[]>;
+  /**
+   * Devices by name after `after` (exclusive), at most `limit`, each with every label of `labels`;
+   * `more` when devices may follow. Read from the label index of the first label when there are
+   * labels, else from the environment's device list: one page costs what the page holds.
+   */
+  pageDevices(env: string, page: DevicePage): Promise<{ devices: DeviceRecord[]; more: boolean }>;
   /** A private definition of `env`, or the public one when `isPublic`. */
   getDefinition(env: string, name: string, isPublic: boolean): Promise<DefinitionRecord | null>;
   /** The environment's private definitions, then the public ones, each sorted by name. */
@@ -88,6 +94,14 @@ export interface TenancyStore {
   ): Promise<{ token: string; expiresUTC: string }>;
   /** Checks credentials, with the lockout per username and address, username, and address. */
   verifyLogin(attempt: LoginAttempt): Promise<LoginResult>;
+  /** The catalog epochs of `scopes` (`public` or environment names), in order; '0' where none was raised. */
+  catalogEpochs(scopes: readonly string[]): Promise<string[]>;
+}
+
+export interface DevicePage {
+  after?: string;
+  limit: number;
+  labels?: Readonly<Record<string, string>>;
 }
 
 export interface DeviceSettings {
@@ -127,6 +141,25 @@ export function createTenancyStore(deps: TenancyDeps): TenancyStore {
     return names.map((n, i) => decodeDevice(env, n, hashes[i]));
   }
 
+  /** At most `count` device names after `after`, from the device list or one label's index. */
+  async function pageOfNames(
+    env: string,
+    label: [string, string] | undefined,
+    after: string | undefined,
+    count: number,
+  ): Promise<string[]> {
+    if (!label) {
+      const start = after === undefined ? '-' : `(${after}`;
+      return redis.zrangebylex(keys.devices(env), start, '+', 'LIMIT', 0, count);
+    }
+    const [k, v] = label;
+    const prefix = `${v}\n`;
+    const start = after === undefined ? `[${prefix}` : `(${prefix}${after}`;
+    // Every member of this value sorts below `<value>\n\xff…`: device names are printable ASCII.
+    const members = await redis.zrangebylex(keys.labelIndex(env, k), start, `(${v}\u000b`, 'LIMIT', 0, count);
+    return members.map((m) => m.slice(prefix.length));
+  }
+
   async function readDefinitions(
     env: string,
     scope: DefinitionScope,
@@ -161,6 +194,24 @@ export function createTenancyStore(deps: TenancyDeps): TenancyStore {
       return (await getDevices(env, names)).filter((d): d is DeviceRecord => d !== null);
     },
     getDevices,
+    async pageDevices(env, page) {
+      const wanted = Object.entries(page.labels ?? {});
+      const matches = (d: DeviceRecord | null): d is DeviceRecord =>
+        d !== null && wanted.every(([k, v]) => d.labels[k] === v);
+      const devices: DeviceRecord[] = [];
+      let after = page.after;
+      // Names from the index may have left it or their record may have moved on: read on until the
+      // page is full or the index ends.
+      for (;;) {
+        const want = page.limit - devices.length;
+        const names = await pageOfNames(env, wanted[0], after, want + 1);
+        const batch = names.slice(0, want);
+        devices.push(...(await getDevices(env, batch)).filter(matches));
+        if (names.length <= want) return { devices, more: false };
+        if (devices.length >= page.limit) return { devices, more: true };
+        after = batch.at(-1);
+      }
+    },
     async getDefinition(env, name, isPublic) {
       const scope = scopeOf(env, isPublic);
       const s = isPublic ? ({ isPublic: true } as const) : ({ isPublic: false, env } as const);
@@ -215,5 +266,9 @@ export function createTenancyStore(deps: TenancyDeps): TenancyStore {
     },
     createLoginToken: login.createLoginToken,
     verifyLogin: login.verifyLogin,
+    async catalogEpochs(scopes) {
+      if (scopes.length === 0) return [];
+      return (await redis.hmget(keys.catalogEpochs(), ...scopes)).map((v) => v ?? '0');
+    },
   };
 }

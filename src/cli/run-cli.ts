@@ -14,6 +14,8 @@ import { addEnvCommands } from './commands/env.ts';
 import { addIngestCommands } from './commands/ingest.ts';
 import { addProvisionCommands } from './commands/provision.ts';
 import { addQueueCommands } from './commands/queue.ts';
+import { addProfileCommands } from './commands/profiles.ts';
+import type { TargetOptions } from './profiles.ts';
 import { createRuntime, type Runtime } from './runtime.ts';
 import { escapeControls } from './terminal-text.ts';
 
@@ -22,8 +24,22 @@ export function buildProgram(rt: Runtime): Command {
     .description(
       'Administration of Vigil: environments, credentials, definitions, devices, provisioning, alerting.',
     )
+    // Before the command (`vigil --url … device list`): `channel create --url` is a webhook's.
+    .enablePositionalOptions()
+    .option('--url <url>', "a running Vigil's API address: manage it over HTTP (VIGIL_URL)")
+    .option('--token <token>', 'the bearer token to use there (VIGIL_TOKEN)')
+    .option('--profile <name>', 'a profile of the profile file (VIGIL_PROFILE; `vigil profile`)')
     .showSuggestionAfterError()
     .exitOverride()
+    .hook('preAction', (root) => {
+      // The program's own options, not a command's (`channel create --url` is a webhook's).
+      const { url, token, profile } = root.opts<TargetOptions>();
+      rt.configure({
+        ...(url === undefined ? {} : { url }),
+        ...(token === undefined ? {} : { token }),
+        ...(profile === undefined ? {} : { profile }),
+      });
+    })
     .configureOutput({
       outputError: (str, write) => write(`vigil: ${str.replace(/^error: /, '').trimEnd()}\n`),
     });
@@ -35,6 +51,7 @@ export function buildProgram(rt: Runtime): Command {
   addIngestCommands(program, rt);
   addQueueCommands(program, rt);
   addAlertingCommands(program, rt);
+  addProfileCommands(program, rt);
   return program;
 }
 

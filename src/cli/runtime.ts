@@ -21,6 +21,8 @@ import type { AlertingAdmin } from '../alerting/alerting-admin.ts';
 import { cliActor } from '../audit/audit-log.ts';
 import { openManagement, type OpenedManagement } from '../management/open-management.ts';
 import type { RawBody } from '../management/operation.ts';
+import { resolveTarget, type TargetOptions } from './profiles.ts';
+import { callRemote, type RemoteTarget } from './remote.ts';
 import { SCOPES } from '../tenancy/types.ts';
 
 export interface Services {
@@ -42,6 +44,16 @@ export interface Runtime {
    * in the audit log (as `cli:<OS user>`).
    */
   manage<T = unknown>(env: string, path: string, input: Record<string, unknown>, body?: RawBody): Promise<T>;
+  /**
+   * Reads through the API at `path` (a read-API endpoint or a management operation) in the remote
+   * mode; in the direct mode runs the management operation at `path` in this process, or `direct`
+   * for a read-API endpoint.
+   */
+  read<T>(env: string, path: string, input: Record<string, unknown>, direct: () => Promise<T>): Promise<T>;
+  /** The remote Vigil of the command line, environment or profile file; null in the direct mode. */
+  remote(): RemoteTarget | null;
+  /** Takes the command line's global options (--url, --token, --profile), before any command runs. */
+  configure(options: TargetOptions): void;
   /** Channels, routes and notifications (loaded on first use: it brings BullMQ). */
   alerting(): Promise<AlertingAdmin>;
   close(): Promise<void>;
@@ -59,12 +71,54 @@ export function createRuntime(env: NodeJS.ProcessEnv = process.env): Runtime {
   let connections: Connections | undefined;
   let alerting: Promise<AlertingAdmin> | undefined;
   let management: Promise<OpenedManagement> | undefined;
+  let targetOptions: TargetOptions = {};
+  let target: RemoteTarget | null | undefined;
+  /** The environment of the remote mode's token, asked once (the token, not --env, decides). */
+  let remoteEnv: Promise<string> | undefined;
+  const remote = () => (target ??= resolveTarget(targetOptions, env));
+
+  async function remoteCall<T>(
+    to: RemoteTarget,
+    envName: string,
+    path: string,
+    input: Record<string, unknown>,
+    body?: RawBody,
+  ) {
+    const tokenEnv = await (remoteEnv ??= callRemote<{ env: string }>(to, '/tokens/current', {}).then(
+      (c) => c.env,
+    ));
+    if (envName !== '' && envName !== tokenEnv)
+      throw new AppError(
+        'INVALID_INPUT',
+        `--env ${envName}: the token of ${to.source} is of environment ${tokenEnv}; give --env ${tokenEnv}, or another token`,
+      );
+    return callRemote<T>(to, path, input, body);
+  }
+
+  async function runDirect<T>(envName: string, path: string, input: Record<string, unknown>, body?: RawBody) {
+    const ops = await (management ??= openDirectManagement());
+    // Over HTTP the token's environment exists; here --env names one that may not.
+    if (envName !== '') await (await (opened ??= open())).admin.requireEnv(envName);
+    const caller = { env: envName, actor: cliActor(), scopes: SCOPES, nowMs: Date.now() };
+    return (await ops.run(path, caller, input, body)) as T;
+  }
+
   return {
     services: () => (opened ??= open()),
-    async manage<T>(env: string, path: string, input: Record<string, unknown>, body?: RawBody) {
+    configure(options) {
+      targetOptions = options;
+      target = undefined;
+    },
+    remote,
+    async manage<T>(envName: string, path: string, input: Record<string, unknown>, body?: RawBody) {
+      const to = remote();
+      return to ? remoteCall<T>(to, envName, path, input, body) : runDirect<T>(envName, path, input, body);
+    },
+    async read<T>(envName: string, path: string, input: Record<string, unknown>, direct: () => Promise<T>) {
+      const to = remote();
+      if (to) return remoteCall<T>(to, envName, path, input);
       const ops = await (management ??= openDirectManagement());
-      const caller = { env, actor: cliActor(), scopes: SCOPES, nowMs: Date.now() };
-      return (await ops.run(path, caller, input, body)) as T;
+      return ops.operations.has(path) ? runDirect<T>(envName, path, input) : direct();
     },
     alerting: () => (alerting ??= openAlerting()),
     async close() {
@@ -138,6 +192,13 @@ async function waitReady(redis: Redis, url: string): Promise<void> {
 }
 
 const redactUrl = (url: string) => maskUrl(url) ?? '(the URL, not shown)';
+
+/** Commander's collector of repeated `--label key=value` options. */
+export function collectLabel(value: string, labels: Record<string, string> = {}): Record<string, string> {
+  const eq = value.indexOf('=');
+  if (eq < 1) throw new InvalidArgumentError('expected key=value');
+  return { ...labels, [value.slice(0, eq)]: value.slice(eq + 1) };
+}
 
 /** Adds a leaf command with `--json`. */
 export function leaf(parent: Command, nameAndArgs: string, description: string): Command {

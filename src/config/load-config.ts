@@ -318,6 +318,11 @@ const IGNORED_VARS = new Set([
   'VIGIL_DEMO_SIMULATOR',
   'VIGIL_CHROMIUM_PATH',
   'VIGIL_UPDATE_SCREENSHOTS',
+  // The `vigil` command's remote mode (src/cli/profiles.ts): which Vigil to manage, not its settings.
+  'VIGIL_URL',
+  'VIGIL_TOKEN',
+  'VIGIL_PROFILE',
+  'VIGIL_PROFILES_FILE',
 ]);
 
 /** Rows of the README configuration table, in schema order; secrets say they are never printed. */

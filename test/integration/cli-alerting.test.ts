@@ -371,7 +371,7 @@ describe('channels and routes in provisioning', () => {
     ]);
     // What it changed is in the environment's audit log, secrets masked.
     type Entry = { actor: string; action: string; target: string; before?: unknown; after: unknown };
-    const provisioned = await cli.json<Entry[]>(['audit', '--env', 'prov']);
+    const provisioned = (await cli.json<{ entries: Entry[] }>(['audit', '--env', 'prov'])).entries;
     expect(provisioned.map((e) => [e.action, e.target]).reverse()).toEqual([
       ['channel.provision', 'hook'],
       ['channel.provision', 'mail'],
@@ -399,7 +399,8 @@ describe('channels and routes in provisioning', () => {
         }
       ).sealedSecret;
     expect(secretField(await cli.snapshot())).toBe(secretField(before));
-    const [changedEntry] = await cli.json<Entry[]>(['audit', '--env', 'prov', '--limit', '1']);
+    const [changedEntry] = (await cli.json<{ entries: Entry[] }>(['audit', '--env', 'prov', '--limit', '1']))
+      .entries;
     expect(changedEntry).toMatchObject({
       action: 'channel.provision',
       target: 'hook',
@@ -425,9 +426,9 @@ describe('vigil audit', () => {
     expect((await cli.run(['channel', 'delete', ...channel])).code).toBe(0);
     expect((await cli.run(['route', 'delete', ...route])).code).toBe(1); // refused: no audit entry
 
-    const entries = await cli.json<{ atUTC: string; actor: string; action: string; target: string }[]>([
-      ...['audit', '--env', 'audited'],
-    ]);
+    const { entries } = await cli.json<{
+      entries: { atUTC: string; actor: string; action: string; target: string }[];
+    }>(['audit', '--env', 'audited']);
     expect(entries.map((e) => [e.action, e.target])).toEqual([
       ['channel.delete', 'mail'],
       ['route.delete', 'all'],

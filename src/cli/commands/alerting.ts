@@ -2,7 +2,9 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { parseHeaderOption } from '../../alerting/channel-spec.ts';
 import type { RouteView } from '../../alerting/route-admin.ts';
 import { formatDurationMs } from '../../lib/duration.ts';
-import { leaf, parse, table, withEnv, type Runtime } from '../runtime.ts';
+import type { AlertingAdmin } from '../../alerting/alerting-admin.ts';
+import type { AuditPage } from '../../audit/audit-log.ts';
+import { collectLabel, leaf, parse, table, withEnv, type Runtime } from '../runtime.ts';
 
 interface EnvOpts {
   env: string;
@@ -11,18 +13,16 @@ interface EnvOpts {
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
-/** Commander's collector of repeated `--label key=value` options. */
-function collectLabel(value: string, labels: Record<string, string> = {}): Record<string, string> {
-  const eq = value.indexOf('=');
-  if (eq < 1) throw new InvalidArgumentError('expected key=value');
-  return { ...labels, [value.slice(0, eq)]: value.slice(eq + 1) };
-}
-
 const commaList = (value: string) =>
   value
     .split(',')
     .map((v) => v.trim())
     .filter(Boolean);
+
+/** What an alerting listing answers (the management operation answers the same). */
+type Listed<K extends 'listChannels' | 'listRoutes' | 'listFailed' | 'listAttempts'> = Awaited<
+  ReturnType<AlertingAdmin[K]>
+>;
 
 export function addAlertingCommands(program: Command, rt: Runtime): void {
   addChannelCommands(program, rt);
@@ -103,7 +103,7 @@ function addChannelCommands(program: Command, rt: Runtime) {
     });
 
   withEnv(leaf(channel, 'list', 'list channels (secrets masked)')).action(async (opts: EnvOpts) => {
-    const list = await (await rt.alerting()).listChannels(opts.env);
+    const list = await rt.manage<Listed<'listChannels'>>(opts.env, '/channels/list', {});
     rt.print(
       opts.json,
       list,
@@ -217,7 +217,7 @@ function addRouteCommands(program: Command, rt: Runtime) {
     });
 
   withEnv(leaf(route, 'list', 'list routes')).action(async (opts: EnvOpts) => {
-    const list = await (await rt.alerting()).listRoutes(opts.env);
+    const list = await rt.manage<Listed<'listRoutes'>>(opts.env, '/routes/list', {});
     rt.print(
       opts.json,
       list,
@@ -249,7 +249,7 @@ function addNotifyCommands(program: Command, rt: Runtime) {
 
   withEnv(leaf(notify, 'failed', "failed notifications with the receiver's last answer")).action(
     async (opts: EnvOpts) => {
-      const list = await (await rt.alerting()).listFailed(opts.env);
+      const list = await rt.manage<Listed<'listFailed'>>(opts.env, '/notifications/failed', {});
       rt.print(
         opts.json,
         list,
@@ -279,7 +279,9 @@ function addNotifyCommands(program: Command, rt: Runtime) {
   withEnv(leaf(notify, 'log', 'delivery attempts, newest first'))
     .option('--limit <n>', 'most attempts shown', parse.positiveInt, 50)
     .action(async (opts: EnvOpts & { limit: number }) => {
-      const list = await (await rt.alerting()).listAttempts(opts.env, opts.limit);
+      const list = await rt.manage<Listed<'listAttempts'>>(opts.env, '/notifications/log', {
+        limit: opts.limit,
+      });
       rt.print(
         opts.json,
         list,
@@ -307,17 +309,32 @@ const detailsText = (details: Record<string, unknown>) =>
     .join(' ');
 
 function addAuditCommand(program: Command, rt: Runtime) {
-  withEnv(leaf(program, 'audit', 'who acknowledged alarms and changed channels or routes, newest first'))
+  withEnv(leaf(program, 'audit', 'who changed what (and acknowledged which alarm), newest first'))
     .option('--limit <n>', 'most entries shown', parse.positiveInt, 50)
-    .action(async (opts: EnvOpts & { limit: number }) => {
-      const list = await (await rt.alerting()).listAudit(opts.env, opts.limit);
-      rt.print(
-        opts.json,
-        list,
-        table(
-          ['TIME', 'WHO', 'ACTION', 'TARGET', 'DETAILS'],
-          list.map((e) => [e.atUTC, e.actor, e.action, e.target, detailsText(e.details)]),
-        ),
-      );
-    });
+    .option('--actor <who>', 'only changes by this user, token:<name> or cli:<user>')
+    .option('--action <action>', 'only this action (device.update) or resource (device)')
+    .option('--target <what>', 'only changes of this device, definition, user, …')
+    .option('--before <cursor>', 'the page after the one that printed this cursor')
+    .action(
+      async (
+        opts: EnvOpts & { limit: number; actor?: string; action?: string; target?: string; before?: string },
+      ) => {
+        const { entries, next } = await rt.manage<AuditPage>(opts.env, '/audit/list', {
+          limit: opts.limit,
+          actor: opts.actor,
+          action: opts.action,
+          target: opts.target,
+          before: opts.before,
+        });
+        rt.print(
+          opts.json,
+          { entries, next },
+          table(
+            ['TIME', 'WHO', 'ACTION', 'TARGET', 'DETAILS'],
+            entries.map((e) => [e.atUTC, e.actor, e.action, e.target, detailsText(e.details)]),
+          ),
+        );
+        if (next !== null) rt.note(opts.json, `older: vigil audit --env ${opts.env} --before ${next}`);
+      },
+    );
 }

@@ -6,8 +6,11 @@ import type {
   ThresholdClearAnswer,
   ThresholdSetAnswer,
 } from '../../management/threshold-operations.ts';
-import type { DeviceRecord } from '../../tenancy/types.ts';
-import { leaf, parse, table, withEnv, type Runtime } from '../runtime.ts';
+import { readFile } from 'node:fs/promises';
+import { parse as parseCsv } from 'csv-parse/sync';
+import { isAppError } from '../../errors/app-error.ts';
+import type { ImportReport } from '../../management/device-import.ts';
+import { collectLabel, leaf, parse, table, withEnv, type Runtime } from '../runtime.ts';
 
 interface EnvOpts {
   env: string;
@@ -15,18 +18,41 @@ interface EnvOpts {
 }
 type SensorOpts = EnvOpts & { device: string; sensor: string };
 
-/** Commander's collector of repeated `--label key=value` options. */
-function collectLabel(value: string, labels: Record<string, string> = {}): Record<string, string> {
-  const eq = value.indexOf('=');
-  if (eq < 1) throw new InvalidArgumentError('expected key=value');
-  return { ...labels, [value.slice(0, eq)]: value.slice(eq + 1) };
+/** A device as `/devices/export` writes it. */
+interface ListedDevice {
+  deviceName: string;
+  displayName: string;
+  definitionName: string;
+  definitionIsPublic: boolean;
+  labels: Record<string, string>;
+  availabilityMinutes: number | null;
 }
 
-const deviceLine = (d: DeviceRecord) => [
+function readExport(csv: string): ListedDevice[] {
+  const rows = parseCsv<Record<string, string>>(csv, { columns: true, skip_empty_lines: true });
+  return rows.map((r) => ({
+    deviceName: r.deviceName ?? '',
+    displayName: r.displayName ?? '',
+    definitionName: r.definitionName ?? '',
+    definitionIsPublic: r.definitionIsPublic === 'true',
+    labels: Object.fromEntries(
+      (r.labels ?? '')
+        .split(';')
+        .filter((p) => p.includes('='))
+        .map((p) => [p.slice(0, p.indexOf('=')), p.slice(p.indexOf('=') + 1)]),
+    ),
+    availabilityMinutes: r.availabilityMinutes ? Number(r.availabilityMinutes) : null,
+  }));
+}
+
+const deviceLine = (d: ListedDevice) => [
   d.deviceName,
   d.displayName,
   `${d.definitionName}${d.definitionIsPublic ? ' (public)' : ''}`,
-  d.availabilityMinutes === undefined ? '-' : String(d.availabilityMinutes),
+  d.availabilityMinutes === null ? '-' : String(d.availabilityMinutes),
+  Object.entries(d.labels)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(' '),
 ];
 
 export function addDeviceCommands(program: Command, rt: Runtime): void {
@@ -62,16 +88,51 @@ export function addDeviceCommands(program: Command, rt: Runtime): void {
       },
     );
 
-  withEnv(leaf(device, 'list', 'list devices, by name')).action(async (opts: EnvOpts) => {
-    const { admin, store } = await rt.services();
-    await admin.requireEnv(opts.env);
-    const list = await store.listDevices(opts.env);
-    rt.print(
-      opts.json,
-      list,
-      table(['NAME', 'DISPLAY NAME', 'DEFINITION', 'AVAILABILITY MIN'], list.map(deviceLine)),
-    );
-  });
+  withEnv(leaf(device, 'list', 'list devices, by name'))
+    .option('--label <key=value>', 'only devices with this label (repeat: with every one)', collectLabel, {})
+    .action(async (opts: EnvOpts & { label: Record<string, string> }) => {
+      const all = readExport(await rt.manage<string>(opts.env, '/devices/export', {}));
+      const list = all.filter((d) => Object.entries(opts.label).every(([k, v]) => d.labels[k] === v));
+      rt.print(
+        opts.json,
+        list,
+        table(['NAME', 'DISPLAY NAME', 'DEFINITION', 'AVAILABILITY MIN', 'LABELS'], list.map(deviceLine)),
+      );
+    });
+
+  withEnv(leaf(device, 'import <file>', 'create and update devices from a CSV file (or a JSON array)'))
+    .option('--dry-run', 'check and count; write nothing')
+    .action(async (file: string, opts: EnvOpts & { dryRun?: boolean }) => {
+      const text = await readFile(file, 'utf8');
+      const contentType = text.trimStart().startsWith('[') ? 'application/json' : 'text/csv';
+      try {
+        const r = await rt.manage<ImportReport>(
+          opts.env,
+          '/devices/import',
+          { dryRun: opts.dryRun === true },
+          { text, contentType },
+        );
+        rt.print(
+          opts.json,
+          r,
+          `${r.dryRun ? 'would import' : 'imported'}: ${r.created} created, ${r.updated} updated, ${r.unchanged} unchanged`,
+        );
+      } catch (err) {
+        // The rows at fault, one per line, before the one-line refusal.
+        if (isAppError(err) && err.code === 'IMPORT_REJECTED') {
+          const failed = (err.details?.failed ?? []) as ImportReport['failed'];
+          for (const f of failed)
+            rt.note(opts.json, `${file}:${f.line}: ${f.field ?? ''} ${f.code}: ${f.message}`);
+        }
+        throw err;
+      }
+    });
+
+  withEnv(leaf(device, 'export', "the environment's devices as the CSV `device import` takes")).action(
+    async (opts: EnvOpts) => {
+      process.stdout.write(await rt.manage<string>(opts.env, '/devices/export', {}));
+    },
+  );
 
   withEnv(leaf(device, 'update', 'change a device'))
     .requiredOption('--name <deviceName>', 'the device')

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { AppError } from '../../errors/app-error.ts';
-import { createIngestLog, pageAfter } from '../../ingest/ingest-log.ts';
+import { createIngestLog, pageAfter, type IngestLogEntry } from '../../ingest/ingest-log.ts';
 import { leaf, parse, withEnv, type Runtime } from '../runtime.ts';
 
 const DEFAULT_LIMIT = 50;
@@ -12,17 +12,20 @@ export function addIngestCommands(program: Command, rt: Runtime): void {
     .option('--limit <n>', 'how many (at most the log size)', parse.positiveInt, DEFAULT_LIMIT)
     .option('--after <cursor>', 'the page after the entry this cursor names (printed with the page before)')
     .action(async (opts: { env: string; json?: boolean; limit: number; after?: string }) => {
-      const { admin, redis, keys, config } = await rt.services();
-      await admin.requireEnv(opts.env);
-      // The whole log as kept, paged as the console pages it: a cursor names an entry, so entries
-      // that arrive between two pages do not shift the older ones.
-      const size = config.ingestLogSize;
-      const all = await createIngestLog({ redis, keys, size }).list(opts.env, size);
+      // The whole log as kept (over the read API in the remote mode), paged as the console pages
+      // it: a cursor names an entry, so entries that arrive between two pages do not shift the
+      // older ones.
+      const all = await rt.read<IngestLogEntry[]>(opts.env, '/ingest/log', {}, async () => {
+        const { admin, redis, keys, config } = await rt.services();
+        await admin.requireEnv(opts.env);
+        const size = config.ingestLogSize;
+        return createIngestLog({ redis, keys, size }).list(opts.env, size);
+      });
       const page = pageAfter(all, opts.after, opts.limit);
       if (page.gone) {
         throw new AppError(
           'INVALID_INPUT',
-          `no entry ${opts.after} in the ingestion log of ${opts.env}: it keeps the newest ${size}, and that entry may have left it`,
+          `no entry ${opts.after} in the ingestion log of ${opts.env}: it keeps the newest ${all.length}, and that entry may have left it`,
         );
       }
       const { entries, older } = page;

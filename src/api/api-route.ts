@@ -19,6 +19,7 @@ import type { InfluxClient } from '../history/influx-client.ts';
 import type { IngestLog } from '../ingest/ingest-log.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Redis } from '../redis/connect.ts';
+import type { TrackedHashes } from '../redis/tracked-hashes.ts';
 import type { TenancyStore } from '../tenancy/tenancy-store.ts';
 import type { Scope, TokenRecord } from '../tenancy/types.ts';
 import type { AttributesSchema } from './attributes.ts';
@@ -52,6 +53,11 @@ export interface ApiDeps {
    * routes: src/management/management-routes.ts); absent: the read API alone.
    */
   moreRoutes?: readonly ApiRoute[];
+  /**
+   * Environments and definitions as this process keeps them until Redis says they changed
+   * (redis/tracked-hashes.ts), for the sensors endpoints; read from `redis` every time when absent.
+   */
+  hashes?: Pick<TrackedHashes, 'hgetall'>;
   /** Where the API's request metrics are registered (the process registry). */
   metrics?: Registry;
   /** Epoch ms; Date.now by default. */

@@ -1,15 +1,16 @@
 /**
- * What the sensors endpoints read of Redis, in as few round trips as the data allows: the
- * environment's locale, the device records, their definitions and the state of the data points
- * shown. Usually one pipeline: it also reads the definition each device had the last time it was
- * asked for, and the state fields of that definition's data points (or of the data points the
- * request names). Both guesses are checked against what the same pipeline returns — the device's
- * definition and the definition's text — and a wrong guess costs one or two more round trips, never
- * a stale answer. Only parsed definition texts are kept in memory, keyed by their exact text.
+ * What the sensors endpoints read of Redis, in as few round trips as the data allows: the device
+ * records and the state of the data points shown, in one pipeline, with the environment's locale
+ * and the devices' definitions from what this process keeps of them until Redis says they changed
+ * (redis/tracked-hashes.ts). The pipeline reads the state fields of the definition each device had
+ * the last time it was asked for (or of the data points the request names); the guess is checked
+ * against the device's definition and that definition's text, and a wrong one costs one more round
+ * trip, never a stale answer.
  */
 import type { DataPointSpec, DefinitionSpec, Locale } from '../domain/types.ts';
 import type { Redis } from '../redis/connect.ts';
 import { createPipelinedReads } from '../redis/pipelined-reads.ts';
+import type { TrackedHashes } from '../redis/tracked-hashes.ts';
 import type { StateKeys } from '../state/state-keys.ts';
 import type { TenancyKeys } from '../tenancy/tenancy-keys.ts';
 import {
@@ -68,8 +69,17 @@ interface Plan {
   read: StateRead;
 }
 
-export function createSensorReads(deps: { redis: Redis; keys: TenancyKeys & StateKeys }): LoadDevices {
-  const { keys } = deps;
+/**
+ * `redis` reads what changes with every value (device records, state); `hashes` keeps what seldom
+ * changes — environments' locales and definitions — until Redis says it changed (client-side
+ * caching), so a request's one round trip carries only its device's reads.
+ */
+export function createSensorReads(deps: {
+  redis: Redis;
+  keys: TenancyKeys & StateKeys;
+  hashes: Pick<TrackedHashes, 'hgetall'>;
+}): LoadDevices {
+  const { keys, hashes } = deps;
   // Concurrent requests' commands share writes: one Redis round trip per event-loop turn.
   const read = createPipelinedReads(deps.redis);
   /** `env\ndevice` → Redis key of the definition it had. */
@@ -85,8 +95,8 @@ export function createSensorReads(deps: { redis: Redis; keys: TenancyKeys & Stat
   }
 
   /** The parsed definition for `text`: the same object as long as the text does not change. */
-  function parse(defKey: string, text: string | null): ParsedDefinition | null {
-    if (text === null) return null;
+  function parse(defKey: string, text: string | undefined): ParsedDefinition | null {
+    if (text === undefined) return null;
     const known = parsed.get(defKey);
     if (known?.text === text) return known;
     const dataPoints = (JSON.parse(text) as DefinitionSpec).dataPoints;
@@ -112,24 +122,25 @@ export function createSensorReads(deps: { redis: Redis; keys: TenancyKeys & Stat
 
   return async (env, names, sensorsOf) => {
     const plans = names.map((n) => plan(env, n, sensorsOf));
-    const guesses = [...new Set(plans.flatMap((p) => (p.guess === undefined ? [] : [p.guess])))];
-    const replies = await read((pipe) => {
-      pipe.hget(keys.env(env), 'locale');
-      for (const n of names) pipe.hmget(keys.device(env, n), ...DEVICE_FIELDS);
-      for (const g of guesses) pipe.hget(g, 'spec');
-      names.forEach((n, i) => {
-        const p = plans[i];
-        if (p?.sensors) queueStateRead(pipe, keys, env, n, p.read);
-      });
-    });
+    const [replies, envHash] = await Promise.all([
+      read((pipe) => {
+        for (const n of names) pipe.hmget(keys.device(env, n), ...DEVICE_FIELDS);
+        names.forEach((n, i) => {
+          const p = plans[i];
+          if (p?.sensors) queueStateRead(pipe, keys, env, n, p.read);
+        });
+      }),
+      hashes.hgetall(keys.env(env)),
+    ]);
     let at = 0;
     const next = () => replies[at++];
-    const locale: Locale = next() === 'nl' ? 'nl' : 'en';
+    const locale: Locale = envHash.locale === 'nl' ? 'nl' : 'en';
     const devices = names.map((n) => deviceOf(env, n, next() as (string | null)[]));
-    const texts = new Map(guesses.map((g) => [g, next() as string | null]));
     const defKeys = devices.map((d) => keys.definition(scopeOf(env, d.definitionIsPublic), d.definitionName));
-    await readTexts(defKeys, texts);
-    const definitions = defKeys.map((k) => parse(k, texts.get(k) ?? null));
+    const heads = new Map(
+      await Promise.all([...new Set(defKeys)].map(async (k) => [k, await hashes.hgetall(k)] as const)),
+    );
+    const definitions = defKeys.map((k) => parse(k, heads.get(k)?.spec));
     const states = plans.map((p, i) => {
       if (!p.sensors) return undefined;
       const state = stateFromQueued(p.read, next);
@@ -150,16 +161,6 @@ export function createSensorReads(deps: { redis: Redis; keys: TenancyKeys & Stat
       })),
     };
   };
-
-  /** Adds to `texts` the definitions the first pipeline did not read (guessed wrong or not at all). */
-  async function readTexts(defKeys: string[], texts: Map<string, string | null>): Promise<void> {
-    const missing = [...new Set(defKeys.filter((k) => !texts.has(k)))];
-    if (missing.length === 0) return;
-    const got = await read((pipe) => {
-      for (const k of missing) pipe.hget(k, 'spec');
-    });
-    missing.forEach((k, i) => texts.set(k, (got[i] as string | null | undefined) ?? null));
-  }
 
   /** Reads, in one more pipeline, the states the first one did not get right. */
   async function readMissingStates(

@@ -29,7 +29,11 @@ const sensorRef = z.object(
 export function sensorRoutes(deps: ApiDeps): ApiRoute[] {
   const { redis, keys, influx } = deps;
   const last24Hours = deps.last24Hours ?? createLast24HoursReader({ influx });
-  const loadDevices = createSensorReads({ redis: deps.reads ?? redis, keys });
+  const loadDevices = createSensorReads({
+    redis: deps.reads ?? redis,
+    keys,
+    hashes: deps.hashes ?? { hgetall: (key) => redis.hgetall(key) },
+  });
 
   function findDataPoint(loaded: LoadedDevice, sensorName: string): DataPointSpec {
     const dp = loaded.dataPoints.find((p) => p.name === sensorName);

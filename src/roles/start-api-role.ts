@@ -8,6 +8,7 @@ import { createHttpServer, type HttpTimeouts } from '../http/http-server.ts';
 import { closeServer, listen } from '../lib/listen.ts';
 import { managementRoutes } from '../management/management-routes.ts';
 import { openManagement } from '../management/open-management.ts';
+import { openTrackedHashes } from '../redis/tracked-hashes.ts';
 import type { RoleContext } from './role-context.ts';
 
 /** Serves the read API on VIGIL_API_PORT, with `ops` (the ops routes it serves too); its port. */
@@ -24,8 +25,11 @@ export async function startApiRole(
   const webConsole = createConsole({ ...shared, config, management });
   lifecycle.add('console', () => webConsole.close());
   const reads = ctx.connections.reads('vigil-api-reads');
+  // Locales and definitions, read by every sensors request, change seldom.
+  const hashes = openTrackedHashes(ctx.connections, 'vigil-api', log);
+  lifecycle.add('tracked reads', () => hashes.close());
   const moreRoutes = managementRoutes(management);
-  const api = createApiApp({ ...shared, config, reads, metrics: ctx.metrics, moreRoutes }, [
+  const api = createApiApp({ ...shared, config, reads, hashes, metrics: ctx.metrics, moreRoutes }, [
     ops,
     webConsole.router,
   ]);

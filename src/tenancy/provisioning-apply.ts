@@ -251,6 +251,7 @@ async function write(loaded: Loaded, { admin }: ProvisioningDeps): Promise<strin
         definitionIsPublic: d.publicDefinition,
         ...(d.displayName === undefined ? {} : { displayName: d.displayName }),
         ...(d.availabilityMinutes === undefined ? {} : { availabilityMinutes: d.availabilityMinutes }),
+        ...(d.labels === undefined ? {} : { labels: d.labels }),
       });
       note(changed, `${env.name}: device ${d.name}`);
       for (const [sensor, set] of d.thresholds) {

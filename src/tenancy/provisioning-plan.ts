@@ -6,7 +6,7 @@
  */
 import { LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
-import { displayNameProblem } from '../domain/identifiers.ts';
+import { displayNameProblem, labelsProblem } from '../domain/identifiers.ts';
 import type { Locale } from '../domain/types.ts';
 import { nameProblem } from './names.ts';
 import { SCOPES, USER_ROLES, type Scope, type UserRole } from './types.ts';
@@ -19,6 +19,8 @@ export interface PlannedDevice {
   definition: string;
   publicDefinition: boolean;
   availabilityMinutes?: number;
+  /** Labels by key; absent: the device's stay as they are. */
+  labels?: Record<string, string>;
   /** Sensor → rule list or {rules, hysteresis}, validated against the definition when applied. */
   thresholds: ReadonlyMap<string, unknown>;
 }
@@ -62,6 +64,13 @@ const device = z
     definition: name('definition'),
     publicDefinition: z.boolean().default(false),
     availabilityMinutes: z.number().positive().optional(),
+    labels: z
+      .record(z.string(), z.union([z.string(), z.number()]).transform(String))
+      .superRefine((v, ctx) => {
+        const problem = labelsProblem(v);
+        if (problem) ctx.addIssue({ code: 'custom', message: problem });
+      })
+      .optional(),
     // Not z.record, which leaves out a data point named `__proto__`: the mapping as YAML read it.
     thresholds: z
       .custom<Record<string, unknown>>(
@@ -208,6 +217,7 @@ function planDevice(d: z.output<typeof device>): PlannedDevice {
     publicDefinition: d.publicDefinition,
     ...(d.displayName === undefined ? {} : { displayName: d.displayName }),
     ...(d.availabilityMinutes === undefined ? {} : { availabilityMinutes: d.availabilityMinutes }),
+    ...(d.labels === undefined ? {} : { labels: d.labels }),
     thresholds: d.thresholds,
   };
 }

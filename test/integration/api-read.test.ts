@@ -107,8 +107,40 @@ describe('golden shapes', () => {
       definitionIsPublic: false,
       definitionName: 'ComfortSensors',
       lastContactUTC: new Date(t0).toISOString(),
+      labels: {},
     });
     expect(res.json.data[1].lastContactUTC).toBeNull();
+  });
+
+  it('devices/list pages by deviceName and filters by labels, still answering every device without them', async () => {
+    const { token } = await h.seedEnvironment('paged');
+    for (const [name, labels] of [
+      ['a-1', { site: 'ams' }],
+      ['a-2', { site: 'amsterdam' }],
+      ['a-3', { site: 'ams', floor: '2' }],
+      ['a-4', { site: 'ams' }],
+    ] as const)
+      await h.admin.createDevice('paged', {
+        name,
+        definitionName: 'ComfortSensors',
+        definitionIsPublic: false,
+        labels,
+      });
+    const names = async (body: unknown) =>
+      ((await call(h.baseUrl, '/devices/list', { token, body })).json.data as { deviceName: string }[]).map(
+        (d) => d.deviceName,
+      );
+    expect(await names({})).toHaveLength(7);
+    expect(await names({ limit: 2 })).toEqual(['a-1', 'a-2']);
+    expect(await names({ limit: 2, after: 'a-2' })).toEqual(['a-3', 'a-4']);
+    expect(await names({ labels: { site: 'ams' } })).toEqual(['a-1', 'a-3', 'a-4']);
+    expect(await names({ labels: { site: 'ams' }, limit: 1, after: 'a-1' })).toEqual(['a-3']);
+    expect(await names({ labels: { site: 'ams', floor: '2' } })).toEqual(['a-3']);
+    const query = await call(h.baseUrl, '/devices/list', { token, query: 'labels=site%3Dams%3Bfloor%3D2' });
+    expect(query.json.data.map((d: { deviceName: string }) => d.deviceName)).toEqual(['a-3']);
+    // A device whose labels changed is no longer found by its old ones.
+    await h.admin.updateDevice('paged', 'a-4', { labels: { site: 'delft' } });
+    expect(await names({ labels: { site: 'ams' } })).toEqual(['a-1', 'a-3']);
   });
 
   it('devices/listByDefinitionName and its plural alias give the devices of a definition', async () => {

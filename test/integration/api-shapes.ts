@@ -34,6 +34,8 @@ export const DEVICE: Record<string, FieldType> = {
   definitionIsPublic: 'boolean',
   definitionName: 'string',
   lastContactUTC: 'timestamp?',
+  // Vigil's own field beside the published ones: the device's labels ({} when none).
+  labels: 'any',
 };
 export const COMMON: Record<string, FieldType> = {
   sensorName: 'string',

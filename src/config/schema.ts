@@ -513,7 +513,7 @@ export const SETTINGS = {
   ),
   catalogCacheMs: setting(
     'VIGIL_CATALOG_CACHE_MS',
-    'How long workers and schedulers cache environments, pre-parsers, definitions, devices and device settings, in ms: a change reaches them within this time, without a restart (0 = read them on every use).',
+    'How long workers, schedulers and the notifier cache environments, pre-parsers, definitions, devices and device settings, in ms (0 = read them on every use). A change made through the management API, the console or `vigil` reaches every worker sooner, at its next step (the catalog epochs, docs/processing.md); this bounds the rest.',
     '1000',
     nonNegativeInt,
   ),

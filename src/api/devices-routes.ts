@@ -7,9 +7,9 @@ import { listEvents } from '../events/list-events.ts';
 import { readLastContacts } from '../state/read-state.ts';
 import type { DeviceRecord } from '../tenancy/types.ts';
 import { apiRoute, type ApiDeps, type ApiRoute } from './api-route.ts';
-import { z } from 'zod';
 import { attr, attributes } from './attributes.ts';
 import { EVENT_FILTERS, eventQuery } from './events-routes.ts';
+import { labelsFilter } from './labels-filter.ts';
 import { deviceShape } from './sensor-shapes.ts';
 
 const byName = (a: DeviceRecord, b: DeviceRecord) =>
@@ -103,28 +103,6 @@ export function deviceRoutes(deps: ApiDeps): ApiRoute[] {
 
 /** Most devices of one page of `/devices/list`. */
 export const DEVICES_PAGE_MAX = 10_000;
-
-/**
- * A labels filter: a JSON object of values by key, or `key=value;key=value` text (a query string's
- * form); a device matches when it has every one.
- */
-export function labelsFilter() {
-  return z
-    .preprocess(
-      (v) => {
-        if (typeof v !== 'string') return v;
-        const out: Record<string, string> = {};
-        for (const pair of v.split(';')) {
-          const eq = pair.indexOf('=');
-          if (eq < 1) return v;
-          out[pair.slice(0, eq)] = pair.slice(eq + 1);
-        }
-        return out;
-      },
-      z.record(z.string(), z.string(), { error: 'an object of label values by key, or key=value;key=value' }),
-    )
-    .describe('Only devices with every one of these labels, e.g. {"site":"amsterdam"} or site=amsterdam.');
-}
 
 export const deviceNotFound = (deviceName: string) =>
   new AppError('DEVICE_NOT_FOUND', `No device ${deviceName}.`, { details: { deviceName } });

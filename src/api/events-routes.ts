@@ -1,13 +1,15 @@
 /**
- * Endpoint 8 (every event of the environment, newest first) and the request attributes the event
- * listings share: limit, startUTC/endUTC (UNIX seconds on receivedUTC, [start, end)),
- * eventCategory and eventStatus.
+ * Endpoint 8 (every event of the environment, newest first, optionally of the devices with given
+ * labels) and the request attributes the event listings share: limit, startUTC/endUTC (UNIX
+ * seconds on receivedUTC, [start, end)), eventCategory and eventStatus.
  */
 import type { z } from 'zod';
 import { STATUSES } from '../domain/types.ts';
 import { listEvents, type EventQuery } from '../events/list-events.ts';
+import type { TenancyStore } from '../tenancy/tenancy-store.ts';
 import { apiRoute, type ApiDeps, type ApiRoute } from './api-route.ts';
 import { attr, attributes } from './attributes.ts';
+import { labelsFilter } from './labels-filter.ts';
 
 export const EVENTS_DEFAULT_LIMIT = 1000;
 export const EVENTS_MAX_LIMIT = 10_000;
@@ -23,8 +25,7 @@ export const EVENT_FILTERS = {
   eventCategory: attr.oneOf(['Sensors', 'Availability']).optional(),
   eventStatus: attr.oneOf(STATUSES).optional(),
 };
-const eventFilters = attributes(EVENT_FILTERS);
-type EventFilters = z.output<typeof eventFilters>;
+type EventFilters = z.output<z.ZodObject<typeof EVENT_FILTERS>>;
 
 /** The listing query of an events request. */
 export function eventQuery(env: string, filters: EventFilters): EventQuery {
@@ -39,6 +40,33 @@ export function eventQuery(env: string, filters: EventFilters): EventQuery {
   };
 }
 
+/** Devices read per page while finding those with the labels of a filter. */
+const LABELLED_PAGE = 10_000;
+
+/**
+ * The names of the environment's devices with every one of `labels`, read a page at a time from
+ * the label index of the first label (TenancyStore.pageDevices).
+ */
+export async function devicesWithLabels(
+  tenancy: Pick<TenancyStore, 'pageDevices'>,
+  env: string,
+  labels: Readonly<Record<string, string>>,
+): Promise<Set<string>> {
+  const names = new Set<string>();
+  let after: string | undefined;
+  for (;;) {
+    const page = await tenancy.pageDevices(env, {
+      labels,
+      limit: LABELLED_PAGE,
+      ...(after === undefined ? {} : { after }),
+    });
+    for (const d of page.devices) names.add(d.deviceName);
+    const last = page.devices.at(-1);
+    if (!page.more || !last) return names;
+    after = last.deviceName;
+  }
+}
+
 export function eventRoutes(deps: ApiDeps): ApiRoute[] {
   return [
     apiRoute({
@@ -46,8 +74,21 @@ export function eventRoutes(deps: ApiDeps): ApiRoute[] {
       methods: ['GET', 'POST'],
       auth: true,
       scope: 'read',
-      attributes: eventFilters,
-      handle: async ({ env, attrs }) => listEvents(deps.redis, deps.keys, eventQuery(env, attrs)),
+      attributes: attributes({
+        ...EVENT_FILTERS,
+        labels: labelsFilter()
+          .optional()
+          .describe(
+            'Only events of the devices that have every one of these labels now, e.g. {"site":"amsterdam"} or site=amsterdam.',
+          ),
+      }),
+      handle: async ({ env, attrs: { labels, ...filters } }) => {
+        const query = eventQuery(env, filters);
+        if (labels === undefined || Object.keys(labels).length === 0)
+          return listEvents(deps.redis, deps.keys, query);
+        const devices = await devicesWithLabels(deps.tenancy, env, labels);
+        return listEvents(deps.redis, deps.keys, { ...query, devices });
+      },
     }),
   ];
 }

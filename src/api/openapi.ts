@@ -166,7 +166,7 @@ const ANSWERS: Record<string, Answer> = {
     moreContent: { 'text/csv': { schema: { type: 'string', description: 'time,value lines' } } },
   },
   '/events/list': {
-    summary: 'Events of the environment, newest first',
+    summary: 'Events of the environment, newest first (with labels: of the devices that have them)',
     data: arrayOf(ref('Event')),
     errors: [],
   },

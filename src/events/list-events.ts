@@ -1,8 +1,8 @@
 /**
  * Event listings of the read API (endpoints 8 and 9): newest first from the environment's or the
  * device's sorted set (score = receivedMs, member = EventRecord JSON), optionally within
- * [startMs, endMs) and filtered by category and status. Filters are applied while paging, so
- * `limit` counts matching events.
+ * [startMs, endMs) and filtered by category, status and a set of devices (the devices a labels
+ * filter matches). Filters are applied while paging, so `limit` counts matching events.
  */
 import type { EventRecord } from '../domain/types.ts';
 import type { Redis } from '../redis/connect.ts';
@@ -20,6 +20,8 @@ export interface EventQuery {
   endMs?: number | undefined;
   eventCategory?: string | undefined;
   eventStatus?: string | undefined;
+  /** Only events of these devices (those with the labels asked for); absent = every device. */
+  devices?: ReadonlySet<string> | undefined;
 }
 
 /** An event as served: the stored record without id/env/receivedMs, plus receivedUTC. */
@@ -29,11 +31,11 @@ export type ServedEvent = Omit<EventRecord, 'id' | 'env' | 'receivedMs'> & { rec
 const PAGE_SIZE = 1000;
 
 export async function listEvents(redis: Redis, keys: EventKeys, q: EventQuery): Promise<ServedEvent[]> {
-  if (q.limit <= 0) return [];
+  if (q.limit <= 0 || q.devices?.size === 0) return [];
   const key = q.device === undefined ? keys.envEvents(q.env) : keys.deviceEvents(q.env, q.device);
   const max = q.endMs === undefined ? '+inf' : `(${q.endMs}`;
   const min = q.startMs === undefined ? '-inf' : String(q.startMs);
-  const filtered = q.eventCategory !== undefined || q.eventStatus !== undefined;
+  const filtered = q.eventCategory !== undefined || q.eventStatus !== undefined || q.devices !== undefined;
   const pageSize = filtered ? Math.max(PAGE_SIZE, q.limit) : q.limit;
   const out: ServedEvent[] = [];
   for (let offset = 0; out.length < q.limit; offset += pageSize) {
@@ -42,6 +44,7 @@ export async function listEvents(redis: Redis, keys: EventKeys, q: EventQuery): 
       const e = JSON.parse(m) as EventRecord;
       if (q.eventCategory !== undefined && e.eventCategory !== q.eventCategory) continue;
       if (q.eventStatus !== undefined && e.eventStatus !== q.eventStatus) continue;
+      if (q.devices !== undefined && !q.devices.has(e.deviceName)) continue;
       out.push(serveEvent(e));
       if (out.length === q.limit) break;
     }

@@ -17,6 +17,7 @@ import { runAlerting, runNotifyLatency } from './scenarios/alerting.ts';
 import { runBackfill } from './scenarios/backfill.ts';
 import { runCeilings } from './scenarios/ceilings.ts';
 import { runConsole } from './scenarios/console.ts';
+import { runManagement } from './scenarios/management.ts';
 import { runDrain } from './scenarios/drain.ts';
 import { runConditions, runLateWrites, runRecentPayloads } from './scenarios/feature-costs.ts';
 import { runNotify } from './scenarios/notify.ts';
@@ -61,6 +62,7 @@ async function main(): Promise<void> {
       drain: () => runDrain(ctx),
       read: () => runReadApi(ctx),
       console: () => runConsole(ctx),
+      management: () => runManagement(ctx),
       notify: () => runNotify(ctx),
       'notify-latency': () => runNotifyLatency(ctx),
       alerting: () => runAlerting(ctx),

@@ -15,6 +15,7 @@ export const SCENARIOS = [
   'e2e',
   'read',
   'console',
+  'management',
   'notify',
   'notify-latency',
   'alerting',
@@ -78,6 +79,8 @@ export interface BenchOptions {
    * saturation (where a slower build also batches more per event-loop turn).
    */
   readRate: number | undefined;
+  /** Devices the management scenario imports in one request (`--import-rows`). */
+  importRows: number;
   /**
    * Environments of the tenants scenario (`--tenants`, default 100), each with its own private
    * definition and API key; a tenth of them also have devices of one public definition.
@@ -101,7 +104,7 @@ export interface BenchOptions {
 
 const usage = `usage: npm run bench -- [--quick] [--soak] [--only ${SCENARIOS.join(',')}] [--runs N]
        [--measure S] [--sustain S] [--soak-seconds S] [--soak-rate N] [--drain-payloads N] [--drain-workers N] [--e2e-rate N] [--single] [--profile]
-       [--notify-count N] [--notify-rate N] [--read-rate N] [--tenants N] [--backfill-values N] [--conditions]
+       [--notify-count N] [--notify-rate N] [--read-rate N] [--import-rows N] [--tenants N] [--backfill-values N] [--conditions]
        [--lockstep DIR:ME:OTHER] [--config a|b] [--results FILE]
        [--set <config key>=<value>[,<key>=<value>…]]`;
 
@@ -133,6 +136,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
         'notify-count',
         'notify-rate',
         'read-rate',
+        'import-rows',
         'tenants',
         'backfill-values',
         'conditions',
@@ -205,6 +209,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     notifyCount: Math.round(num('notify-count', quick ? 10_000 : 60_000)),
     notifyRate: flags.has('notify-rate') ? num('notify-rate', 1) : undefined,
     readRate: flags.has('read-rate') ? num('read-rate', 1) : undefined,
+    importRows: Math.round(num('import-rows', quick ? 10_000 : 100_000)),
     tenants: Math.round(num('tenants', 100)),
     backfillValues: Math.round(num('backfill-values', quick ? 100_000 : 1_000_000)),
     lockstep: typeof lockstep === 'string' ? lockstep : undefined,

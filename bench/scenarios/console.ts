@@ -44,7 +44,7 @@ const PROBE_TIMEOUT_MS = 10_000;
 const PROBE_BATTERY = 3000;
 
 /** Signs in through the console's form as a browser would; the session cookie (`name=value`). */
-async function signIn(base: string): Promise<string> {
+export async function signIn(base: string, username = USERNAME, password = PASSWORD): Promise<string> {
   const form = await fetch(`${base}${paths.signIn}`);
   const html = await form.text();
   const token = /name="_csrf" value="([^"]+)"/.exec(html)?.[1];
@@ -55,7 +55,7 @@ async function signIn(base: string): Promise<string> {
     method: 'POST',
     redirect: 'manual',
     headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: formCookie.join('; ') },
-    body: new URLSearchParams({ env: BENCH_ENV, username: USERNAME, password: PASSWORD, _csrf: token }),
+    body: new URLSearchParams({ env: BENCH_ENV, username, password, _csrf: token }),
   });
   await res.arrayBuffer();
   const session = res.headers

@@ -10,7 +10,7 @@ import type { Config } from '../config/schema.ts';
 import { adminDeps, type Keys } from '../keys.ts';
 import type { Redis } from '../redis/connect.ts';
 import type { Connections } from '../redis/connections.ts';
-import type { Logger } from '../log/logger.ts';
+import { createLogger, type Logger } from '../log/logger.ts';
 import { createTenancyAdmin } from '../tenancy/tenancy-admin.ts';
 import { createTenancyStore } from '../tenancy/tenancy-store.ts';
 import { alertingOperations } from './alerting-operations.ts';
@@ -18,19 +18,33 @@ import { auditOperations } from './audit-operations.ts';
 import { callerOperations } from './caller-operations.ts';
 import { credentialOperations } from './credential-operations.ts';
 import { definitionOperations } from './definition-operations.ts';
+import { definitionTrialOperations } from './definition-trial-operations.ts';
+import { createDefinitionTrials } from './definition-trials.ts';
 import { deviceImportOperations } from './device-import.ts';
 import { deviceOperations } from './device-operations.ts';
 import { createManagement, type Management } from './management.ts';
 import { preparserOperations } from './preparser-operations.ts';
 import { thresholdOperations } from './threshold-operations.ts';
+import { createWorkbenchLimits } from './trial-limits.ts';
+import { createTrialRunner } from './trial-runner.ts';
 import { userOperations } from './user-operations.ts';
 
 /** The settings the management operations read. */
-export type ManagementConfig = Pick<Config, 'auditRetentionDays'> & AlertingAdminConfig;
+export type ManagementConfig = Pick<
+  Config,
+  | 'auditRetentionDays'
+  | 'sandboxTimeoutMs'
+  | 'sandboxMemoryMb'
+  | 'sandboxMaxIsolates'
+  | 'sandboxIsolateIdleMs'
+  | 'workbenchRunsPerMinutePerSession'
+  | 'workbenchRunsPerMinutePerEnv'
+> &
+  AlertingAdminConfig;
 
 /** The management operations of a process, with what releases what they opened. */
 export interface OpenedManagement extends Management {
-  /** Closes what the operations opened on first use (alerting's queue and delivery adapters). */
+  /** Closes what the operations opened on first use (alerting's queue and delivery adapters, the trial thread). */
   close(): Promise<void>;
 }
 
@@ -44,7 +58,8 @@ export function openManagement(deps: {
 }): OpenedManagement {
   const { config, keys, redis, connections } = deps;
   const transactions = connections.command('vigil-admin-transactions');
-  const admin = createTenancyAdmin({ ...adminDeps(redis, keys), transactions });
+  const bulk = connections.reads('vigil-admin-bulk');
+  const admin = createTenancyAdmin({ ...adminDeps(redis, keys), transactions, bulk });
   const store = createTenancyStore({ redis, keys });
   const audit = createAuditLog({ redis, keys, retentionMs: config.auditRetentionDays * 86_400_000 });
   // Alerting's administration brings BullMQ and delivery adapters: loaded and opened on the first
@@ -54,6 +69,29 @@ export function openManagement(deps: {
     (alerting ??= import('../alerting/alerting-admin.ts').then(({ createAlertingAdmin }) =>
       createAlertingAdmin({ admin: { ...adminDeps(redis, keys), transactions }, keys, config, connections }),
     ));
+  // /definitions/run and /replay: parsers run in a thread of their own, started on the first trial.
+  const runner = createTrialRunner({
+    sandbox: {
+      timeoutMs: config.sandboxTimeoutMs,
+      memoryLimitMb: config.sandboxMemoryMb,
+      maxIsolates: config.sandboxMaxIsolates,
+      isolateIdleMs: config.sandboxIsolateIdleMs,
+    },
+    log: deps.log ?? createLogger('silent'),
+  });
+  const trials = createDefinitionTrials({
+    runner,
+    limits: createWorkbenchLimits({
+      redis,
+      prefix: keys.prefix,
+      perSessionPerMinute: config.workbenchRunsPerMinutePerSession,
+      perEnvPerMinute: config.workbenchRunsPerMinutePerEnv,
+    }),
+    replayLimit: Math.min(config.workbenchRunsPerMinutePerSession, config.workbenchRunsPerMinutePerEnv),
+    store,
+    redis,
+    keys,
+  });
   const management = createManagement({
     audit,
     catalogChanged: admin.catalogChanged,
@@ -61,7 +99,8 @@ export function openManagement(deps: {
     operations: [
       ...deviceOperations({ redis, keys, devices: admin }),
       ...definitionOperations({ definitions: admin, store }),
-      ...deviceImportOperations({ store, devices: admin }),
+      ...definitionTrialOperations({ trials, definitions: admin }),
+      ...deviceImportOperations({ store: createTenancyStore({ redis: bulk, keys }), devices: admin }),
       ...thresholdOperations({ devices: admin }),
       ...preparserOperations({ admin }),
       ...credentialOperations({ credentials: admin }),
@@ -74,6 +113,7 @@ export function openManagement(deps: {
   return {
     ...management,
     async close() {
+      await runner.close();
       await (await alerting?.catch(() => undefined))?.close();
     },
   };

@@ -30,7 +30,7 @@ export interface ImportItem {
 
 export function createDeviceImporter(ctx: AdminContext) {
   const { keys } = ctx;
-  const redis = ctx.redis as WithPutRecord;
+  const redis = ctx.bulk as WithPutRecord;
   if (typeof redis.vigilPutRecord !== 'function')
     redis.defineCommand('vigilPutRecord', { numberOfKeys: 1, lua: PUT_RECORD });
 
@@ -53,13 +53,16 @@ export function createDeviceImporter(ctx: AdminContext) {
     dataPointsOf: (d: DeviceRecord) => ReadonlySet<string>,
   ): Promise<string[]> {
     const records = items.map((item) => recordOf(env, item, nowUTC));
-    const pipe = ctx.redis.pipeline();
+    const pipe = ctx.bulk.pipeline();
     pipe.zadd(keys.devices(env), ...records.flatMap((r) => [0, r.deviceName]));
-    const byLabel = new Map<string, string[]>();
+    const byLabel = new Map<string, (string | number)[]>();
     for (const r of records)
-      for (const [k, v] of Object.entries(r.labels))
-        byLabel.set(k, [...(byLabel.get(k) ?? []), `${v}\n${r.deviceName}`]);
-    for (const [k, members] of byLabel) pipe.zadd(keys.labelIndex(env, k), ...members.flatMap((m) => [0, m]));
+      for (const [k, v] of Object.entries(r.labels)) {
+        const members = byLabel.get(k) ?? [];
+        if (members.length === 0) byLabel.set(k, members);
+        members.push(0, `${v}\n${r.deviceName}`);
+      }
+    for (const [k, members] of byLabel) pipe.zadd(keys.labelIndex(env, k), ...members);
     const put = (pipe as unknown as { vigilPutRecord: PutRecord }).vigilPutRecord.bind(pipe);
     records.forEach((r, i) => {
       const current = items[i]?.current;
@@ -89,7 +92,7 @@ export function createDeviceImporter(ctx: AdminContext) {
     written: { record: DeviceRecord; current: DeviceRecord | null }[],
     dataPointsOf: (d: DeviceRecord) => ReadonlySet<string>,
   ) {
-    const pipe = ctx.redis.pipeline();
+    const pipe = ctx.bulk.pipeline();
     const moved = written.filter(
       ({ record, current }) =>
         current !== null &&
@@ -103,7 +106,7 @@ export function createDeviceImporter(ctx: AdminContext) {
     if (moved.length === 0) return;
     // A device moved to another definition keeps no override or suppression of a data point its new
     // definition lacks, as when one device is moved (admin-devices.ts).
-    const read = ctx.redis.pipeline();
+    const read = ctx.bulk.pipeline();
     for (const { record } of moved)
       read
         .hkeys(keys.deviceThresholds(env, record.deviceName))
@@ -112,7 +115,7 @@ export function createDeviceImporter(ctx: AdminContext) {
       if (err) throw err;
       return v as string[];
     });
-    const drop = ctx.redis.pipeline();
+    const drop = ctx.bulk.pipeline();
     moved.forEach(({ record }, i) => {
       const kept = dataPointsOf(record);
       const stale = (names: string[] | undefined) => (names ?? []).filter((n) => !kept.has(n));

@@ -19,10 +19,18 @@ export interface AdminDeps {
    * command, which does one thing at a time).
    */
   transactions?: Redis;
+  /**
+   * The connection of writes of many records at once (an import): one without a timer per command,
+   * which the pipelines of a 100,000-device import would pay for each of their commands; `redis`
+   * by default.
+   */
+  bulk?: Redis;
 }
 
 export interface AdminContext {
   redis: Redis;
+  /** AdminDeps.bulk, or `redis`. */
+  bulk: Redis;
   keys: TenancyKeys;
   dependents: DependentData;
   clock: () => number;
@@ -62,6 +70,7 @@ export function createAdminContext(deps: AdminDeps): AdminContext {
   const tx = deps.transactions ?? redis;
   return {
     redis,
+    bulk: deps.bulk ?? redis,
     keys,
     dependents,
     clock,

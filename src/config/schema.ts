@@ -483,14 +483,14 @@ export const SETTINGS = {
   ),
   workbenchRunsPerMinutePerSession: setting(
     'VIGIL_WORKBENCH_RUNS_PER_MINUTE_PER_SESSION',
-    "Parser workbench runs one console session may make per minute (a replay counts one per payload it runs); beyond it 429 RATE_LIMITED. At least VIGIL_DEVICE_RECENT_PAYLOADS where the api role runs (checked at start): a replay runs all of a device's recent payloads or none.",
-    '60',
+    "Parser runs one console session or API token may make per minute, in the workbench and through /definitions/run and /definitions/replay (a replay counts one per payload it runs; a default replay takes at most this many payloads); beyond it 429 RATE_LIMITED. At least VIGIL_DEVICE_RECENT_PAYLOADS where the api role runs (checked at start).",
+    '2000',
     positiveInt,
   ),
   workbenchRunsPerMinutePerEnv: setting(
     'VIGIL_WORKBENCH_RUNS_PER_MINUTE_PER_ENV',
-    'Parser workbench runs all sessions of one environment may make per minute together (a replay counts one per payload it runs); beyond it 429 RATE_LIMITED. At least VIGIL_DEVICE_RECENT_PAYLOADS where the api role runs (checked at start).',
-    '120',
+    'Parser runs all sessions and tokens of one environment may make per minute together (a replay counts one per payload it runs); beyond it 429 RATE_LIMITED. At least VIGIL_DEVICE_RECENT_PAYLOADS where the api role runs (checked at start).',
+    '4000',
     positiveInt,
   ),
   consoleLiveMs: setting(

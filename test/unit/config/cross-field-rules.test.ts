@@ -66,7 +66,12 @@ describe('settings that must agree with each other', () => {
   });
 
   it('checks the workbench limits only where the api role serves the workbench', () => {
-    const worker = { VIGIL_ROLES: 'worker', VIGIL_DEVICE_RECENT_PAYLOADS: '256' };
+    const worker = {
+      VIGIL_ROLES: 'worker',
+      VIGIL_DEVICE_RECENT_PAYLOADS: '256',
+      VIGIL_WORKBENCH_RUNS_PER_MINUTE_PER_SESSION: '60',
+      VIGIL_WORKBENCH_RUNS_PER_MINUTE_PER_ENV: '120',
+    };
     expect(loadConfig(worker).deviceRecentPayloads).toBe(256);
     expect(configErrorOf({ ...worker, VIGIL_ROLES: 'worker,api' }).variables).toEqual([
       'VIGIL_WORKBENCH_RUNS_PER_MINUTE_PER_SESSION',

@@ -9,8 +9,6 @@
 /* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-call, @typescript-eslint/no-unsafe-argument, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-return --
    response bodies are untyped on purpose: these tests check them at run time. */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/log/logger.ts';
-import { startVigil } from '../../src/main.ts';
 import {
   ALERTING_TEST_CONFIG,
   emitEvents,
@@ -21,9 +19,8 @@ import {
 import { eventually } from '../support/eventually.ts';
 import type { Pipeline } from '../support/pipeline.ts';
 import { startHttpReceiver, type HttpReceiver } from '../support/receivers.ts';
-import { call, startApiHarness, type ApiHarness } from './api-harness.ts';
-
-const ADMIN = ['read', 'write', 'admin'] as const;
+import { call, type ApiHarness } from './api-harness.ts';
+import { startManagementHarness } from './management-harness.ts';
 
 const PATHS = [
   '/channels/create',
@@ -58,23 +55,13 @@ describe('management API: channels, routes and notifications', () => {
   let otherAdmin: string;
   /** What the outbox and queue helpers read: this file's Redis and keys. */
   let pipe: Pipeline;
-  const cleanups: (() => unknown)[] = [];
 
   beforeAll(async () => {
-    h = await startApiHarness({ roles: 'api,notifier', ...ALERTING_TEST_CONFIG }, (fn) => cleanups.push(fn));
-    await h.seedEnvironment('acme');
-    await h.seedEnvironment('other');
-    admin = (await h.admin.createToken('acme', 'automation', 0, [...ADMIN])).token;
-    operator = (await h.admin.createToken('acme', 'ops', 0, ['read', 'write'])).token;
-    reader = (await h.admin.createToken('acme', 'reader', 0, ['read'])).token;
-    otherAdmin = (await h.admin.createToken('other', 'automation', 0, [...ADMIN])).token;
-    const vigil = await startVigil(h.config, createLogger('silent'));
-    cleanups.push(() => vigil.close());
-    api = `http://127.0.0.1:${vigil.ports.api}`;
+    const m = await startManagementHarness({ roles: 'api,notifier', ...ALERTING_TEST_CONFIG });
+    ({ h, api } = m);
+    ({ admin, operator, reader, otherAdmin } = m.tokens);
     pipe = { redis: h.redis, keys: h.keys } as Pipeline;
-    return async () => {
-      for (const fn of cleanups.reverse()) await fn();
-    };
+    return () => m.close();
   });
 
   const post = (path: string, token: string, body: unknown) =>

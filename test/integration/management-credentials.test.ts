@@ -9,14 +9,12 @@
    response bodies are untyped on purpose: these tests check them at run time. */
 import mqtt from 'mqtt';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/log/logger.ts';
-import { startVigil } from '../../src/main.ts';
 import { sha256Hex } from '../../src/tenancy/secrets.ts';
 import { eventually } from '../support/eventually.ts';
 import { CONNACK_BAD_CREDENTIALS } from '../support/mqtt-codes.ts';
-import { call, startApiHarness, type ApiHarness } from './api-harness.ts';
+import { call, type ApiHarness } from './api-harness.ts';
+import { startManagementHarness } from './management-harness.ts';
 
-const ADMIN = ['read', 'write', 'admin'] as const;
 /** The credential cache of the roles: a revocation or expiry reaches them within it. */
 const CACHE_MS = 100;
 
@@ -29,26 +27,14 @@ describe('management API: API keys and service tokens', () => {
   let operator: string;
   let reader: string;
   let otherAdmin: string;
-  const cleanups: (() => unknown)[] = [];
 
   beforeAll(async () => {
-    h = await startApiHarness({ roles: 'api,gateway,mqtt', credentialCacheMs: CACHE_MS }, (fn) =>
-      cleanups.push(fn),
-    );
-    await h.seedEnvironment('acme');
-    await h.seedEnvironment('other');
-    admin = (await h.admin.createToken('acme', 'automation', 0, [...ADMIN])).token;
-    operator = (await h.admin.createToken('acme', 'ops', 0, ['read', 'write'])).token;
-    reader = (await h.admin.createToken('acme', 'reader', 0, ['read'])).token;
-    otherAdmin = (await h.admin.createToken('other', 'automation', 0, [...ADMIN])).token;
-    const vigil = await startVigil(h.config, createLogger('silent'));
-    cleanups.push(() => vigil.close());
-    api = `http://127.0.0.1:${vigil.ports.api}`;
-    gateway = `http://127.0.0.1:${vigil.ports.gateway}`;
-    mqttUrl = `mqtt://127.0.0.1:${vigil.ports.mqtt}`;
-    return async () => {
-      for (const fn of cleanups.reverse()) await fn();
-    };
+    const m = await startManagementHarness({ roles: 'api,gateway,mqtt', credentialCacheMs: CACHE_MS });
+    ({ h, api } = m);
+    ({ admin, operator, reader, otherAdmin } = m.tokens);
+    gateway = m.gateway;
+    mqttUrl = m.mqtt;
+    return () => m.close();
   });
 
   const post = (path: string, token: string, body: unknown) =>

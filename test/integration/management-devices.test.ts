@@ -6,35 +6,21 @@
 /* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-call, @typescript-eslint/no-unsafe-argument, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-return --
    response bodies are untyped on purpose: these tests check them at run time. */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/log/logger.ts';
-import { startVigil } from '../../src/main.ts';
-import { call, startApiHarness, type ApiHarness } from './api-harness.ts';
-
-const ADMIN = ['read', 'write', 'admin'] as const;
+import { call } from './api-harness.ts';
+import { startManagementHarness } from './management-harness.ts';
 
 describe('management API: devices', () => {
-  let h: ApiHarness;
   let api: string;
   let admin: string;
   let operator: string;
   let reader: string;
   let otherAdmin: string;
-  const cleanups: (() => unknown)[] = [];
 
   beforeAll(async () => {
-    h = await startApiHarness({ roles: 'api' }, (fn) => cleanups.push(fn));
-    await h.seedEnvironment('acme');
-    await h.seedEnvironment('other');
-    admin = (await h.admin.createToken('acme', 'automation', 0, [...ADMIN])).token;
-    operator = (await h.admin.createToken('acme', 'ops', 0, ['read', 'write'])).token;
-    reader = (await h.admin.createToken('acme', 'reader', 0, ['read'])).token;
-    otherAdmin = (await h.admin.createToken('other', 'automation', 0, [...ADMIN])).token;
-    const vigil = await startVigil(h.config, createLogger('silent'));
-    cleanups.push(() => vigil.close());
-    api = `http://127.0.0.1:${vigil.ports.api}`;
-    return async () => {
-      for (const fn of cleanups.reverse()) await fn();
-    };
+    const m = await startManagementHarness();
+    ({ api } = m);
+    ({ admin, operator, reader, otherAdmin } = m.tokens);
+    return () => m.close();
   });
 
   const post = (path: string, token: string, body: unknown) =>

@@ -9,12 +9,9 @@
    response bodies are untyped on purpose: these tests check them at run time. */
 import { createHash } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/log/logger.ts';
-import { startVigil } from '../../src/main.ts';
 import { eventually } from '../support/eventually.ts';
-import { call, startApiHarness, type ApiHarness } from './api-harness.ts';
-
-const ADMIN = ['read', 'write', 'admin'] as const;
+import { call, type ApiHarness } from './api-harness.ts';
+import { startManagementHarness } from './management-harness.ts';
 
 /** A pre-parser that sends every submission to `device` with Temperature `value`. */
 const preparser = (device: string, value: number) =>
@@ -30,23 +27,14 @@ describe('management API: the pre-parser', () => {
   let operator: string;
   let reader: string;
   let otherAdmin: string;
-  const cleanups: (() => unknown)[] = [];
 
   beforeAll(async () => {
-    h = await startApiHarness({ roles: 'gateway,worker,api' }, (fn) => cleanups.push(fn));
-    await h.seedEnvironment('acme');
-    ({ apiKey: otherKey } = await h.seedEnvironment('other'));
-    admin = (await h.admin.createToken('acme', 'automation', 0, [...ADMIN])).token;
-    operator = (await h.admin.createToken('acme', 'ops', 0, ['read', 'write'])).token;
-    reader = (await h.admin.createToken('acme', 'reader', 0, ['read'])).token;
-    otherAdmin = (await h.admin.createToken('other', 'automation', 0, [...ADMIN])).token;
-    const vigil = await startVigil(h.config, createLogger('silent'));
-    cleanups.push(() => vigil.close());
-    api = `http://127.0.0.1:${vigil.ports.api}`;
-    gateway = `http://127.0.0.1:${vigil.ports.gateway}`;
-    return async () => {
-      for (const fn of cleanups.reverse()) await fn();
-    };
+    const m = await startManagementHarness({ roles: 'gateway,worker,api' });
+    ({ h, api } = m);
+    ({ admin, operator, reader, otherAdmin } = m.tokens);
+    gateway = m.gateway;
+    otherKey = m.otherApiKey;
+    return () => m.close();
   });
 
   const post = (path: string, token: string, body: unknown = {}) =>

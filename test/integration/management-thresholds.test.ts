@@ -7,12 +7,10 @@
 /* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-call, @typescript-eslint/no-unsafe-argument, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-return --
    response bodies are untyped on purpose: these tests check them at run time. */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/log/logger.ts';
-import { startVigil } from '../../src/main.ts';
 import { eventually } from '../support/eventually.ts';
-import { call, COMFORT_SENSORS, PARSER, startApiHarness, type ApiHarness } from './api-harness.ts';
+import { call, COMFORT_SENSORS, PARSER, type ApiHarness } from './api-harness.ts';
+import { startManagementHarness } from './management-harness.ts';
 
-const ADMIN = ['read', 'write', 'admin'] as const;
 const HALLWAY = 'device_1_hallway';
 
 describe('management API: thresholds and suppression', () => {
@@ -24,12 +22,11 @@ describe('management API: thresholds and suppression', () => {
   let operator: string;
   let reader: string;
   let otherAdmin: string;
-  const cleanups: (() => unknown)[] = [];
 
   beforeAll(async () => {
-    h = await startApiHarness({ roles: 'gateway,worker,api' }, (fn) => cleanups.push(fn));
-    ({ apiKey } = await h.seedEnvironment('acme'));
-    await h.seedEnvironment('other');
+    const m = await startManagementHarness({ roles: 'gateway,worker,api' });
+    ({ h, api, gateway, apiKey } = m);
+    ({ admin, operator, reader, otherAdmin } = m.tokens);
     // CO2 has rules of its own in the definition: one that waits, hysteresis and a stale rule.
     const spec = structuredClone(COMFORT_SENSORS);
     const co2 = spec.dataPoints.find((p) => p.name === 'CO2')!;
@@ -42,17 +39,7 @@ describe('management API: thresholds and suppression', () => {
       definitionName: 'ComfortSensors',
       definitionIsPublic: false,
     });
-    admin = (await h.admin.createToken('acme', 'automation', 0, [...ADMIN])).token;
-    operator = (await h.admin.createToken('acme', 'ops', 0, ['read', 'write'])).token;
-    reader = (await h.admin.createToken('acme', 'reader', 0, ['read'])).token;
-    otherAdmin = (await h.admin.createToken('other', 'automation', 0, [...ADMIN])).token;
-    const vigil = await startVigil(h.config, createLogger('silent'));
-    cleanups.push(() => vigil.close());
-    api = `http://127.0.0.1:${vigil.ports.api}`;
-    gateway = `http://127.0.0.1:${vigil.ports.gateway}`;
-    return async () => {
-      for (const fn of cleanups.reverse()) await fn();
-    };
+    return () => m.close();
   });
 
   const post = (path: string, token: string, body: unknown) =>

@@ -8,43 +8,28 @@
 /* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-call, @typescript-eslint/no-unsafe-argument, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-return --
    response bodies are untyped on purpose: these tests check them at run time. */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/log/logger.ts';
-import { startVigil } from '../../src/main.ts';
 import { totpCode } from '../../src/tenancy/secrets.ts';
-import { call, startApiHarness, type ApiHarness, type CallResult } from './api-harness.ts';
+import { call, type CallResult } from './api-harness.ts';
+import { startManagementHarness } from './management-harness.ts';
 import { consoleClient, fleetStatus, formToken, signIn } from './console-client.ts';
 
-const ADMIN = ['read', 'write', 'admin'] as const;
 const PASSWORD = 'correct horse battery';
 const NEW_PASSWORD = 'another horse battery';
 
 describe('management API: users', () => {
-  let h: ApiHarness;
   let api: string;
   let apiKey: string;
   let admin: string;
   let operator: string;
   let reader: string;
   let otherAdmin: string;
-  const cleanups: (() => unknown)[] = [];
 
   beforeAll(async () => {
-    // Credentials resolved on every request, so what a change ends, ends at once.
-    h = await startApiHarness({ roles: 'api', credentialCacheMs: 0, consoleSignInPerMinute: 1000 }, (fn) =>
-      cleanups.push(fn),
-    );
-    apiKey = (await h.seedEnvironment('acme')).apiKey;
-    await h.seedEnvironment('other');
-    admin = (await h.admin.createToken('acme', 'automation', 0, [...ADMIN])).token;
-    operator = (await h.admin.createToken('acme', 'ops', 0, ['read', 'write'])).token;
-    reader = (await h.admin.createToken('acme', 'reader', 0, ['read'])).token;
-    otherAdmin = (await h.admin.createToken('other', 'automation', 0, [...ADMIN])).token;
-    const vigil = await startVigil(h.config, createLogger('silent'));
-    cleanups.push(() => vigil.close());
-    api = `http://127.0.0.1:${vigil.ports.api}`;
-    return async () => {
-      for (const fn of cleanups.reverse()) await fn();
-    };
+    const m = await startManagementHarness({ credentialCacheMs: 0, consoleSignInPerMinute: 1000 });
+    ({ api } = m);
+    ({ admin, operator, reader, otherAdmin } = m.tokens);
+    apiKey = m.apiKey;
+    return () => m.close();
   });
 
   const post = (path: string, token: string, body: unknown) =>

@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import type { ChainableCommander } from 'ioredis';
 import type { Redis } from '../redis/connect.ts';
 import type { AdminContext } from './admin-support.ts';
-import type { DeviceInput } from './admin-devices.ts';
+import { recordOf, type DeviceInput } from './admin-devices.ts';
 import { encodeDevice } from './records.ts';
 import type { DeviceRecord } from './types.ts';
 
@@ -34,17 +34,6 @@ export function createDeviceImporter(ctx: AdminContext) {
   if (typeof redis.vigilPutRecord !== 'function')
     redis.defineCommand('vigilPutRecord', { numberOfKeys: 1, lua: PUT_RECORD });
 
-  const recordOf = (env: string, { input, current }: ImportItem, nowUTC: string): DeviceRecord => ({
-    env,
-    deviceName: input.name,
-    displayName: input.displayName ?? input.name,
-    definitionName: input.definitionName,
-    definitionIsPublic: input.definitionIsPublic,
-    ...(input.availabilityMinutes === undefined ? {} : { availabilityMinutes: input.availabilityMinutes }),
-    labels: { ...input.labels },
-    revision: 0,
-    createdUTC: current?.createdUTC ?? nowUTC,
-  });
 
   async function writeBatch(
     env: string,
@@ -52,7 +41,7 @@ export function createDeviceImporter(ctx: AdminContext) {
     nowUTC: string,
     dataPointsOf: (d: DeviceRecord) => ReadonlySet<string>,
   ): Promise<string[]> {
-    const records = items.map((item) => recordOf(env, item, nowUTC));
+    const records = items.map(({ input, current }) => recordOf(env, input, current?.createdUTC ?? nowUTC));
     const pipe = ctx.bulk.pipeline();
     pipe.zadd(keys.devices(env), ...records.flatMap((r) => [0, r.deviceName]));
     const byLabel = new Map<string, (string | number)[]>();

@@ -138,20 +138,7 @@ export function createDeviceAdmin(ctx: AdminContext) {
     }
   }
 
-  /** The record `input` describes (revision and creation time to be filled in by the write). */
-  function recordOf(env: string, input: DeviceInput, createdUTC: string): DeviceRecord {
-    return {
-      env,
-      deviceName: input.name,
-      displayName: input.displayName ?? input.name,
-      definitionName: input.definitionName,
-      definitionIsPublic: input.definitionIsPublic,
-      ...(input.availabilityMinutes === undefined ? {} : { availabilityMinutes: input.availabilityMinutes }),
-      labels: { ...input.labels },
-      revision: 0,
-      createdUTC,
-    };
-  }
+
 
   /**
    * Writes `record` if the stored one meets `expect`; returns it with its new revision. Before: the
@@ -382,6 +369,21 @@ export function createDeviceAdmin(ctx: AdminContext) {
 }
 
 export type DeviceAdmin = ReturnType<typeof createDeviceAdmin>;
+
+/** The record `input` describes (its revision filled in by the write). */
+export function recordOf(env: string, input: DeviceInput, createdUTC: string): DeviceRecord {
+  return {
+    env,
+    deviceName: input.name,
+    displayName: input.displayName ?? input.name,
+    definitionName: input.definitionName,
+    definitionIsPublic: input.definitionIsPublic,
+    ...(input.availabilityMinutes === undefined ? {} : { availabilityMinutes: input.availabilityMinutes }),
+    labels: { ...input.labels },
+    revision: 0,
+    createdUTC,
+  };
+}
 
 /** Whether two records describe the same device (revision and creation time aside). */
 export function sameDevice(a: DeviceRecord, b: DeviceRecord): boolean {

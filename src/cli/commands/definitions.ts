@@ -53,6 +53,69 @@ interface VersionRow {
   note: string;
 }
 
+/** What /definitions/replay answers, as the CLI shows it. */
+interface PointOutcome {
+  value: unknown;
+  currentValue: string | null;
+  status: string | null;
+}
+type TrialOutcome =
+  { ok: true; dataPoints: Record<string, PointOutcome> } | { ok: false; code: string; message: string };
+interface ReplayDiff {
+  definitionName: string;
+  published: number;
+  devices: number;
+  devicesReplayed: number;
+  replayed: number;
+  skipped: number;
+  counts: Record<'fails' | 'succeeds' | 'status' | 'value' | 'same', number>;
+  rows: {
+    verdict: 'fails' | 'succeeds' | 'status' | 'value' | 'same';
+    deviceName: string;
+    receivedUTC: string;
+    then: TrialOutcome;
+    now: TrialOutcome;
+    changes: { sensorName: string; then: PointOutcome | null; now: PointOutcome | null }[];
+  }[];
+}
+
+const VERDICT_TEXT = {
+  fails: 'would now fail',
+  succeeds: 'would now succeed',
+  status: 'status changes',
+  value: 'value changes',
+  same: 'the same',
+} as const;
+
+/** A data point's outcome in a line: `21.4 °C WARNING`, `none`. */
+const pointText = (p: PointOutcome | null) =>
+  p ? `${p.currentValue ?? JSON.stringify(p.value)}${p.status ? ` ${p.status}` : ''}` : 'none';
+
+/** The dry run's lines: what was replayed, the count of each class, then each payload that differs. */
+function describeReplay(d: ReplayDiff, env: string): string[] {
+  const head = `dry run of ${d.definitionName} (environment ${env}), nothing written: ${d.replayed} recent payload(s) of ${d.devicesReplayed} of ${d.devices} device(s) replayed beside published version ${d.published}${d.skipped > 0 ? `; ${d.skipped} shortened when kept, not replayed` : ''}`;
+  const counts = (Object.keys(VERDICT_TEXT) as (keyof typeof VERDICT_TEXT)[]).map(
+    (v) => `  ${VERDICT_TEXT[v].padEnd(18)} ${d.counts[v]}`,
+  );
+  const differing = d.rows.filter((r) => r.verdict !== 'same');
+  const rows = table(
+    ['VERDICT', 'DEVICE', 'RECEIVED', 'WHAT CHANGES'],
+    differing.map((r) => [
+      r.verdict,
+      r.deviceName,
+      r.receivedUTC,
+      !r.now.ok
+        ? `${r.now.code} ${r.now.message}`
+        : !r.then.ok
+          ? `was ${r.then.code}; now ${Object.entries(r.now.dataPoints)
+              .map(([name, p]) => `${name} ${pointText(p)}`)
+              .join(', ')}`
+          : r.changes.map((c) => `${c.sensorName}: ${pointText(c.then)} → ${pointText(c.now)}`).join('; '),
+    ]),
+  );
+  return [head, ...counts, ...(rows.length > 0 ? ['', ...rows] : [])];
+}
+
 const scoped = (cmd: Command) =>
   cmd
     .option('--env <env>', 'a private definition of this environment')
@@ -72,28 +135,54 @@ export function addDefinitionCommands(program: Command, rt: Runtime): void {
   )
     .option('--draft', 'keep the new version as a draft: devices go on with the published one')
     .option('--note <text>', 'why: kept with the version and in the audit log')
-    .action(async (file: string, opts: ScopeOpts & { draft?: boolean; note?: string }) => {
-      const scope = scopeFrom(opts);
-      const { spec, parserSource } = await loadDefinitionFiles(file);
-      // Public definitions are the server's: changed here directly, never through an environment.
-      const r =
-        scope.kind === 'public'
-          ? await applyPublic(spec, parserSource, opts)
-          : await rt.manage<Applied>(scope.env, '/definitions/apply', {
-              definition: definitionYaml(spec),
-              parserSource,
-              publish: opts.draft !== true,
-              note: opts.note,
-            });
-      const where = `${r.definitionName} (${describeScope(scope)})`;
-      rt.print(
-        opts.json,
-        { ...r, isPublic: scope.kind === 'public', env: scope.kind === 'public' ? null : scope.env },
-        !r.created
-          ? `definition ${where} unchanged: version ${r.version}${r.changed ? ' published' : ''}, published ${r.published}`
-          : `made version ${r.version} of definition ${where}; published: ${r.published}${r.published === r.version ? '' : ' (kept as a draft)'}`,
-      );
-    });
+    .option(
+      '--dry-run',
+      "write nothing: replay the file over the recent payloads of the definition's devices beside the published version, and show what would change",
+    )
+    .option(
+      '--limit <n>',
+      'with --dry-run: payloads replayed at most (default and most 2000)',
+      parse.positiveInt,
+    )
+    .action(
+      async (
+        file: string,
+        opts: ScopeOpts & { draft?: boolean; note?: string; dryRun?: boolean; limit?: number },
+      ) => {
+        const scope = scopeFrom(opts);
+        const { spec, parserSource } = await loadDefinitionFiles(file);
+        if (opts.dryRun) {
+          if (scope.kind === 'public')
+            throw new InvalidArgumentError('--dry-run replays the payloads of an environment: give --env');
+          const diff = await rt.manage<ReplayDiff>(scope.env, '/definitions/replay', {
+            definitionName: spec.name,
+            definition: definitionYaml(spec),
+            parserSource,
+            limit: opts.limit,
+          });
+          rt.print(opts.json, diff, describeReplay(diff, scope.env));
+          return;
+        }
+        // Public definitions are the server's: changed here directly, never through an environment.
+        const r =
+          scope.kind === 'public'
+            ? await applyPublic(spec, parserSource, opts)
+            : await rt.manage<Applied>(scope.env, '/definitions/apply', {
+                definition: definitionYaml(spec),
+                parserSource,
+                publish: opts.draft !== true,
+                note: opts.note,
+              });
+        const where = `${r.definitionName} (${describeScope(scope)})`;
+        rt.print(
+          opts.json,
+          { ...r, isPublic: scope.kind === 'public', env: scope.kind === 'public' ? null : scope.env },
+          !r.created
+            ? `definition ${where} unchanged: version ${r.version}${r.changed ? ' published' : ''}, published ${r.published}`
+            : `made version ${r.version} of definition ${where}; published: ${r.published}${r.published === r.version ? '' : ' (kept as a draft)'}`,
+        );
+      },
+    );
 
   async function applyPublic(
     spec: DefinitionSpec,

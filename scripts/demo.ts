@@ -145,7 +145,12 @@ async function prepareDemo(): Promise<{ apiKey: string; token: string }> {
     if ((await admin.listTokens(DEMO_ENV)).some((t) => t.name === TOKEN_NAME)) {
       await admin.revokeToken(DEMO_ENV, TOKEN_NAME);
     }
-    const { token } = await admin.createToken(DEMO_ENV, TOKEN_NAME, Date.now() + 7 * 86400_000);
+    // Scope admin: the demo's token also manages the environment (the management API, `vigil --url`).
+    const { token } = await admin.createToken(DEMO_ENV, TOKEN_NAME, Date.now() + 7 * 86400_000, [
+      'read',
+      'write',
+      'admin',
+    ]);
     return { apiKey, token };
   } catch (err) {
     process.stderr.write(`vigil: demo provisioning failed: ${(err as Error).message}\n`);
@@ -166,10 +171,11 @@ process.stdout.write(
     '',
     `Demo environment "${DEMO_ENV}" with devices device_1_hallway, device_2_rd_office, device_3_reception.`,
     `API key (gateway):  ${apiKey}`,
-    `Bearer token (API): ${token}   (valid 7 days; user demo / demo-password can also POST /login)`,
+    `Bearer token (API): ${token}   (valid 7 days, scope read,write,admin; user demo / demo-password can also POST /login)`,
     '',
     `Web console: ${api}/console/`,
-    `  sign in with environment ${DEMO_ENV}, username demo, password ${process.env.DEMO_PASSWORD ? '(your DEMO_PASSWORD)' : 'demo-password'}`,
+    `  sign in with environment ${DEMO_ENV}, username demo, password ${process.env.DEMO_PASSWORD ? '(your DEMO_PASSWORD)' : 'demo-password'}: an admin,`,
+    '  who manages devices, definitions (edit, replay, publish, roll back), keys, users and alerting there',
     '',
     'Submit a reading:',
     `  curl -X POST ${gateway}/gateway/submit/${apiKey} -d '{"deviceName":"device_1_hallway","Temperature":21.4,"Humidity":45.2,"CO2":612}'`,
@@ -179,6 +185,9 @@ process.stdout.write(
     `  curl -G ${api}/events/list -H 'Authorization: Bearer ${token}'`,
     `What happened to submissions (the vigil command reaches this demo with its settings, secrets key included, in ${shownFile}):`,
     `  ${vigil} ingest log --env ${DEMO_ENV} --limit 20`,
+    'Manage it over the API, as from a laptop (no settings, no Redis: the token is enough):',
+    `  VIGIL_URL=${api} VIGIL_TOKEN=${token} npx vigil device list --env ${DEMO_ENV}`,
+    `  curl -X POST ${api}/devices/update -H 'Authorization: Bearer ${token}' -d '{"deviceName":"device_1_hallway","labels":{"site":"amsterdam"}}'`,
     `Notifications (WARNING and above) go to the demo receiver at ${receiver.url}; each is printed below.`,
     `  ${vigil} notify log --env ${DEMO_ENV}`,
     `  ${vigil} channel test --env ${DEMO_ENV} --name demo-webhook`,

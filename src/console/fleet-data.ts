@@ -1,6 +1,7 @@
 /**
- * The fleet of an environment as the console shows it: every device with its most severe current
- * status, the data points that are not SUCCESS, its last contact and whether it went silent. Read
+ * The fleet of an environment as the console shows it: every device with its labels, its most
+ * severe current status, the data points that are not SUCCESS, its last contact and whether it
+ * went silent. Read
  * from Redis in three pipelined round trips (device names; device records, state hashes and
  * suppressions; the definitions in use), so 1,000 devices cost one read of about 3,000 commands.
  * The console shares one read per environment among its pages and clients (live.ts).
@@ -33,6 +34,8 @@ export interface FleetDevice {
   displayName: string;
   definitionName: string;
   definitionIsPublic: boolean;
+  /** Its labels by key (`site: amsterdam`); {} when none. */
+  labels: Readonly<Record<string, string>>;
   /** Most severe status of its data points (suppressed ones left out) and of its silence; null before any data. */
   status: Status | null;
   lastContactMs: number | null;
@@ -158,6 +161,7 @@ function fleetDevice(
     displayName: record.displayName,
     definitionName: record.definitionName,
     definitionIsPublic: record.definitionIsPublic,
+    labels: record.labels,
     status,
     lastContactMs,
     silent,

@@ -120,6 +120,8 @@ export function createLiveHub(deps: {
       .get(keys.recentPayloadsWritten(env))
       .zrevrange(keys.envEvents(env), 0, 0, 'WITHSCORES')
       .zcard(keys.devices(env))
+      // Raised by every management change (a device's labels, a rule), from any process.
+      .hget(keys.catalogEpochs(), env)
       .exec();
     return JSON.stringify((replies ?? []).map(([err, v]) => (err ? null : v)));
   }

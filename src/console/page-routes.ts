@@ -16,7 +16,8 @@ import { assertSameOrigin, assertToken } from './security.ts';
 import type { ConsoleSession } from './sessions.ts';
 import { alarmsBody, alarmsRegions } from './views/alarms-view.ts';
 import { deviceBody, deviceRegions, type DeviceModel } from './views/device-view.ts';
-import { eventsBody, eventsRegions, parseEventFilter, type EventFilter } from './views/events-view.ts';
+import { eventParams, eventsBody, eventsRegions, parseEventFilter, type EventFilter } from './views/events-view.ts';
+import { hasLabels, labelFilterText } from './views/label-filter.ts';
 import { fleetBody, fleetParams, fleetRegions, parseFleetFilter, type FleetFilter } from './views/fleet-view.ts';
 import { paths, query } from './views/format.ts';
 import { notice } from './views/layout.ts';
@@ -110,15 +111,19 @@ export function pageRoutes(router: Router, ctx: ConsoleContext): void {
 
   // Events.
   const eventsOf = (env: string, f: EventFilter) =>
-    live.shared(env, `events\n${f.status ?? ''}\n${f.category ?? ''}\n${f.device ?? ''}`, () =>
+    live.shared(env, `events\n${f.status ?? ''}\n${f.category ?? ''}\n${f.device ?? ''}\n${labelFilterText(f.labels) ?? ''}`, async () =>
       listEvents(deps.redis, deps.keys, {
         env,
         limit: EVENTS_SHOWN,
         eventStatus: f.status,
         eventCategory: f.category,
         ...(f.device === undefined ? {} : { device: f.device }),
+        // The devices with the labels, from the fleet every page shares (as /events/list finds them).
+        ...(f.labels === undefined ? {} : { devices: await labelledDevices(env, f.labels) }),
       }),
     );
+  const labelledDevices = async (env: string, labels: Readonly<Record<string, string>>) =>
+    new Set((await ctx.fleet(env)).devices.filter((d) => hasLabels(d.labels, labels)).map((d) => d.deviceName));
   router.get(
     '/events',
     get(async (req, res, session) => {
@@ -131,7 +136,7 @@ export function pageRoutes(router: Router, ctx: ConsoleContext): void {
         session,
         active: 'events',
         body: eventsBody(events, filter, names, now()),
-        live: liveUrl('events', { status: filter.status, category: filter.category, device: filter.device }, regions),
+        live: liveUrl('events', eventParams(filter), regions),
       });
     }),
   );

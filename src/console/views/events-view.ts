@@ -1,15 +1,18 @@
-/** The events page: newest first, filtered by status, category and device. */
+/** The events page: newest first, filtered by status, category, device and the devices' labels. */
 import { STATUSES, type Status } from '../../domain/types.ts';
 import type { ServedEvent } from '../../events/list-events.ts';
 import { html, type Html } from '../html.ts';
 import { paths, STATUS_LABEL, statusPill, timeAgo } from './format.ts';
 import { pageHeader } from './layout.ts';
+import { labelFilterOf, labelFilterText } from './label-filter.ts';
 import { keyedRow, rowsHtml, uniqueKeys, type Region, type Row } from './regions.ts';
 
 export interface EventFilter {
   status?: Status | undefined;
   category?: 'Sensors' | 'Availability' | undefined;
   device?: string | undefined;
+  /** Only events of the devices with every one of these labels (now). */
+  labels?: Readonly<Record<string, string>> | undefined;
 }
 
 export function parseEventFilter(params: URLSearchParams): EventFilter {
@@ -20,6 +23,7 @@ export function parseEventFilter(params: URLSearchParams): EventFilter {
     status: (STATUSES as readonly string[]).includes(status) ? (status as Status) : undefined,
     category: category === 'Sensors' || category === 'Availability' ? category : undefined,
     device: device === '' ? undefined : device.slice(0, 128),
+    labels: labelFilterOf(params),
   };
 }
 
@@ -31,6 +35,7 @@ export function eventsBody(events: ServedEvent[], filter: EventFilter, deviceNam
 <div class="field"><label for="ev-status">Status</label><select id="ev-status" name="status">${opt('', 'Any status', filter.status)}${STATUSES.map((s) => opt(s, STATUS_LABEL[s], filter.status))}</select></div>
 <div class="field"><label for="ev-category">Category</label><select id="ev-category" name="category">${opt('', 'Any category', filter.category)}${opt('Sensors', 'Sensors', filter.category)}${opt('Availability', 'Availability', filter.category)}</select></div>
 <div class="field"><label for="ev-device">Device</label><input id="ev-device" name="device" list="ev-devices" value="${filter.device ?? ''}" placeholder="Any device" autocomplete="off"><datalist id="ev-devices">${deviceNames.map((n) => html`<option value="${n}"></option>`)}</datalist></div>
+<div class="field"><label for="ev-labels">Labels</label><input id="ev-labels" name="labels" value="${labelFilterText(filter.labels) ?? ''}" placeholder="site=amsterdam" autocomplete="off"></div>
 <div class="field field-actions"><button type="submit" class="btn btn-primary">Filter</button> <a class="btn btn-ghost" href="${paths.events}">Clear</a></div>
 </form>
 <div class="card table-card table-wrap">
@@ -39,8 +44,16 @@ export function eventsBody(events: ServedEvent[], filter: EventFilter, deviceNam
 <tbody id="event-rows" data-rows>${rowsHtml(eventRows(events, nowMs, true))}</tbody>
 </table>
 </div>
-<p class="empty" data-empty-for="event-rows"${events.length > 0 ? html` hidden` : ''}>No events${filter.status || filter.category || filter.device ? ' match these filters' : ' yet'}.</p>`;
+<p class="empty" data-empty-for="event-rows"${events.length > 0 ? html` hidden` : ''}>No events${filter.status || filter.category || filter.device || filter.labels ? ' match these filters' : ' yet'}.</p>`;
 }
+
+/** The query parameters of a filter (the live stream's). */
+export const eventParams = (f: EventFilter): Record<string, string | undefined> => ({
+  status: f.status,
+  category: f.category,
+  device: f.device,
+  labels: labelFilterText(f.labels),
+});
 
 export function eventsRegions(events: ServedEvent[], nowMs: number): Region[] {
   return [{ id: 'event-rows', rows: eventRows(events, nowMs, true) }];

@@ -1,15 +1,24 @@
-/** The fleet page: counts per status, a search box, and every device with its status. */
+/**
+ * The fleet page: counts per status, a search box, a filter by labels, and every device with its
+ * status and labels.
+ */
 import { STATUSES, type Status } from '../../domain/types.ts';
 import type { FleetDevice, FleetSnapshot } from '../fleet-data.ts';
 import { html, raw, type Html } from '../html.ts';
 import { pageHeader } from './layout.ts';
+import { hasLabels, labelFilterOf, labelFilterText, labelTags } from './label-filter.ts';
 import { paths, query, silentPill, STATUS_LABEL, statusClass, statusPill, timeAgo } from './format.ts';
 import type { Region, Row } from './regions.ts';
 
-/** A filter of the fleet: a status (or SILENT, NO_DATA), a search text, and whether to list all rows. */
+/**
+ * A filter of the fleet: a status (or SILENT, NO_DATA), a search text, labels the devices must have,
+ * and whether to list all rows.
+ */
 export interface FleetFilter {
   status?: Status | 'SILENT' | 'NO_DATA' | undefined;
   q?: string | undefined;
+  /** Every one of these labels (`labels=site=amsterdam;floor=2`). */
+  labels?: Readonly<Record<string, string>> | undefined;
   /** Every matching device, not only the FLEET_ROWS most severe. */
   all?: boolean | undefined;
 }
@@ -30,6 +39,7 @@ export function parseFleetFilter(params: URLSearchParams): FleetFilter {
   return {
     status: (FLEET_FILTERS as readonly string[]).includes(status) ? (status as FleetFilter['status']) : undefined,
     q: q === '' ? undefined : q,
+    labels: labelFilterOf(params),
     all: params.get('all') === '1' ? true : undefined,
   };
 }
@@ -38,6 +48,7 @@ export function parseFleetFilter(params: URLSearchParams): FleetFilter {
 export const fleetParams = (filter: FleetFilter): Record<string, string | undefined> => ({
   status: filter.status,
   q: filter.q,
+  labels: labelFilterText(filter.labels),
   all: filter.all ? '1' : undefined,
 });
 
@@ -50,21 +61,24 @@ export function fleetBody(fleet: FleetSnapshot, filter: FleetFilter, nowMs: numb
 <section aria-label="Devices per status" id="fleet-summary">${summary(fleet, filter)}</section>
 <form class="toolbar" method="get" action="${paths.fleet}" role="search">
 <label for="fleet-q">Search devices</label>
-<input id="fleet-q" name="q" type="search" value="${filter.q ?? ''}" placeholder="Name, device name or definition" autocomplete="off" data-filter-rows="fleet-rows">
+<input id="fleet-q" name="q" type="search" value="${filter.q ?? ''}" placeholder="Name, device name, definition or label" autocomplete="off" data-filter-rows="fleet-rows">
+<label for="fleet-labels">Labels</label>
+<input id="fleet-labels" name="labels" type="search" class="labels-input" value="${labelFilterText(filter.labels) ?? ''}" placeholder="site=amsterdam" autocomplete="off">
 ${filter.status ? html`<input type="hidden" name="status" value="${filter.status}">` : ''}
 <button type="submit" class="btn">Search</button>
+${filter.labels ? html`<a class="btn btn-ghost" href="${paths.fleet + query({ status: filter.status, q: filter.q })}">All labels</a>` : ''}
 </form>
 <div class="card table-card table-wrap">
 <table class="table fleet">
 <caption class="visually-hidden">Devices, most severe status first</caption>
-<thead><tr><th scope="col">Status</th><th scope="col">Device</th><th scope="col">Needs attention</th><th scope="col">Definition</th><th scope="col">Last contact</th></tr></thead>
+<thead><tr><th scope="col">Status</th><th scope="col">Device</th><th scope="col">Needs attention</th><th scope="col">Definition</th><th scope="col">Labels</th><th scope="col">Last contact</th></tr></thead>
 <tbody id="fleet-rows" data-rows>${joinedRows(rows)}</tbody>
 </table>
 </div>
 <p class="empty" id="fleet-empty"${rows.length > 0 ? html` hidden` : ''}>${total === 0 ? 'This environment has no devices yet: create them with vigil device create.' : 'No device matches.'}</p>
 ${
   rows.length < matching
-    ? html`<p class="more" id="fleet-more">Showing the ${rows.length} most severe of ${matching} devices${filter.q || filter.status ? ' that match' : ''}: search or filter by status to find the others, or <a href="${paths.fleet + query(fleetParams({ ...filter, all: true }))}">show all ${matching}</a>.</p>`
+    ? html`<p class="more" id="fleet-more">Showing the ${rows.length} most severe of ${matching} devices${filter.q || filter.status || filter.labels ? ' that match' : ''}: search or filter by status to find the others, or <a href="${paths.fleet + query(fleetParams({ ...filter, all: true }))}">show all ${matching}</a>.</p>`
     : ''
 }`;
 }
@@ -88,7 +102,7 @@ export function fleetRegions(fleet: FleetSnapshot, filter: FleetFilter, nowMs: n
     byFilter = new Map();
     rendered.set(fleet, byFilter);
   }
-  const key = `${filter.status ?? ''}\n${filter.q ?? ''}\n${filter.all ? 1 : 0}`;
+  const key = `${filter.status ?? ''}\n${filter.q ?? ''}\n${labelFilterText(filter.labels) ?? ''}\n${filter.all ? 1 : 0}`;
   let regions = byFilter.get(key);
   if (!regions) {
     regions = [
@@ -136,7 +150,7 @@ function summary(fleet: FleetSnapshot, filter: FleetFilter): Html {
 ${SUMMARY.map(({ key, label }) => {
   const n = fleet.counts[key];
   const current = filter.status === key;
-  const href = paths.fleet + query({ status: current ? undefined : key, q: filter.q });
+  const href = paths.fleet + query({ status: current ? undefined : key, q: filter.q, labels: labelFilterText(filter.labels) });
   return html`<li><a class="count ${cls(key)}${n === 0 ? ' zero' : ''}" href="${href}"${current ? html` aria-current="true"` : ''}><span class="count-n">${n}</span><span class="count-label">${label}</span></a></li>`;
 })}
 </ul>`;
@@ -148,10 +162,13 @@ function matches(d: FleetDevice, filter: FleetFilter): boolean {
   if (filter.status !== undefined && filter.status !== 'SILENT' && filter.status !== 'NO_DATA' && d.status !== filter.status)
     return false;
   if (filter.q !== undefined && !searchText(d).includes(filter.q.toLowerCase())) return false;
-  return true;
+  return hasLabels(d.labels, filter.labels);
 }
 
-const searchText = (d: FleetDevice) => `${d.displayName}\n${d.deviceName}\n${d.definitionName}`.toLowerCase();
+const searchText = (d: FleetDevice) =>
+  `${d.displayName}\n${d.deviceName}\n${d.definitionName}${Object.entries(d.labels)
+    .map(([k, v]) => `\n${k}=${v}`)
+    .join('')}`.toLowerCase();
 
 function fleetRows(fleet: FleetSnapshot, filter: FleetFilter, nowMs: number): Row[] {
   const shown = fleet.devices.filter((d) => matches(d, filter));
@@ -173,6 +190,7 @@ function row(d: FleetDevice, nowMs: number): Html {
         )}${more > 0 ? html`<li class="issue more">+${more} more</li>` : ''}</ul>`
   }</td>
 <td data-label="Definition">${d.definitionName}${d.definitionIsPublic ? html` <span class="tag">public</span>` : ''}</td>
+<td data-label="Labels">${labelTags(d.labels)}</td>
 <td data-label="Last contact">${timeAgo(d.lastContactMs, nowMs)}</td>
 </tr>`;
 }

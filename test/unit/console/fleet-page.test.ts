@@ -11,12 +11,17 @@ import {
   parseFleetFilter,
 } from '../../../src/console/views/fleet-view.ts';
 
+/** Even devices are in amsterdam; odd ones in utrecht, on floor i % 5. */
+const labelsOf = (i: number): Record<string, string> =>
+  i % 2 === 0 ? { site: 'amsterdam' } : { site: 'utrecht', floor: String(i % 5) };
+
 function snapshot(n: number): FleetSnapshot {
   const devices: FleetDevice[] = Array.from({ length: n }, (_, i) => ({
     deviceName: `dev-${String(i).padStart(4, '0')}`,
     displayName: i === n - 1 ? 'Boiler room' : `Device ${i}`,
     definitionName: 'Sensors',
     definitionIsPublic: false,
+    labels: labelsOf(i),
     status: i < 3 ? 'CRITICAL' : 'SUCCESS',
     lastContactMs: 1_800_000_000_000,
     silent: false,
@@ -45,6 +50,18 @@ describe('the fleet page of a large fleet', () => {
     expect(rowCount(page)).toBe(1);
     expect(page).toContain('Boiler room');
     expect(page).not.toContain('id="fleet-more"');
+  });
+
+  it('filters by labels, every one of them, and shows each device’s labels', () => {
+    const fleet = snapshot(20);
+    const page = fleetBody(fleet, parseFleetFilter(new URLSearchParams('labels=site=utrecht;floor=1')), 0).text;
+    // Odd devices are in utrecht; of those, 1 and 11 are on floor 1.
+    expect(page.match(/<tr data-key="[^"]+"/g)).toEqual(['<tr data-key="dev-0001"', '<tr data-key="dev-0011"']);
+    expect(page).toContain('<span class="label-k">floor</span>=<span class="label-v">1</span>');
+    expect(page).toContain('value="site=utrecht;floor=1"');
+    // The status filters keep the labels.
+    expect(page).toContain('href="/console/fleet?status=CRITICAL&amp;labels=site%3Dutrecht%3Bfloor%3D1"');
+    expect(rowCount(fleetBody(fleet, parseFleetFilter(new URLSearchParams('labels=site=rotterdam')), 0).text)).toBe(0);
   });
 
   it('renders the rows of a snapshot once for every page and live stream that shows them', () => {

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Brings a fresh clone to a runnable state, on whatever node the machine has (>= 18):
 // installs npm dependencies (which include Node 24 from the npm registry, package `node@24`)
-// and the local servers Vigil needs (redis-server, influxd; mosquitto for the bridge tests).
+// and the local servers Vigil needs (redis-server, influxd; mosquitto for the bridge tests), and
+// bundles the console's definition editor (CodeMirror, with esbuild) into var/console-assets/.
 // Every `npm run …` entry point calls this first; it does nothing when all is in place.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
@@ -82,5 +83,11 @@ if (!/^v2[4-9]\./.test(version)) {
   process.stderr.write(`[setup] expected Node 24 in node_modules/.bin/node, found ${version}\n`);
   process.exit(1);
 }
+// The console's editor bundle: built when missing or stale (src/console/editor-bundle.ts decides, by
+// the hash of what it is built from), so that a fresh clone's `npm test` and `npm run demo` serve it.
+execFileSync(join(root, 'node_modules', '.bin', 'node'), [join(root, 'src', 'console', 'editor-bundle.ts')], {
+  cwd: root,
+  stdio: ['ignore', 'inherit', quiet ? 'ignore' : 'inherit'],
+});
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 say(`ready: ${pkg.name} on node ${version}`);

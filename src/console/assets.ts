@@ -1,6 +1,7 @@
 /**
  * The console's static files, served by Vigil itself (operators' networks are often closed: no CDN):
- * its own stylesheet, ES modules and icon from src/console/assets, and uPlot from node_modules. Read
+ * its own stylesheet, ES modules and icon from src/console/assets, uPlot from node_modules, and the
+ * definition editor's module, CodeMirror bundled by esbuild (editor-bundle.ts). Read
  * once at start, compressed once, and served under URLs that carry their content's hash, so browsers
  * keep them for good and fetch them again only when they change. The icon is also served at
  * /favicon.ico, where browsers look for one unasked.
@@ -10,6 +11,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { gzipSync } from 'node:zlib';
 import type { Request, Response } from 'express';
+import { editorBundle } from './editor-bundle.ts';
 import type { AssetUrls } from './views/layout.ts';
 
 interface Asset {
@@ -19,8 +21,15 @@ interface Asset {
   version: string;
 }
 
+/** The definition editor's module and stylesheet, which only the definition page links. */
+export interface EditorAssetUrls {
+  js: string;
+  css: string;
+}
+
 export interface Assets {
   urls: AssetUrls;
+  editor: EditorAssetUrls;
   /** Serves `/console/assets/:name`; false when there is no such asset. */
   serve(req: Request, res: Response, name: string): boolean;
   /** Serves `/favicon.ico`: the icon as an ICO file (a 32 px PNG in it). */
@@ -58,8 +67,13 @@ export function loadAssets(): Assets {
     uplotCss: add('uPlot.min.css', uplotCss),
     icon: add('favicon.svg', own('favicon.svg')),
   };
+  const editor: EditorAssetUrls = {
+    js: add('editor.js', editorBundle().body),
+    css: add('editor.css', own('editor.css')),
+  };
   return {
     urls,
+    editor,
     serve(req, res, name) {
       const asset = assets.get(name);
       if (!asset) return false;

@@ -531,7 +531,8 @@ describe('console in a browser', () => {
 
     // A good payload: converted values, the formatted current value and the status.
     await page.goto(`${base}/console/definitions/private/ComfortSensors?device=hall_sensor`);
-    const box = page.getByLabel('Payload');
+    await page.waitForSelector('body[data-editor="ready"]');
+    const box = page.getByLabel('Payload', { exact: true });
     expect(await box.inputValue()).toContain('"Temperature":26.5');
     await box.fill(JSON.stringify({ Temperature: 27.4, Humidity: 50, Battery: 2700 }));
     await page.getByRole('button', { name: 'Run', exact: true }).click();
@@ -545,37 +546,34 @@ describe('console in a browser', () => {
     expect(await row.locator('.pill').textContent()).toBe('Warning');
     expect(await page.locator('#run-result tr[data-sensor="Battery"] .pill').textContent()).toBe('Error');
 
-    // Replay with stricter thresholds: the payloads whose status would change are listed.
-    const stricter: DefinitionSpec = {
-      ...COMFORT_SPEC,
-      dataPoints: COMFORT_SPEC.dataPoints.map((p) =>
-        p.name === 'Temperature' ? { ...p, thresholds: [{ status: 'WARNING', above: 22 }] } : p,
-      ),
-    };
-    await admin().applyDefinition({ kind: 'private', env: 'acme' }, stricter, COMFORT_PARSER);
-    await page.goto(`${base}/console/definitions/private/ComfortSensors?device=hall_sensor`);
-    await page.getByRole('button', { name: 'Replay recent payloads' }).click();
+    // Replay of the published version over the devices' recent payloads: nothing would change (the
+    // diffs of a changed draft: console-editor.test.ts).
+    await page.getByRole('button', { name: 'Replay', exact: true }).click();
     await page.waitForLoadState('domcontentloaded');
-    const replay = page.locator('#replay-result');
     await until(
-      () => replay.locator('h3').textContent(),
-      (v) => expect(v).toBe('Replay of 3 recent payloads: 1 would change'),
+      () => page.locator('#replay-result h3').textContent(),
+      (v) =>
+        expect(v).toMatch(
+          /^Replay of \d+ recent payloads of 3 devices beside published version 1: nothing would change$/,
+        ),
     );
-    expect(await replay.locator('li.replay-changes').count()).toBe(1);
-    expect(await replay.locator('li.replay-changes').textContent()).toContain('Temperature');
-    await admin().applyDefinition({ kind: 'private', env: 'acme' }, COMFORT_SPEC, COMFORT_PARSER);
 
-    // A failing payload: the error with its line and column, the line marked in the source.
+    // A failing payload: the error with its line and column, the line marked in the parser's editor.
     await page.goto(`${base}/console/definitions/private/Probe?device=probe_1`);
-    expect(await page.getByLabel('Payload').inputValue()).toContain('onerror');
+    await page.waitForSelector('body[data-editor="ready"]');
+    expect(await page.getByLabel('Payload', { exact: true }).inputValue()).toContain('onerror');
     await page.getByRole('button', { name: 'Run', exact: true }).click();
-    await page.waitForLoadState('domcontentloaded');
+    await page.waitForSelector('body[data-editor="ready"]');
     await until(
       () => page.locator('#run-result .loc code').textContent(),
       (v) => expect(v).toMatch(/^Probe\.js:3:\d+$/),
     );
-    expect(await page.locator('.source .line-error').getAttribute('id')).toBe('L3');
-    expect(await page.locator('.source .line-marker').textContent()).toContain(HOSTILE);
+    expect(await page.locator('#ed-parser').getAttribute('data-error-line')).toBe('3');
+    expect(await page.locator('#ed-parser').getAttribute('data-error-message')).toContain(HOSTILE);
+    const marked = page.locator('.code-editor').nth(1).locator('.cm-lintRange-error');
+    expect(await marked.count()).toBeGreaterThan(0);
+    expect(await marked.first().textContent()).toContain("new Error('cannot read '");
+    expect(await page.locator('#run-result').textContent()).toContain(HOSTILE);
     await page.screenshot({
       path: join(SHOTS, 'console-workbench.png'),
       fullPage: true,

@@ -1,7 +1,9 @@
 /**
  * The console's parser workbench over real HTTP, against a whole Vigil (gateway, worker, API with
- * the console): each environment's runs go to an isolate of its own, only operators run parsers,
- * and runs are limited per session and per environment, a replay counting one run per payload.
+ * the console): each environment's runs go to an isolate of its own, only operators run parsers
+ * and only admins change definitions (the server refuses the others whatever the page shows), the
+ * editor's check route wants the session's token and the console's origin, and runs are limited
+ * per session and per environment, a replay counting one run per payload.
  */
 import { describe, expect, it } from 'vitest';
 import { COMFORT_SPEC } from '../fixtures/definitions/comfort.ts';
@@ -165,5 +167,52 @@ describe('console parser workbench', () => {
     for (let i = 0; i < 2; i++) expect((await run(ann, COMFORT_PAGE, '{"Temperature":20}')).status).toBe(200);
     const over = await run(ann, COMFORT_PAGE, '{"Temperature":20}');
     expect([over.status, over.errorCode]).toEqual([429, 'RATE_LIMITED']);
+  });
+  it("refuses an operator's Save, Publish and Roll back, and checks the editor's check route like a form", async () => {
+    const p = await startPipeline({ roles: 'api' });
+    await provisionComfort(p, 'acme', ['d1']);
+    const operator = await user(p, 'acme', 'olga');
+    const page = await (await operator.get(COMFORT_PAGE)).text();
+    expect(page).not.toMatch(/value="(save|publish|rollback)"/);
+    const token = /name="_csrf" value="([^"]+)"/.exec(page)?.[1] ?? '';
+    for (const action of ['save', 'publish', 'rollback']) {
+      const res = await operator.post(COMFORT_PAGE, { _csrf: token, action, version: '1', note: '' });
+      const html = await res.text();
+      expect([res.status, /<span class="mono code">([A-Z_]+)<\/span>/.exec(html)?.[1]]).toEqual([
+        403,
+        'FORBIDDEN',
+      ]);
+    }
+    const check = (headers: Record<string, string>, body: unknown) =>
+      fetch(`${p.apiUrl}${COMFORT_PAGE}/check`, {
+        method: 'POST',
+        headers: {
+          cookie: [...operator.jar].map(([k, v]) => `${k}=${v}`).join('; '),
+          'content-type': 'application/json',
+          ...headers,
+        },
+        body: JSON.stringify(body),
+      });
+    const draft = { definition: 'name: [', parserSource: 'function parsePayload(s) {\n  return {;\n}' };
+    const ok = await check({ 'x-csrf-token': token }, draft);
+    const answer = (await ok.json()) as {
+      data: { ok: boolean; problems: { part: string; line: number | null }[] };
+    };
+    expect([ok.status, answer.data.ok]).toEqual([200, false]);
+    expect(answer.data.problems.map((x) => [x.part, x.line])).toEqual([
+      ['definition', 1],
+      ['parser', 2],
+    ]);
+    for (const headers of [
+      {},
+      { 'x-csrf-token': 'forged' },
+      { 'x-csrf-token': token, 'sec-fetch-site': 'cross-site' },
+    ] as Record<string, string>[]) {
+      const refused = await check(headers, draft);
+      expect([refused.status, ((await refused.json()) as { error: { code: string } }).error.code]).toEqual([
+        403,
+        'CSRF_REJECTED',
+      ]);
+    }
   });
 });

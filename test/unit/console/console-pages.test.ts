@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadAssets } from '../../../src/console/assets.ts';
 import { html, jsonInHtml, raw } from '../../../src/console/html.ts';
-import { errorLocation } from '../../../src/console/views/definitions-view.ts';
+import { errorLocation } from '../../../src/management/definition-trials.ts';
 import { messageWithLocation } from '../../../src/console/views/ingestion-view.ts';
 
 const HOSTILE = '<img src=x onerror=alert(1)>';
@@ -37,6 +37,8 @@ describe('console markup', () => {
       'charts.js',
       'console.css',
       'console.js',
+      'editor.css',
+      'editor.js',
       'favicon.svg',
       'uPlot.esm.js',
       'uPlot.min.css',

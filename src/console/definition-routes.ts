@@ -218,9 +218,10 @@ export function definitionRoutes(router: Router, ctx: ConsoleContext): void {
     assertToken(req, session.csrf);
     const d = await definitionOf(session, req);
     const body = req.body as Record<string, unknown>;
+    // A browser sends a text area's lines ended by CRLF: the texts are kept as they were typed.
     const text = (name: string): string => {
       const v = body[name];
-      return typeof v === 'string' ? v : '';
+      return typeof v === 'string' ? v.replace(/\r\n?/g, '\n') : '';
     };
     const action = text('action');
     const asked = Number(text('version'));

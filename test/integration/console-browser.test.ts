@@ -569,6 +569,8 @@ describe('console in a browser', () => {
       (v) => expect(v).toMatch(/^Probe\.js:3:\d+$/),
     );
     expect(await page.locator('#ed-parser').getAttribute('data-error-line')).toBe('3');
+    // Run unchanged, the editor still holds the published version.
+    expect(await page.locator('#yaml-h').textContent()).toContain('version 1, published');
     expect(await page.locator('#ed-parser').getAttribute('data-error-message')).toContain(HOSTILE);
     const marked = page.locator('.code-editor').nth(1).locator('.cm-lintRange-error');
     expect(await marked.count()).toBeGreaterThan(0);

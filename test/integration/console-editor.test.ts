@@ -251,6 +251,10 @@ describe('console definition editor in a browser', () => {
       await page.waitForURL(/done=published&v=2/);
       expect(await page.locator('.notice-ok').textContent()).toContain('Published version 2');
       expect(await page.locator('tr[data-version="2"]').textContent()).toContain('double the reading');
+      // Kept as typed: the browser's CRLF line ends are not the parser's.
+      expect((await admin().getVersion({ kind: 'private', env: 'acme' }, 'Freezer', 2)).parserSource).toBe(
+        DOUBLES,
+      );
       await submit({ deviceName: 'freezer_1', t: 7 });
       await eventually(() => temperature('freezer_1'), {
         until: (v) => v === 14,

@@ -29,7 +29,7 @@ export const ERROR_CODES = {
     status: 429,
     retryable: true,
     description:
-      'Too many submissions for this API key, or too many parser workbench runs for this console session or environment (VIGIL_WORKBENCH_RUNS_PER_MINUTE_PER_SESSION, …_PER_ENV); see Retry-After.',
+      'Too many submissions for this API key, or too many parser runs (the console’s workbench, /definitions/run, /definitions/replay) for this console session, token or environment (VIGIL_WORKBENCH_RUNS_PER_MINUTE_PER_SESSION, …_PER_ENV); see Retry-After.',
   },
   BACKLOG_FULL: {
     status: 503,
@@ -178,7 +178,8 @@ export const ERROR_CODES = {
   WORKBENCH_BUSY: {
     status: 503,
     retryable: true,
-    description: 'The parser workbench has as many runs waiting as it takes; try again shortly.',
+    description:
+      'Parser trials (the console’s workbench, /definitions/run, /definitions/replay) have as many runs waiting as they take; try again shortly.',
   },
   TOO_MANY_STREAMS: {
     status: 429,

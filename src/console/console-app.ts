@@ -1,7 +1,8 @@
 /**
  * The web console, served by the api role under /console/ (and `GET /` redirects there): sign-in
  * with a server-side session, the fleet, a device, events, the ingestion log, definitions
- * with the parser workbench. Pages are rendered on the server (escaped by construction, html.ts) and
+ * with the parser workbench, and for admins the management pages (devices), whose forms run the
+ * management operations (manage-forms.ts). Pages are rendered on the server (escaped by construction, html.ts) and
  * kept current by a server-sent-event stream per page (live.ts); a few small ES modules do the rest.
  * The JSON read API is untouched: the console's router answers only its own paths.
  */
@@ -16,6 +17,9 @@ import { createLast24HoursReader } from '../history/last-24-hours-reader.ts';
 import { loadAssets } from './assets.ts';
 import { readFleet } from './fleet-data.ts';
 import { createLiveHub } from './live.ts';
+import { manageDeviceRoutes } from './manage-device-routes.ts';
+import { multipartForm, takeFlash } from './manage-forms.ts';
+import { roleAllows } from '../tenancy/types.ts';
 import { pageRoutes } from './page-routes.ts';
 import { consoleSecurityHeaders, createCookiePolicy } from './security.ts';
 import { createSessionStore } from './sessions.ts';
@@ -35,6 +39,8 @@ export interface WebConsole {
 
 /** Largest form accepted (a payload in the workbench). */
 const FORM_LIMIT = '1mb';
+/** Largest device import the console takes (a file or pasted CSV; the API takes 64 MB). */
+const IMPORT_FORM_LIMIT = '16mb';
 /** Bounds of a live stream's session check: no busy loop without a credential cache, no long wait with one. */
 const MIN_SESSION_CHECK_MS = 250;
 const MAX_SESSION_CHECK_MS = 30_000;
@@ -88,7 +94,10 @@ export function createConsole(deps: ConsoleDeps): WebConsole {
     last24Hours: createLast24HoursReader({ influx: deps.influx }),
     fleet,
     render(res, status, o) {
-      const markup = page({ ...o, assets: assets.urls });
+      // A message about the change just made is shown once, by the next page a GET renders.
+      const flash = o.session && res.req.method === 'GET' ? takeFlash(ctx, res.req, res) : undefined;
+      const manage = o.session !== undefined && deps.management !== undefined && roleAllows(o.session.role, 'admin');
+      const markup = page({ ...o, flash: o.flash ?? flash, manage, assets: assets.urls });
       res.status(status).type('html').vary('Accept-Encoding');
       // Pages are gzipped here, their shared parts compressed once (gzip-html.ts); the compression
       // middleware leaves an answer with a Content-Encoding alone.
@@ -131,7 +140,13 @@ export function createConsole(deps: ConsoleDeps): WebConsole {
       level: constants.Z_BEST_SPEED,
     }),
   );
-  consoleRouter.use(express.urlencoded({ extended: false, limit: FORM_LIMIT, parameterLimit: 50 }));
+  // A device import is a larger form, sent as a file upload (multipart) or pasted text.
+  consoleRouter.use(
+    '/manage/devices/import',
+    express.urlencoded({ extended: false, limit: IMPORT_FORM_LIMIT, parameterLimit: 50 }),
+    ...multipartForm(IMPORT_FORM_LIMIT),
+  );
+  consoleRouter.use(express.urlencoded({ extended: false, limit: FORM_LIMIT, parameterLimit: 200 }));
   consoleRouter.get('/', async (req, res) => {
     const session = await ctx.sessionOf(req);
     res.redirect(302, session ? paths.fleet : paths.signIn);
@@ -139,6 +154,7 @@ export function createConsole(deps: ConsoleDeps): WebConsole {
   signInRoutes(consoleRouter, ctx);
   pageRoutes(consoleRouter, ctx);
   definitionRoutes(consoleRouter, ctx);
+  manageDeviceRoutes(consoleRouter, ctx);
   consoleRouter.use((req, res) => {
     void ctx.sessionOf(req, { renew: false }).then((s) =>
       ctx.render(res, 404, {
@@ -168,9 +184,9 @@ export function createConsole(deps: ConsoleDeps): WebConsole {
         ctx.render(res, e.status, {
           title,
           session: s ?? undefined,
-          body: errorBody(title, e.message, s !== null),
+          body: errorBody(title, e.message, s !== null, e.code),
         }),
-      () => ctx.render(res, e.status, { title, body: errorBody(title, e.message, false) }),
+      () => ctx.render(res, e.status, { title, body: errorBody(title, e.message, false, e.code) }),
     );
   });
   router.use('/console', consoleRouter);

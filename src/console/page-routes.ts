@@ -33,6 +33,11 @@ import {
 const MAX_STREAMS_PER_SESSION = 6;
 import type { Region } from './views/regions.ts';
 import { roleAllows } from '../tenancy/types.ts';
+import { html } from './html.ts';
+
+/** An admin's actions on a device page. */
+const deviceActions = (name: string) =>
+  html`<div class="page-actions device-actions"><a class="btn btn-small" href="${paths.editDevice(name)}">Edit device</a><a class="btn btn-small btn-danger-ghost" href="${paths.deleteDevice(name)}">Delete device</a></div>`;
 
 const EVENTS_SHOWN = 200;
 /** Chart data of a device is read again at most this often (InfluxDB queries). */
@@ -66,7 +71,7 @@ export function pageRoutes(router: Router, ctx: ConsoleContext): void {
         title: 'Fleet',
         session,
         active: 'fleet',
-        body: fleetBody(fleet, filter, now()),
+        body: fleetBody(fleet, filter, now(), manages(session)),
         live: liveUrl('fleet', fleetParams(filter), regions),
       });
     }),
@@ -77,6 +82,9 @@ export function pageRoutes(router: Router, ctx: ConsoleContext): void {
       res.json({ status: 'success', data: await ctx.fleet(session.env) });
     }),
   );
+
+  /** Whether the session's user manages the environment here (admin, with the operations at hand). */
+  const manages = (session: ConsoleSession) => deps.management !== undefined && roleAllows(session.role, 'admin');
 
   // Device.
   async function deviceModel(session: ConsoleSession, name: string): Promise<DeviceModel | null> {
@@ -102,7 +110,9 @@ export function pageRoutes(router: Router, ctx: ConsoleContext): void {
         title: m.view.device.displayName,
         session,
         active: 'fleet',
-        body: deviceBody(m, flashOf(req)),
+        body: deviceBody(m, flashOf(req), {
+          actions: manages(session) ? deviceActions(name) : undefined,
+        }),
         live: liveUrl('device', { device: name }, regions),
         charts: m.view.points.some((p) => p.chart !== null),
       });

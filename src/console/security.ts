@@ -38,6 +38,8 @@ export interface CookiePolicy {
   /** The session cookie's name (`__Host-` prefixed when Secure). */
   sessionName(req: Request): string;
   signInName(req: Request): string;
+  /** The cookie of a message shown once on the next page (manage-forms.ts). */
+  flashName(req: Request): string;
   read(req: Request, name: string): string | undefined;
   set(req: Request, res: Response, name: string, value: string, maxAgeSeconds?: number): void;
   clear(req: Request, res: Response, name: string): void;
@@ -59,6 +61,7 @@ export function createCookiePolicy(publicUrl: string | undefined): CookiePolicy 
     isSecure,
     sessionName: (req) => prefixed(req, 'vigil_session'),
     signInName: (req) => prefixed(req, 'vigil_sign_in'),
+    flashName: (req) => prefixed(req, 'vigil_flash'),
     read(req, name) {
       const header = req.headers.cookie;
       return header ? parseCookies(header)[name] : undefined;

@@ -1,6 +1,7 @@
 /**
- * A device's page: its status and last contact, data points, charts of the last 24 hours, events
- * and recent payloads.
+ * A device's page: its status and last contact, data points, the rules that set their statuses
+ * (the device's overrides or its definition's), charts of the last 24 hours, events and recent
+ * payloads; for admins, links to edit and delete it.
  */
 import type { PointChart } from '../device-charts.ts';
 import type { DeviceView } from '../device-data.ts';
@@ -19,7 +20,13 @@ export interface DeviceModel {
   nowMs: number;
 }
 
-export function deviceBody(m: DeviceModel, flash?: Html): Html {
+/** What the page shows besides its live regions: the rules section, and an admin's actions. */
+export interface DeviceExtras {
+  rules?: Html | undefined;
+  actions?: Html | undefined;
+}
+
+export function deviceBody(m: DeviceModel, flash?: Html, extras: DeviceExtras = {}): Html {
   const { view } = m;
   const d = view.device;
   const charted = view.points.filter((p) => p.chart !== null);
@@ -35,6 +42,7 @@ export function deviceBody(m: DeviceModel, flash?: Html): Html {
   };
   return html`<nav class="crumbs" aria-label="Breadcrumb"><a href="${paths.fleet}">Fleet</a> <span aria-hidden="true">/</span> <span>${d.displayName}</span></nav>
 <div id="device-head">${blockOf('device-head')}</div>
+${extras.actions ?? ''}
 ${flash ?? ''}
 <section class="card" aria-labelledby="alarms-h">
 <h2 id="alarms-h">Open alarms</h2>
@@ -51,6 +59,7 @@ ${flash ?? ''}
 <tbody id="device-points" data-rows>${rowsHtml(rowsOf('device-points'))}</tbody>
 </table></div>
 </section>
+${extras.rules ?? ''}
 ${charted.length > 0 ? chartsSection(charted, m.charts) : ''}
 <div class="two-col">
 <section class="card" aria-labelledby="events-h">

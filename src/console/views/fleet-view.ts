@@ -1,6 +1,6 @@
 /**
  * The fleet page: counts per status, a search box, a filter by labels, and every device with its
- * status and labels.
+ * status and labels; for admins, links to create and import devices.
  */
 import { STATUSES, type Status } from '../../domain/types.ts';
 import type { FleetDevice, FleetSnapshot } from '../fleet-data.ts';
@@ -52,12 +52,15 @@ export const fleetParams = (filter: FleetFilter): Record<string, string | undefi
   all: filter.all ? '1' : undefined,
 });
 
-export function fleetBody(fleet: FleetSnapshot, filter: FleetFilter, nowMs: number): Html {
+export function fleetBody(fleet: FleetSnapshot, filter: FleetFilter, nowMs: number, admin = false): Html {
   const regions = fleetRegions(fleet, filter, nowMs);
   const rows = rowsOf(regions);
   const total = fleet.devices.length;
   const matching = matchingCount(fleet, filter);
-  return html`${pageHeader('Fleet', html`<span id="fleet-total">${total} ${total === 1 ? 'device' : 'devices'}</span> in ${fleet.env}`)}
+  const actions = admin
+    ? html`<div class="page-actions"><a class="btn btn-primary" href="${paths.newDevice}">New device</a><a class="btn" href="${paths.importDevices}">Import CSV</a></div>`
+    : undefined;
+  return html`${pageHeader('Fleet', html`<span id="fleet-total">${total} ${total === 1 ? 'device' : 'devices'}</span> in ${fleet.env}`, actions)}
 <section aria-label="Devices per status" id="fleet-summary">${summary(fleet, filter)}</section>
 <form class="toolbar" method="get" action="${paths.fleet}" role="search">
 <label for="fleet-q">Search devices</label>
@@ -75,7 +78,7 @@ ${filter.labels ? html`<a class="btn btn-ghost" href="${paths.fleet + query({ st
 <tbody id="fleet-rows" data-rows>${joinedRows(rows)}</tbody>
 </table>
 </div>
-<p class="empty" id="fleet-empty"${rows.length > 0 ? html` hidden` : ''}>${total === 0 ? 'This environment has no devices yet: create them with vigil device create.' : 'No device matches.'}</p>
+<p class="empty" id="fleet-empty"${rows.length > 0 ? html` hidden` : ''}>${total === 0 ? (admin ? 'This environment has no devices yet: create one (New device) or import a CSV file.' : 'This environment has no devices yet: create them with vigil device create.') : 'No device matches.'}</p>
 ${
   rows.length < matching
     ? html`<p class="more" id="fleet-more">Showing the ${rows.length} most severe of ${matching} devices${filter.q || filter.status || filter.labels ? ' that match' : ''}: search or filter by status to find the others, or <a href="${paths.fleet + query(fleetParams({ ...filter, all: true }))}">show all ${matching}</a>.</p>`

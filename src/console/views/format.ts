@@ -67,6 +67,24 @@ export const paths = {
   definition: (isPublic: boolean, name: string) =>
     `/console/definitions/${isPublic ? 'public' : 'private'}/${encodeURIComponent(name)}`,
   live: '/console/live',
+  /** A device's rules of one data point: its threshold override (admins edit it there). */
+  deviceRules: (device: string, sensor: string) =>
+    `/console/devices/${encodeURIComponent(device)}/rules/${encodeURIComponent(sensor)}`,
+  deviceRulesClear: (device: string, sensor: string) =>
+    `/console/devices/${encodeURIComponent(device)}/rules/${encodeURIComponent(sensor)}/clear`,
+  // Management (admins only).
+  manage: '/console/manage',
+  manageDevices: '/console/manage/devices',
+  newDevice: '/console/manage/devices/new',
+  editDevice: (name: string) => `/console/manage/devices/${encodeURIComponent(name)}/edit`,
+  deleteDevice: (name: string) => `/console/manage/devices/${encodeURIComponent(name)}/delete`,
+  importDevices: '/console/manage/devices/import',
+  exportDevices: '/console/manage/devices/export.csv',
+  apiKeys: '/console/manage/api-keys',
+  tokens: '/console/manage/tokens',
+  users: '/console/manage/users',
+  alerting: '/console/manage/alerting',
+  audit: '/console/manage/audit',
 };
 
 /** A query string of the given parameters, those without a value left out. */

@@ -45,7 +45,8 @@ export function hasLabels(
 export function labelTags(labels: Readonly<Record<string, string>>): Html {
   const entries = Object.entries(labels).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   if (entries.length === 0) return html`<span class="muted">—</span>`;
-  return html`<ul class="labels">
-    ${entries.map(([k, v]) => html`<li class="label-tag"><span class="label-k">${k}</span>=<span class="label-v">${v}</span></li>`)}
-  </ul>`;
+  return html`<ul class="labels">${entries.map(
+    ([k, v]) =>
+      html`<li class="label-tag"><span class="label-k">${k}</span>=<span class="label-v">${v}</span></li>`,
+  )}</ul>`;
 }

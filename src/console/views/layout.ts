@@ -1,12 +1,13 @@
 /**
  * The frame of every console page: the head (one stylesheet, ES modules, no inline script or style),
- * the top bar with the environment, the navigation and the signed-in user, and the main content.
+ * the top bar with the environment, the navigation (with Manage for admins) and the signed-in user,
+ * a message shown once after a change (the flash), and the main content.
  */
 import { html, type Html } from '../html.ts';
 import type { ConsoleSession } from '../sessions.ts';
 import { paths } from './format.ts';
 
-export type NavKey = 'fleet' | 'alarms' | 'events' | 'ingestion' | 'definitions';
+export type NavKey = 'fleet' | 'alarms' | 'events' | 'ingestion' | 'definitions' | 'manage';
 
 const NAV: { key: NavKey; label: string; href: string }[] = [
   { key: 'fleet', label: 'Fleet', href: paths.fleet },
@@ -35,6 +36,16 @@ export interface PageOptions {
   live?: string;
   /** The device page's charts. */
   charts?: boolean;
+  /** Whether the user manages the environment: the top bar links the management pages. */
+  manage?: boolean;
+  /** A message about the change just made, shown once above the content. */
+  flash?: Flash | undefined;
+}
+
+/** A message shown once on the page a change redirected to. */
+export interface Flash {
+  kind: 'ok' | 'error';
+  text: string;
 }
 
 export function page(o: PageOptions): Html {
@@ -53,8 +64,9 @@ ${o.charts ? html`<script type="module" src="${o.assets.chartsJs}"></script>` : 
 </head>
 <body${o.live ? html` data-live="${o.live}"` : ''}>
 <a class="skip" href="#main">Skip to content</a>
-${o.session ? topBar(o.session, o.active, o.live !== undefined) : bareTopBar()}
+${o.session ? topBar(o.session, o.active, o.live !== undefined, o.manage === true) : bareTopBar()}
 <main id="main" tabindex="-1">
+${o.flash ? html`<div class="notice notice-${o.flash.kind} flash-message" role="status">${o.flash.text}</div>` : ''}
 ${o.body}
 </main>
 </body>
@@ -63,13 +75,19 @@ ${o.body}
   return doc;
 }
 
-function topBar(session: ConsoleSession, active: NavKey | undefined, live: boolean): Html {
-  return html`<header class="topbar">
+function topBar(session: ConsoleSession, active: NavKey | undefined, live: boolean, manage: boolean): Html {
+  return html`<header class="topbar${manage ? ' has-manage' : ''}">
 <div class="topbar-row">
 <a class="brand" href="${paths.fleet}"><span class="brand-mark" aria-hidden="true"></span>Vigil</a>
 <span class="env" title="Environment">${session.env}</span>
 ${live ? html`<span class="live" id="live-status" data-state="off" role="status">Connecting…</span>` : ''}
 <div class="user">
+${
+  // On a narrow screen Manage sits here, so that the navigation below keeps to one row.
+  manage
+    ? html`<a class="manage-top" href="${paths.manage}"${active === 'manage' ? html` aria-current="page"` : ''}>Manage</a>`
+    : ''
+}
 <span class="user-name">${session.username}<span class="role">${session.role}</span></span>
 <form method="post" action="${paths.signOut}">
 <input type="hidden" name="_csrf" value="${session.csrf}">
@@ -82,7 +100,11 @@ ${live ? html`<span class="live" id="live-status" data-state="off" role="status"
 ${NAV.map(
   (n) =>
     html`<li><a href="${n.href}"${n.key === active ? html` aria-current="page"` : ''}>${n.label}</a></li>`,
-)}
+)}${
+  manage
+    ? html`<li class="nav-manage"><a href="${paths.manage}"${active === 'manage' ? html` aria-current="page"` : ''}>Manage</a></li>`
+    : ''
+}
 </ul>
 </nav>
 </header>`;

@@ -40,6 +40,7 @@ ${m.next ? html`<input type="hidden" name="next" value="${m.next}">` : ''}
 </div>`;
 }
 
-export function errorBody(title: string, message: string, signedIn: boolean): Html {
-  return html`<div class="card error-card"><h1>${title}</h1><p>${message}</p><p><a href="${signedIn ? paths.fleet : paths.signIn}">${signedIn ? 'Back to the fleet' : 'Sign in'}</a></p></div>`;
+/** An error page: its title, the error's code (when it has one) and message, and a way on. */
+export function errorBody(title: string, message: string, signedIn: boolean, code?: string): Html {
+  return html`<div class="card error-card"><h1>${title}</h1><p>${code ? html`<span class="code error-code">${code}</span> ` : ''}${message}</p><p><a href="${signedIn ? paths.fleet : paths.signIn}">${signedIn ? 'Back to the fleet' : 'Sign in'}</a></p></div>`;
 }

@@ -1,8 +1,8 @@
 /**
  * The web console, served by the api role under /console/ (and `GET /` redirects there): sign-in
  * with a server-side session, the fleet, a device, events, the ingestion log, definitions
- * with the parser workbench, and for admins the management pages (devices), whose forms run the
- * management operations (manage-forms.ts). Pages are rendered on the server (escaped by construction, html.ts) and
+ * with the parser workbench, and for admins the management pages (devices, API keys, tokens,
+ * users), whose forms run the management operations (manage-forms.ts). Pages are rendered on the server (escaped by construction, html.ts) and
  * kept current by a server-sent-event stream per page (live.ts); a few small ES modules do the rest.
  * The JSON read API is untouched: the console's router answers only its own paths.
  */
@@ -17,6 +17,7 @@ import { createLast24HoursReader } from '../history/last-24-hours-reader.ts';
 import { loadAssets } from './assets.ts';
 import { readFleet } from './fleet-data.ts';
 import { createLiveHub } from './live.ts';
+import { manageAccessRoutes } from './manage-access-routes.ts';
 import { manageDeviceRoutes } from './manage-device-routes.ts';
 import { multipartForm, takeFlash } from './manage-forms.ts';
 import { roleAllows } from '../tenancy/types.ts';
@@ -155,6 +156,7 @@ export function createConsole(deps: ConsoleDeps): WebConsole {
   pageRoutes(consoleRouter, ctx);
   definitionRoutes(consoleRouter, ctx);
   manageDeviceRoutes(consoleRouter, ctx);
+  manageAccessRoutes(consoleRouter, ctx);
   consoleRouter.use((req, res) => {
     void ctx.sessionOf(req, { renew: false }).then((s) =>
       ctx.render(res, 404, {

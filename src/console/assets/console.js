@@ -1,5 +1,6 @@
 // The console's progressive enhancement: relative times, the fleet's instant search, selects that
-// submit their form, and live pages. Every page works without it; nothing here is inline (CSP).
+// submit their form, copy buttons (a new key, shown once), and live pages. Every page works
+// without it; nothing here is inline (CSP).
 // Live updates come from the server as HTML it rendered and escaped (html.ts): block regions are
 // replaced whole, row regions row by row (keyed by data-key), chart data is handed to charts.js.
 
@@ -120,6 +121,22 @@ function startLive(url) {
   window.addEventListener('pagehide', () => source.close());
 }
 
+/** A copy button (data-copy: the id of the field whose value it copies). */
+function copyButton(button) {
+  button.addEventListener('click', async () => {
+    const field = document.getElementById(button.dataset.copy ?? '');
+    if (!field) return;
+    field.select();
+    try {
+      await window.navigator.clipboard.writeText(field.value);
+      button.textContent = 'Copied';
+    } catch {
+      // No clipboard (an insecure origin): the text is selected for Ctrl+C.
+      button.textContent = 'Selected: press Ctrl+C';
+    }
+  });
+}
+
 function init() {
   refreshTimes(document);
   setInterval(() => refreshTimes(document), RELATIVE_REFRESH_MS);
@@ -130,6 +147,7 @@ function init() {
   for (const select of document.querySelectorAll('select[data-autosubmit]')) {
     select.addEventListener('change', () => select.form?.requestSubmit());
   }
+  for (const button of document.querySelectorAll('button[data-copy]')) copyButton(button);
   for (const form of document.querySelectorAll('form[data-busy]')) {
     form.addEventListener('submit', () => form.classList.add('is-busy'));
   }

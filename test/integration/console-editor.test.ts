@@ -276,6 +276,11 @@ describe('console definition editor in a browser', () => {
         await fetch(`${base}/ingest/log`, { headers: { authorization: `Bearer ${token}` } })
       ).json()) as { data: { definitionVersion?: number }[] };
       expect(log.data.slice(0, 2).map((e) => e.definitionVersion)).toEqual([1, 2]);
+      // Any version opens in the editor.
+      await page.locator('tr[data-version="2"]').getByRole('link', { name: 'View' }).click();
+      await page.waitForSelector('body[data-editor="ready"]');
+      expect(await page.locator('#yaml-h').textContent()).toContain('version 2');
+      expect(await page.locator('#ed-parser').inputValue()).toBe(DOUBLES);
       expect(violations).toEqual([]);
       await context.close();
     },

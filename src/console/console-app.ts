@@ -2,7 +2,8 @@
  * The web console, served by the api role under /console/ (and `GET /` redirects there): sign-in
  * with a server-side session, the fleet, a device, events, the ingestion log, definitions
  * with the parser workbench, and for admins the management pages (devices, API keys, tokens,
- * users), whose forms run the management operations (manage-forms.ts). Pages are rendered on the server (escaped by construction, html.ts) and
+ * users, channels and routes, the audit log), whose forms run the management operations
+ * (manage-forms.ts). Pages are rendered on the server (escaped by construction, html.ts) and
  * kept current by a server-sent-event stream per page (live.ts); a few small ES modules do the rest.
  * The JSON read API is untouched: the console's router answers only its own paths.
  */
@@ -18,6 +19,8 @@ import { loadAssets } from './assets.ts';
 import { readFleet } from './fleet-data.ts';
 import { createLiveHub } from './live.ts';
 import { manageAccessRoutes } from './manage-access-routes.ts';
+import { manageAlertingRoutes } from './manage-alerting-routes.ts';
+import { manageAuditRoutes } from './manage-audit-routes.ts';
 import { manageDeviceRoutes } from './manage-device-routes.ts';
 import { multipartForm, takeFlash } from './manage-forms.ts';
 import { roleAllows } from '../tenancy/types.ts';
@@ -157,6 +160,8 @@ export function createConsole(deps: ConsoleDeps): WebConsole {
   definitionRoutes(consoleRouter, ctx);
   manageDeviceRoutes(consoleRouter, ctx);
   manageAccessRoutes(consoleRouter, ctx);
+  manageAlertingRoutes(consoleRouter, ctx);
+  manageAuditRoutes(consoleRouter, ctx);
   consoleRouter.use((req, res) => {
     void ctx.sessionOf(req, { renew: false }).then((s) =>
       ctx.render(res, 404, {

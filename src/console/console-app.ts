@@ -2,8 +2,8 @@
  * The web console, served by the api role under /console/ (and `GET /` redirects there): sign-in
  * with a server-side session, the fleet, a device, events, the ingestion log, definitions
  * with the parser workbench, and for admins the management pages (devices, API keys, tokens,
- * users, channels and routes, the audit log), whose forms run the management operations
- * (manage-forms.ts). Pages are rendered on the server (escaped by construction, html.ts) and
+ * users, channels and routes, the audit log; a device's rules), whose forms run the management
+ * operations (manage-forms.ts). Pages are rendered on the server (escaped by construction, html.ts) and
  * kept current by a server-sent-event stream per page (live.ts); a few small ES modules do the rest.
  * The JSON read API is untouched: the console's router answers only its own paths.
  */
@@ -23,6 +23,7 @@ import { manageAlertingRoutes } from './manage-alerting-routes.ts';
 import { manageAuditRoutes } from './manage-audit-routes.ts';
 import { manageDeviceRoutes } from './manage-device-routes.ts';
 import { multipartForm, takeFlash } from './manage-forms.ts';
+import { rulesRoutes } from './rules-routes.ts';
 import { roleAllows } from '../tenancy/types.ts';
 import { pageRoutes } from './page-routes.ts';
 import { consoleSecurityHeaders, createCookiePolicy } from './security.ts';
@@ -158,6 +159,7 @@ export function createConsole(deps: ConsoleDeps): WebConsole {
   signInRoutes(consoleRouter, ctx);
   pageRoutes(consoleRouter, ctx);
   definitionRoutes(consoleRouter, ctx);
+  rulesRoutes(consoleRouter, ctx);
   manageDeviceRoutes(consoleRouter, ctx);
   manageAccessRoutes(consoleRouter, ctx);
   manageAlertingRoutes(consoleRouter, ctx);

@@ -33,6 +33,9 @@ import {
 const MAX_STREAMS_PER_SESSION = 6;
 import type { Region } from './views/regions.ts';
 import { roleAllows } from '../tenancy/types.ts';
+import type { DeviceRulesView } from '../management/threshold-operations.ts';
+import { isRefusal, runAs } from './manage-forms.ts';
+import { rulesSection } from './views/rules-view.ts';
 import { html } from './html.ts';
 
 /** An admin's actions on a device page. */
@@ -87,6 +90,16 @@ export function pageRoutes(router: Router, ctx: ConsoleContext): void {
   const manages = (session: ConsoleSession) => deps.management !== undefined && roleAllows(session.role, 'admin');
 
   // Device.
+  /** The device's rules per data point (/thresholds/get); null without a definition or operations. */
+  async function rulesOf(session: ConsoleSession, deviceName: string): Promise<DeviceRulesView | null> {
+    if (!deps.management) return null;
+    try {
+      return await runAs<DeviceRulesView>(ctx, session, '/thresholds/get', { deviceName });
+    } catch (err) {
+      if (isRefusal(err)) return null;
+      throw err;
+    }
+  }
   async function deviceModel(session: ConsoleSession, name: string): Promise<DeviceModel | null> {
     const env = session.env;
     const view = await live.shared(env, `device\n${name}`, () => readDevice(deps, env, name, now()));
@@ -106,11 +119,13 @@ export function pageRoutes(router: Router, ctx: ConsoleContext): void {
       const m = await deviceModel(session, name);
       if (!m) throw new AppError('DEVICE_NOT_FOUND', `This environment has no device ${name}.`);
       const regions = deviceRegions(m);
+      const rules = await rulesOf(session, name);
       ctx.render(res, 200, {
         title: m.view.device.displayName,
         session,
         active: 'fleet',
         body: deviceBody(m, flashOf(req), {
+          rules: rules ? rulesSection(rules, session) : undefined,
           actions: manages(session) ? deviceActions(name) : undefined,
         }),
         live: liveUrl('device', { device: name }, regions),

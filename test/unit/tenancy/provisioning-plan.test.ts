@@ -29,7 +29,7 @@ describe('parseProvisioningFile', () => {
     });
     expect(demo?.preparser).toEqual({ file: 'preparsers/split-measurements.js', enabled: false });
     expect(demo?.apiKeys).toEqual([{ name: 'demo', key: KEY }]);
-    expect(demo?.users).toEqual([{ username: 'demo', password: 'demo-password', role: 'operator' }]);
+    expect(demo?.users).toEqual([{ username: 'demo', password: 'demo-password', role: 'admin' }]);
     expect(demo?.devices.map((d) => [d.name, d.displayName])).toEqual([
       ['device_1_hallway', 'Hallway'],
       ['device_2_rd_office', 'Open-plan R&D Office'],

@@ -26,7 +26,8 @@ export function consoleClient(baseUrl: string, headers: Record<string, string> =
       keep(
         await fetch(`${baseUrl}${path}`, { headers: { ...headers, cookie: cookie() }, redirect: 'manual' }),
       ),
-    post: async (path: string, fields: Record<string, string>) =>
+    /** A form POST; fields as pairs repeat a name (rows of a form). */
+    post: async (path: string, fields: Record<string, string> | [string, string][]) =>
       keep(
         await fetch(`${baseUrl}${path}`, {
           method: 'POST',

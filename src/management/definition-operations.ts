@@ -154,7 +154,8 @@ function specOfDraft(definition: string, parserSource: string): DefinitionSpec {
   return check.spec;
 }
 
-const summaryOf = (d: DefinitionRecord) => ({
+/** A definition as `/definitions/list` answers it. */
+export const summaryOf = (d: DefinitionRecord) => ({
   definitionName: d.spec.name,
   definitionIsPublic: d.isPublic,
   manufacturer: d.spec.manufacturer,

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { InvalidArgumentError, type Command } from 'commander';
 import { definitionYaml } from '../../domain/definition-spec.ts';
+import { summaryOf } from '../../management/definition-operations.ts';
 import type { DefinitionSpec, Locale } from '../../domain/types.ts';
 import { cliActor } from '../../audit/audit-log.ts';
 import { AppError, isAppError } from '../../errors/app-error.ts';
@@ -202,18 +203,8 @@ export function addDefinitionCommands(program: Command, rt: Runtime): void {
     .action(async (opts: { env?: string; json?: boolean }) => {
       const rows = opts.env
         ? await rt.manage<Summary[]>(opts.env, '/definitions/list', {})
-        : (await (await rt.services()).store.listDefinitions(''))
-            .filter((d) => d.isPublic)
-            .map((d) => ({
-              definitionName: d.spec.name,
-              definitionIsPublic: true,
-              manufacturer: d.spec.manufacturer,
-              version: d.version,
-              latest: d.latest,
-              revision: d.revision,
-              dataPoints: d.spec.dataPoints.map((p) => p.name),
-              updatedUTC: d.updatedUTC,
-            }));
+        : // The public definitions alone are the server's: read there directly.
+          (await (await rt.services()).store.listDefinitions('')).filter((d) => d.isPublic).map(summaryOf);
       rt.print(
         opts.json,
         rows,

@@ -289,23 +289,34 @@ describe('console management in a browser', () => {
       { status: 'WARNING', above: 890, forMs: 300_000, description: 'Stuffy' },
     ]);
 
-    // The audit log has it, before → after, by ada.
+    // Changed again, from the override's own rules.
+    await co2.getByRole('link', { name: 'Edit override' }).click();
+    expect(await page.getByLabel('Value of rule 1').inputValue()).toBe('890');
+    await page.getByLabel('Value of rule 1').fill('850');
+    await page.getByRole('button', { name: 'Save override' }).click();
+    await page.waitForURL(`${base}/console/devices/hall_sensor#device-rules`);
+    expect(await co2.locator('.rules').textContent()).toContain('above 850 for 5m — Stuffy');
+
+    // The audit log has both, the second before → after, by ada.
     await page.goto(`${base}/console/manage/audit`);
     const entry = page.locator('#audit-rows tr').first();
     expect(await entry.locator('td[data-label="Who"]').textContent()).toBe('ada');
     expect(await entry.locator('.tag.action').textContent()).toBe('threshold.set');
     expect(await entry.locator('td[data-label="What"] .strong').textContent()).toBe('hall_sensor/CO2');
-    expect(await entry.locator('.changes-list').textContent()).toContain('rules');
-    await page.getByLabel('Action').fill('device');
-    await page.getByRole('button', { name: 'Filter' }).click();
-    await page.waitForURL(/action=device/);
-    const actions = await page.locator('#audit-rows .tag.action').allTextContents();
-    expect(new Set(actions)).toEqual(new Set(['device.create', 'device.import']));
+    expect(await entry.locator('.changes-list li.changed').allTextContents()).toEqual([
+      'rules[0].above 890 → 850',
+      'revision 1 → 2',
+    ]);
     await page.screenshot({
       path: join(SHOTS, 'console-manage-audit.png'),
       fullPage: true,
       animations: 'disabled',
     });
+    await page.getByLabel('Action').fill('device');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.waitForURL(/action=device/);
+    const actions = await page.locator('#audit-rows .tag.action').allTextContents();
+    expect(new Set(actions)).toEqual(new Set(['device.create', 'device.import']));
     await context.close();
   });
 

@@ -112,11 +112,16 @@ export function changeList(e: Pick<AuditEntry, 'before' | 'after' | 'details'>):
 /** Most fields shown of one record (a definition's spec has many). */
 const MAX_FIELDS = 40;
 
-/** A record as `field.sub: value` texts, in order; arrays of scalars as one value. */
+/** A record as `field.sub: value` texts, in order; a list of records by position (`rules[0].above`), one of values as one value. */
 function flatten(value: unknown): Map<string, string> {
   const out = new Map<string, string>();
+  const isRecord = (x: unknown) => x !== null && typeof x === 'object' && !Array.isArray(x);
   const walk = (v: unknown, path: string) => {
     if (out.size >= MAX_FIELDS) return;
+    if (Array.isArray(v) && v.some(isRecord)) {
+      v.forEach((x, i) => walk(x, `${path}[${i}]`));
+      return;
+    }
     if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
       const entries = Object.entries(v);
       if (entries.length === 0 && path !== '') out.set(path, '{}');

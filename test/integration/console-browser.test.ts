@@ -151,16 +151,17 @@ beforeAll(async () => {
   await a.createEnvironment('acme', 'en');
   await a.applyDefinition({ kind: 'private', env: 'acme' }, COMFORT_SPEC, COMFORT_PARSER);
   await a.applyDefinition({ kind: 'private', env: 'acme' }, PROBE_SPEC, PROBE_PARSER);
-  for (const [name, displayName] of [
-    ['hall_sensor', 'Hall sensor'],
-    ['server_room', 'Server room'],
-    ['meeting_room', 'Meeting room 2'],
+  for (const [name, displayName, labels] of [
+    ['hall_sensor', 'Hall sensor', { site: 'amsterdam', floor: '1' }],
+    ['server_room', 'Server room', { site: 'amsterdam', floor: '0' }],
+    ['meeting_room', 'Meeting room 2', { site: 'utrecht' }],
   ] as const) {
     await a.createDevice('acme', {
       name,
       displayName,
       definitionName: 'ComfortSensors',
       definitionIsPublic: false,
+      labels,
     });
   }
   await a.setPreparser('acme', BATCH_PREPARSER, true);
@@ -170,6 +171,7 @@ beforeAll(async () => {
     displayName: 'Cold room 1',
     definitionName: 'ColdRoom',
     definitionIsPublic: false,
+    labels: { site: 'utrecht', zone: 'cold' },
   });
   await a.createDevice('acme', {
     name: 'probe_1',

@@ -126,10 +126,13 @@ function hoursOf(
   const nowS = nowMs / 1000;
   for (const b of buckets) {
     const endS = b.sUTC + 3600;
-    // A closed hour at its middle; the current one at the middle of what it has so far, so that a
-    // new device's first hour does not stand apart from its values.
-    const firstS = rawTimes.find((t) => t >= b.sUTC && t < endS) ?? b.sUTC;
-    out.t.push(endS <= nowS ? b.sUTC + 1800 : (firstS + Math.max(firstS, nowS)) / 2);
+    // An hour at the middle of what it holds: from its first value the chart has (the hour's start
+    // when its values are older than the raw ones) to its end, or to now for the current one — so
+    // that an hour a device's first values began in does not reach back before them.
+    const inHour = rawTimes.filter((t) => t >= b.sUTC && t < endS);
+    const firstS = inHour[0] ?? b.sUTC;
+    const lastS = endS <= nowS ? (inHour.length > 0 ? (inHour.at(-1) ?? endS) : endS) : Math.max(firstS, nowS);
+    out.t.push((firstS + lastS) / 2);
     out.min.push(b.min);
     out.avg.push(b.avg);
     out.max.push(b.max);

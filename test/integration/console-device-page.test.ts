@@ -147,17 +147,20 @@ describe('a device page', () => {
 });
 
 /**
- * The fridge's page, open, after the device uploaded what it measured over the last 20 minutes (its
- * first values: a new install), once they are in InfluxDB.
+ * The fridge's page, open, after the device uploaded what it measured since 10 minutes before this
+ * hour began (its first values: a new install), once they are in InfluxDB.
  */
 async function deviceWithHistory() {
   const { p, key } = await setup();
   await p.admin.setPreparser('acme', BACKFILL_PREPARSER, true);
+  // Across the start of this hour, whatever the time: a closed hour holds the first values, which
+  // began after it did (the chart must not reach back to the hour's start or middle).
   const now = Date.now();
+  const hour = now - (now % 3_600_000);
   await upload(p, key, 'fridge', [
-    { t: now - 20 * 60_000, p: { Open: 0, Temperature: 20 } },
-    { t: now - 12 * 60_000, p: { Open: 1, Temperature: 21 } },
-    { t: now - 5 * 60_000, p: { Open: 0, Temperature: 22 } },
+    { t: hour - 10 * 60_000, p: { Open: 0, Temperature: 20 } },
+    { t: hour - 3 * 60_000, p: { Open: 1, Temperature: 21 } },
+    { t: now - 60_000, p: { Open: 0, Temperature: 22 } },
   ]);
   await processed(p);
   await eventually(
@@ -166,7 +169,7 @@ async function deviceWithHistory() {
         env: 'acme',
         device: 'fridge',
         sensors: ['Open', 'Temperature'],
-        sinceMs: Date.now() - 3_600_000,
+        sinceMs: Date.now() - 2 * 3_600_000,
         maxPerSensor: 10,
       });
       return values.get('Open')?.values.length === 3 && values.get('Temperature')?.values.length === 3;

@@ -14,6 +14,7 @@ import { ingestKeys, type IngestKeys } from './ingest/ingest-keys.ts';
 import { queueKeys, type QueueKeys } from './queue/queue-keys.ts';
 import { dropDeviceAlarms } from './state/alarm-index.ts';
 import { stateKeys, type StateKeys } from './state/state-keys.ts';
+import { addUnheard } from './state/unheard.ts';
 import type { Redis } from './redis/connect.ts';
 import type { AdminDeps } from './tenancy/admin-support.ts';
 import { tenancyKeys, type DependentData, type TenancyKeys } from './tenancy/tenancy-keys.ts';
@@ -50,15 +51,24 @@ export function createKeys(prefix: string): Keys {
 /** What is kept outside the tenancy for a device or an environment, deleted with it. */
 export function dependentData(keys: Keys): DependentData {
   return {
+    createDevices(pipe, env, devices) {
+      addUnheard(pipe, keys, env, devices);
+    },
     deleteDevice(multi, env, device) {
       dropDeviceEvents(multi, keys, env, device);
       multi.del(keys.deviceState(env, device), keys.recentPayloads(env, device));
       multi.zrem(keys.availabilityDeadlines(), `${env}\n${device}`);
       multi.zrem(keys.deviceTimers(), `${env}\n${device}`);
+      multi.zrem(keys.unheardDevices(env), device);
       dropDeviceAlarms(multi, keys, env, device);
     },
     deleteEnvironment(multi, env) {
-      multi.del(keys.envEvents(env), keys.ingestLog(env), keys.recentPayloadsWritten(env));
+      multi.del(
+        keys.envEvents(env),
+        keys.ingestLog(env),
+        keys.recentPayloadsWritten(env),
+        keys.unheardDevices(env),
+      );
       multi.del(keys.channels(env), keys.routes(env), keys.notifyLog(env));
       multi.del(keys.alarmIndex(env), keys.alarmRecords(env), keys.auditLog(env), keys.legacyAuditList(env));
     },

@@ -10,12 +10,14 @@ import { latestLayout, type Migration } from './state/migrations.ts';
 import { repackPoints } from './state/point-layout-migration.ts';
 import { moveAuditLogsToStreams } from './state/audit-migration.ts';
 import { giveDefinitionsVersions } from './state/definition-version-migration.ts';
+import { keepUnheardDevices } from './state/unheard.ts';
 
 export const MIGRATIONS: readonly Migration<Keys>[] = [
   buildAlarmIndexes,
   repackPoints,
   moveAuditLogsToStreams,
   giveDefinitionsVersions,
+  keepUnheardDevices,
 ];
 
 /** The layout of Redis data this version of Vigil reads and writes. */

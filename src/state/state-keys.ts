@@ -24,6 +24,13 @@ export interface StateKeys {
   alarmIndex(env: string): string;
   /** Hash of the environment's open alarms: `<device>\n<sensor>` → JSON record (alarm-index.lua). */
   alarmRecords(env: string): string;
+  /**
+   * Sorted set (scores 0, so by name) of the environment's devices never heard from: a device joins
+   * it when created without a last contact (unheard.ts), leaves it with its first contact
+   * (apply-readings.lua) or its deletion. The fleet counts and lists them without reading every
+   * device.
+   */
+  unheardDevices(env: string): string;
 }
 
 export function stateKeys(prefix: string): StateKeys {
@@ -39,6 +46,7 @@ export function stateKeys(prefix: string): StateKeys {
     stateHashes: () => `${p.replace(/[*?[\]\\]/g, '\\$&')}:state:*`,
     alarmIndex: (env) => `${p}:env:${env}:alarms`,
     alarmRecords: (env) => `${p}:env:${env}:alarm-records`,
+    unheardDevices: (env) => `${p}:env:${env}:unheard`,
   };
 }
 

@@ -200,6 +200,7 @@ export function createStateStore(deps: {
           keys.deviceEvents(d.env, d.device),
           keys.alarmIndex(d.env),
           keys.alarmRecords(d.env),
+          keys.unheardDevices(d.env),
         );
       }
       const scriptArg: ScriptArg = toScriptArg(devices, nowMs, deps.eventsCap, outboxMax);

@@ -1,9 +1,9 @@
 /**
  * Writing many devices at once (an import, src/management/device-import.ts), in batches: each
- * batch one pipeline that adds the devices to the environment's list and label index and writes
- * each record by the script that checks its revision (lua/put-record.lua, as one device's write
- * does), then one that takes out what the records no longer have (labels, overrides of data points
- * a new definition lacks). The inputs arrive checked; a record that changed since it was read is
+ * batch one pipeline that adds the devices to the environment's list and label index (and the new
+ * ones to those never heard from) and writes each record by the script that checks its revision
+ * (lua/put-record.lua, as one device's write does), then one that takes out what the records no
+ * longer have (labels, overrides of data points a new definition lacks). The inputs arrive checked; a record that changed since it was read is
  * left as it is and named in the answer.
  */
 import { readFileSync } from 'node:fs';
@@ -52,6 +52,8 @@ export function createDeviceImporter(ctx: AdminContext) {
         members.push(0, `${v}\n${r.deviceName}`);
       }
     for (const [k, members] of byLabel) pipe.zadd(keys.labelIndex(env, k), ...members);
+    const created = records.filter((_, i) => !items[i]?.current).map((r) => r.deviceName);
+    if (created.length > 0) ctx.dependents.createDevices(pipe, env, created);
     const put = (pipe as unknown as { vigilPutRecord: PutRecord }).vigilPutRecord.bind(pipe);
     records.forEach((r, i) => {
       const current = items[i]?.current;
@@ -62,7 +64,7 @@ export function createDeviceImporter(ctx: AdminContext) {
       );
     });
     const results = (await pipe.exec()) ?? [];
-    const offset = 1 + byLabel.size;
+    const offset = 1 + byLabel.size + (created.length > 0 ? 1 : 0);
     const conflicts: string[] = [];
     const written: { record: DeviceRecord; current: DeviceRecord | null }[] = [];
     records.forEach((record, i) => {

@@ -142,7 +142,7 @@ export function createDeviceAdmin(ctx: AdminContext) {
 
   /**
    * Writes `record` if the stored one meets `expect`; returns it with its new revision. Before: the
-   * device list and label index gain it. After: the index loses `previous`'s labels that it no
+   * device list and label index gain it, and a new device is marked never heard from. After: the index loses `previous`'s labels that it no
    * longer has, and overrides and suppressions of data points `def` does not have are dropped.
    */
   async function writeDevice(
@@ -155,6 +155,7 @@ export function createDeviceAdmin(ctx: AdminContext) {
     const before = redis.pipeline().zadd(keys.devices(env), 0, deviceName);
     for (const [k, v] of Object.entries(record.labels))
       before.zadd(keys.labelIndex(env, k), 0, `${v}\n${deviceName}`);
+    if (previous === null) ctx.dependents.createDevices(before, env, [deviceName]);
     await before.exec();
     const fields = Object.entries(encodeDevice(record)).flat();
     const [written, revision] = (await redis.eval(

@@ -107,6 +107,11 @@ export function tenancyKeys(prefix: string): TenancyKeys {
  * the administration passes this in (src/keys.ts builds it from every owner's keys).
  */
 export interface DependentData {
+  /**
+   * Adds to `pipe` what is kept for devices being created (that they were never heard from), before
+   * their records are written.
+   */
+  createDevices(pipe: ChainableCommander, env: string, devices: readonly string[]): void;
   /** Adds to `multi` the deletion of what is kept for one device. */
   deleteDevice(multi: ChainableCommander, env: string, device: string): void;
   /** Adds to `multi` the deletion of what is kept for an environment as a whole (not per device). */

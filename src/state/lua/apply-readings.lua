@@ -13,9 +13,10 @@ no threshold logic is duplicated here, and concurrent workers can never interlea
 read-modify-write of the same data point.
 
 KEYS[1] availability deadlines   KEYS[2] event outbox stream   KEYS[3] device timers
-then per device i (from 0): KEYS[4+5i] device state hash, KEYS[5+5i] environment events zset,
-                            KEYS[6+5i] device events zset, KEYS[7+5i] environment alarm index,
-                            KEYS[8+5i] environment alarm records
+then per device i (from 0): KEYS[4+6i] device state hash, KEYS[5+6i] environment events zset,
+                            KEYS[6+6i] device events zset, KEYS[7+6i] environment alarm index,
+                            KEYS[8+6i] environment alarm records, KEYS[9+6i] the environment's
+                            devices never heard from (a device's first contact takes it out)
 ARGV[1] JSON: {
   n = nowMs, cap = eventsCap, omax = outboxMax,
   m = { {st = {status per rule}, ds = {event text per rule}, ri = fingerprint, sup = 0|1,
@@ -61,7 +62,7 @@ than its earliest deadline), `@sw` (a stale data point waits for the device's ne
 ]]
 local a = cjson.decode(ARGV[1])
 local deadlines, outbox, timers = KEYS[1], KEYS[2], KEYS[3]
-local KEYS_PER_DEVICE = 5
+local KEYS_PER_DEVICE = 6
 local FIRST_DEVICE_KEY = 4
 -- The guard (state-store.ts StateGuard): the worker's partition leases, as when its step read the
 -- payloads (KEYS after the devices' keys, values in `g`). A worker that lost a lease meanwhile is
@@ -266,10 +267,12 @@ local function applyDevice(i, dev)
   -- shorter timeout.
   local newDeadline = nil
   local contacted = false
+  local firstContact = false
   if contactMs > 0 then
     local lc = tonumber(lastContact)
     if lc == nil or contactMs > lc then
       contacted = true
+      firstContact = lc == nil
       ctx.lastContact = contactMs
       flat[n + 1], flat[n + 2], n = '@lc', string.format('%d', contactMs), n + 2
       local to = string.format('%d', timeoutMs)
@@ -363,6 +366,7 @@ local function applyDevice(i, dev)
   end
 
   if n > 0 then redis.call('HSET', stateKey, unpack(flat)) end
+  if firstContact then redis.call('ZREM', KEYS[at + 5], device) end
   if newDeadline ~= nil then redis.call('ZADD', deadlines, newDeadline, env .. '\n' .. device) end
   for _, e in ipairs(ctx.events) do
     local json = emit(dev, envEvents, devEvents, e[1], e[2], e[3], e[4], e[5], e[6], e[7])

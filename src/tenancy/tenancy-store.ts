@@ -53,8 +53,10 @@ export interface TenancyStore {
   getDevices(env: string, names: string[]): Promise<(DeviceRecord | null)[]>;
   /**
    * Devices by name after `after` (exclusive), at most `limit`, each with every label of `labels`;
-   * `more` when devices may follow. Read from the label index of the first label when there are
-   * labels, else from the environment's device list: one page costs what the page holds.
+   * `more` when devices may follow. With `before` instead, the last `limit` devices before it (still
+   * in name order), `more` when devices may precede them. Read from the label index of the first
+   * label when there are labels, else from the environment's device list: one page costs what the
+   * page holds.
    */
   pageDevices(env: string, page: DevicePage): Promise<{ devices: DeviceRecord[]; more: boolean }>;
   /** A private definition of `env`, or the public one when `isPublic`. */
@@ -100,6 +102,8 @@ export interface TenancyStore {
 
 export interface DevicePage {
   after?: string;
+  /** Pages backwards from this name (exclusive); `after` is then ignored. */
+  before?: string;
   limit: number;
   labels?: Readonly<Record<string, string>>;
 }
@@ -141,22 +145,51 @@ export function createTenancyStore(deps: TenancyDeps): TenancyStore {
     return names.map((n, i) => decodeDevice(env, n, hashes[i]));
   }
 
-  /** At most `count` device names after `after`, from the device list or one label's index. */
+  /**
+   * At most `count` device names after `from` (exclusive; before it, nearest first, when
+   * `backwards`), from the device list or one label's index.
+   */
   async function pageOfNames(
     env: string,
     label: [string, string] | undefined,
-    after: string | undefined,
+    from: string | undefined,
     count: number,
+    backwards = false,
   ): Promise<string[]> {
     if (!label) {
-      const start = after === undefined ? '-' : `(${after}`;
+      if (backwards)
+        return redis.zrevrangebylex(
+          keys.devices(env),
+          from === undefined ? '+' : `(${from}`,
+          '-',
+          'LIMIT',
+          0,
+          count,
+        );
+      const start = from === undefined ? '-' : `(${from}`;
       return redis.zrangebylex(keys.devices(env), start, '+', 'LIMIT', 0, count);
     }
     const [k, v] = label;
     const prefix = `${v}\n`;
-    const start = after === undefined ? `[${prefix}` : `(${prefix}${after}`;
     // Every member of this value sorts below `<value>\n\xff…`: device names are printable ASCII.
-    const members = await redis.zrangebylex(keys.labelIndex(env, k), start, `(${v}\u000b`, 'LIMIT', 0, count);
+    const end = `(${v}\u000b`;
+    const members = backwards
+      ? await redis.zrevrangebylex(
+          keys.labelIndex(env, k),
+          from === undefined ? end : `(${prefix}${from}`,
+          `[${prefix}`,
+          'LIMIT',
+          0,
+          count,
+        )
+      : await redis.zrangebylex(
+          keys.labelIndex(env, k),
+          from === undefined ? `[${prefix}` : `(${prefix}${from}`,
+          end,
+          'LIMIT',
+          0,
+          count,
+        );
     return members.map((m) => m.slice(prefix.length));
   }
 
@@ -199,17 +232,19 @@ export function createTenancyStore(deps: TenancyDeps): TenancyStore {
       const matches = (d: DeviceRecord | null): d is DeviceRecord =>
         d !== null && wanted.every(([k, v]) => d.labels[k] === v);
       const devices: DeviceRecord[] = [];
-      let after = page.after;
+      const backwards = page.before !== undefined;
+      let from = backwards ? page.before : page.after;
+      const done = (more: boolean) => ({ devices: backwards ? devices.reverse() : devices, more });
       // Names from the index may have left it or their record may have moved on: read on until the
       // page is full or the index ends.
       for (;;) {
         const want = page.limit - devices.length;
-        const names = await pageOfNames(env, wanted[0], after, want + 1);
+        const names = await pageOfNames(env, wanted[0], from, want + 1, backwards);
         const batch = names.slice(0, want);
         devices.push(...(await getDevices(env, batch)).filter(matches));
-        if (names.length <= want) return { devices, more: false };
-        if (devices.length >= page.limit) return { devices, more: true };
-        after = batch.at(-1);
+        if (names.length <= want) return done(false);
+        if (devices.length >= page.limit) return done(true);
+        from = batch.at(-1);
       }
     },
     async getDefinition(env, name, isPublic) {

@@ -18,7 +18,18 @@ import { alarmsBody, alarmsRegions } from './views/alarms-view.ts';
 import { deviceBody, deviceRegions, type DeviceModel } from './views/device-view.ts';
 import { eventParams, eventsBody, eventsRegions, parseEventFilter, type EventFilter } from './views/events-view.ts';
 import { hasLabels, labelFilterText } from './views/label-filter.ts';
-import { fleetBody, fleetParams, fleetRegions, parseFleetFilter, type FleetFilter } from './views/fleet-view.ts';
+import {
+  fleetBody,
+  fleetKey,
+  fleetParams,
+  fleetQuery,
+  fleetRegions,
+  parseFleetFilter,
+  parseFleetPosition,
+  type FleetFilter,
+  type FleetPosition,
+} from './views/fleet-view.ts';
+import { readFleetPage, readFleetSummary } from './fleet-data.ts';
 import { paths, query } from './views/format.ts';
 import { notice } from './views/layout.ts';
 import {
@@ -62,27 +73,39 @@ export function pageRoutes(router: Router, ctx: ConsoleContext): void {
   const liveUrl = (view: string, params: Record<string, string | undefined>, regions: Region[]) =>
     paths.live + query({ view, ...params, base: live.baseline(regions) });
 
-  // Fleet.
-  const fleetRegionsOf = async (env: string, filter: FleetFilter) => fleetRegions(await ctx.fleet(env), filter, now());
+  // Fleet: a page of it, read with the summary every page of the environment shares.
+  const fleetSummaryOf = (env: string) =>
+    live.shared(env, 'fleet-summary', () => readFleetSummary(deps.redis, deps.keys, env, now()));
+  const fleetPageOf = (env: string, filter: FleetFilter, position: FleetPosition) =>
+    live.shared(env, `fleet-page\n${fleetKey(filter, position)}`, async () =>
+      readFleetPage(deps, await fleetSummaryOf(env), fleetQuery(filter, position), now()),
+    );
+  const fleetRegionsOf = async (env: string, filter: FleetFilter, position: FleetPosition) =>
+    fleetRegions(await fleetPageOf(env, filter, position), filter, now());
   router.get(
     '/fleet',
     get(async (req, res, session) => {
-      const filter = parseFleetFilter(ctx.queryOf(req));
-      const fleet = await ctx.fleet(session.env);
-      const regions = fleetRegions(fleet, filter, now());
+      const q = ctx.queryOf(req);
+      const [filter, position] = [parseFleetFilter(q), parseFleetPosition(q)];
+      const page = await fleetPageOf(session.env, filter, position);
+      const regions = fleetRegions(page, filter, now());
       ctx.render(res, 200, {
         title: 'Fleet',
         session,
         active: 'fleet',
-        body: fleetBody(fleet, filter, now(), manages(session)),
-        live: liveUrl('fleet', fleetParams(filter), regions),
+        body: fleetBody(page, filter, now(), manages(session)),
+        live: liveUrl('fleet', fleetParams(filter, position), regions),
       });
     }),
   );
   router.get(
     '/fleet.json',
-    get(async (_req, res, session) => {
-      res.json({ status: 'success', data: await ctx.fleet(session.env) });
+    get(async (req, res, session) => {
+      const q = ctx.queryOf(req);
+      const page = await fleetPageOf(session.env, parseFleetFilter(q), parseFleetPosition(q));
+      // The summary without its index by name (a Map, which JSON cannot hold).
+      const { attentionOf: _index, ...summary } = page.summary;
+      res.json({ status: 'success', data: { ...page, summary } });
     }),
   );
 
@@ -259,8 +282,8 @@ export function pageRoutes(router: Router, ctx: ConsoleContext): void {
     const env = session.env;
     switch (q.get('view') ?? '') {
       case 'fleet': {
-        const filter = parseFleetFilter(q);
-        return { regions: () => fleetRegionsOf(env, filter) };
+        const [filter, position] = [parseFleetFilter(q), parseFleetPosition(q)];
+        return { regions: () => fleetRegionsOf(env, filter, position) };
       }
       case 'device': {
         const name = q.get('device') ?? '';

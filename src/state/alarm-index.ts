@@ -43,6 +43,24 @@ export interface AlarmRecord {
 /** An alarm's member in the index and records: `<device>\n<sensor>`, sensor '' for Availability. */
 export const alarmMember = (device: string, sensor: string | null): string => `${device}\n${sensor ?? ''}`;
 
+/** The device and data point (null: Availability) of an index member. */
+export function decodeAlarmMember(member: string): { device: string; sensor: string | null } {
+  const at = member.indexOf('\n');
+  const sensor = member.slice(at + 1);
+  return { device: member.slice(0, at), sensor: sensor === '' ? null : sensor };
+}
+
+/** alarm-index.lua's ALARM_BAND: an index score is (4 - severity) * ALARM_BAND + opened ms. */
+const ALARM_BAND = 1e13;
+const BY_BAND: readonly RuleStatus[] = ['CRITICAL', 'ERROR', 'WARNING', 'INFO'];
+
+/** An alarm's current status from its score in the index, without reading its record. */
+export function alarmStatusOfScore(score: number): RuleStatus {
+  const status = BY_BAND[Math.floor(score / ALARM_BAND)];
+  if (!status) throw new Error(`not an alarm index score: ${score}`);
+  return status;
+}
+
 /** A record as alarm-index.lua writes it. */
 interface StoredAlarm {
   d: string;

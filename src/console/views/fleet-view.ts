@@ -1,35 +1,35 @@
 /**
- * The fleet page: counts per status, a search box, a filter by labels, and every device with its
- * status and labels; for admins, links to create and import devices.
+ * The fleet page: counts per status, a search box, a filter by labels, and the devices a page at a
+ * time, the most severe first, with their status and labels; for admins, links to create and
+ * import devices. The page is rendered from a FleetPage (fleet-data.ts): what it shows, read.
  */
 import { STATUSES, type Status } from '../../domain/types.ts';
-import type { FleetDevice, FleetSnapshot } from '../fleet-data.ts';
+import type { FleetCursor, FleetDevice, FleetPage, FleetQuery } from '../fleet-data.ts';
 import { html, raw, type Html } from '../html.ts';
 import { pageHeader } from './layout.ts';
-import { hasLabels, labelFilterOf, labelFilterText, labelTags } from './label-filter.ts';
+import { labelFilterOf, labelFilterText, labelTags } from './label-filter.ts';
 import { paths, query, silentPill, STATUS_LABEL, statusClass, statusPill, timeAgo } from './format.ts';
 import type { Region, Row } from './regions.ts';
 
-/**
- * A filter of the fleet: a status (or SILENT, NO_DATA), a search text, labels the devices must have,
- * and whether to list all rows.
- */
+/** A filter of the fleet: a status (or SILENT, NO_DATA), a search text, labels the devices must have. */
 export interface FleetFilter {
   status?: Status | 'SILENT' | 'NO_DATA' | undefined;
   q?: string | undefined;
   /** Every one of these labels (`labels=site=amsterdam;floor=2`). */
   labels?: Readonly<Record<string, string>> | undefined;
-  /** Every matching device, not only the FLEET_ROWS most severe. */
-  all?: boolean | undefined;
+}
+
+/** Which page of the filtered fleet: after a device, or before one (`at`: the status it is listed at). */
+export interface FleetPosition {
+  after?: FleetCursor | undefined;
+  before?: FleetCursor | undefined;
 }
 
 /**
- * Devices listed at most unless all are asked for (the most severe first, so the ones that need
- * attention are always there): a large fleet's page stays small for the browser and cheap for the
- * server, which renders and compresses it for every client. Search and the status filters cover
- * every device.
+ * Devices per page: the page reads and renders only these, whatever the fleet's size (the most
+ * severe first, so the ones that need attention are on the first page).
  */
-export const FLEET_ROWS = 200;
+export const FLEET_ROWS = 100;
 
 export const FLEET_FILTERS = [...STATUSES, 'SILENT', 'NO_DATA'] as const;
 
@@ -37,31 +37,62 @@ export function parseFleetFilter(params: URLSearchParams): FleetFilter {
   const status = params.get('status') ?? '';
   const q = (params.get('q') ?? '').trim().slice(0, 200);
   return {
-    status: (FLEET_FILTERS as readonly string[]).includes(status) ? (status as FleetFilter['status']) : undefined,
+    status: (FLEET_FILTERS as readonly string[]).includes(status)
+      ? (status as FleetFilter['status'])
+      : undefined,
     q: q === '' ? undefined : q,
     labels: labelFilterOf(params),
-    all: params.get('all') === '1' ? true : undefined,
   };
 }
 
-/** The query parameters of a filter (for links and the live stream). */
-export const fleetParams = (filter: FleetFilter): Record<string, string | undefined> => ({
-  status: filter.status,
-  q: filter.q,
-  labels: labelFilterText(filter.labels),
-  all: filter.all ? '1' : undefined,
+export function parseFleetPosition(params: URLSearchParams): FleetPosition {
+  const at = params.get('at') ?? '';
+  const cursor = (name: string | null): FleetCursor | undefined =>
+    name === null || name === ''
+      ? undefined
+      : {
+          name: name.slice(0, 200),
+          at: (STATUSES as readonly string[]).includes(at) ? (at as Status) : undefined,
+        };
+  const before = cursor(params.get('before'));
+  return before ? { before } : { after: cursor(params.get('after')) };
+}
+
+/** The query of a filtered page. */
+export const fleetQuery = (filter: FleetFilter, position: FleetPosition): FleetQuery => ({
+  ...filter,
+  ...position,
+  limit: FLEET_ROWS,
 });
 
-export function fleetBody(fleet: FleetSnapshot, filter: FleetFilter, nowMs: number, admin = false): Html {
-  const regions = fleetRegions(fleet, filter, nowMs);
+/** The query parameters of a filter and position (for links and the live stream). */
+export const fleetParams = (
+  filter: FleetFilter,
+  position: FleetPosition = {},
+): Record<string, string | undefined> => {
+  const cursor = position.before ?? position.after;
+  return {
+    status: filter.status,
+    q: filter.q,
+    labels: labelFilterText(filter.labels),
+    ...(position.before ? { before: position.before.name } : { after: position.after?.name }),
+    at: cursor?.at,
+  };
+};
+
+/** A key of a filter and position, for the pages shared while they are current. */
+export const fleetKey = (filter: FleetFilter, position: FleetPosition): string =>
+  JSON.stringify(fleetParams(filter, position));
+
+export function fleetBody(page: FleetPage, filter: FleetFilter, nowMs: number, admin = false): Html {
+  const regions = fleetRegions(page, filter, nowMs);
   const rows = rowsOf(regions);
-  const total = fleet.devices.length;
-  const matching = matchingCount(fleet, filter);
+  const total = page.summary.total;
   const actions = admin
     ? html`<div class="page-actions"><a class="btn btn-primary" href="${paths.newDevice}">New device</a><a class="btn" href="${paths.importDevices}">Import CSV</a></div>`
     : undefined;
-  return html`${pageHeader('Fleet', html`<span id="fleet-total">${total} ${total === 1 ? 'device' : 'devices'}</span> in ${fleet.env}`, actions)}
-<section aria-label="Devices per status" id="fleet-summary">${summary(fleet, filter)}</section>
+  return html`${pageHeader('Fleet', html`<span id="fleet-total">${totalText(page)}</span> in ${page.summary.env}`, actions)}
+<section aria-label="Devices per status" id="fleet-summary">${summary(page, filter)}</section>
 <form class="toolbar" method="get" action="${paths.fleet}" role="search">
 <label for="fleet-q">Search devices</label>
 <input id="fleet-q" name="q" type="search" value="${filter.q ?? ''}" placeholder="Name, device name, definition or label" autocomplete="off" data-filter-rows="fleet-rows">
@@ -79,46 +110,62 @@ ${filter.labels ? html`<a class="btn btn-ghost" href="${paths.fleet + query({ st
 </table>
 </div>
 <p class="empty" id="fleet-empty"${rows.length > 0 ? html` hidden` : ''}>${total === 0 ? (admin ? 'This environment has no devices yet: create one (New device) or import a CSV file.' : 'This environment has no devices yet: create them with vigil device create.') : 'No device matches.'}</p>
-${
-  rows.length < matching
-    ? html`<p class="more" id="fleet-more">Showing the ${rows.length} most severe of ${matching} devices${filter.q || filter.status || filter.labels ? ' that match' : ''}: search or filter by status to find the others, or <a href="${paths.fleet + query(fleetParams({ ...filter, all: true }))}">show all ${matching}</a>.</p>`
-    : ''
-}`;
+<div id="fleet-pager">${pager(page, filter)}</div>`;
 }
 
-/** How many devices match the filter (all of them, however many the page lists). */
-function matchingCount(fleet: FleetSnapshot, filter: FleetFilter): number {
-  let n = 0;
-  for (const d of fleet.devices) if (matches(d, filter)) n += 1;
-  return n;
+const totalText = (page: FleetPage) =>
+  `${page.summary.total} ${page.summary.total === 1 ? 'device' : 'devices'}`;
+
+/** How many devices match the filter, when the summary tells (not for a search or labels). */
+function matchingCount(page: FleetPage, filter: FleetFilter): number | undefined {
+  if (filter.q !== undefined || filter.labels !== undefined) return undefined;
+  return filter.status === undefined ? page.summary.total : page.summary.counts[filter.status];
+}
+
+/** What the page shows of how many, and the links to the first, previous and next pages. */
+function pager(page: FleetPage, filter: FleetFilter): Html {
+  const n = page.devices.length;
+  if (page.first && page.next === undefined && page.searchedTo === undefined) return html``;
+  const of = matchingCount(page, filter);
+  const link = (position: FleetPosition) => paths.fleet + query(fleetParams(filter, position));
+  const shown =
+    of === undefined
+      ? html`Showing ${n} ${n === 1 ? 'device' : 'devices'} that match${page.first ? '' : ' on this page'}`
+      : html`Showing ${page.first ? 'the first ' : ''}${n} of ${of} ${of === 1 ? 'device' : 'devices'}${filter.status ? ' with this status' : ''}, most severe first`;
+  const searched =
+    page.searchedTo === undefined
+      ? ''
+      : html`; searched as far as <span class="mono">${page.searchedTo}</span>, ${page.next?.name === page.searchedTo ? 'Next' : 'Previous'} searches on`;
+  return html`<p class="pager" id="fleet-more"><span>${shown}${searched}.</span>${
+    page.first
+      ? ''
+      : html`<a class="btn btn-ghost" href="${paths.fleet + query(fleetParams(filter))}">First page</a>`
+  }${page.previous ? html`<a class="btn" rel="prev" href="${link({ before: page.previous })}">Previous</a>` : ''}${
+    page.next ? html`<a class="btn" rel="next" href="${link({ after: page.next })}">Next</a>` : ''
+  }</p>`;
 }
 
 /**
- * The fleet page's regions, rendered once per snapshot and filter: a snapshot is shared by every
- * page and live stream of its environment while it is current (live.ts), and nothing in a row
- * depends on the moment it is rendered (times are absolute, made relative in the browser), so ten
- * clients of a 1,000-device fleet do not render its rows ten times a second.
+ * The fleet page's regions, rendered once per page read: a page is shared by every client and
+ * live stream that shows it while it is current (live.ts), and nothing in a row depends on the
+ * moment it is rendered (times are absolute, made relative in the browser), so ten clients of the
+ * first page do not render its rows ten times a second.
  */
-export function fleetRegions(fleet: FleetSnapshot, filter: FleetFilter, nowMs: number): Region[] {
-  let byFilter = rendered.get(fleet);
-  if (!byFilter) {
-    byFilter = new Map();
-    rendered.set(fleet, byFilter);
-  }
-  const key = `${filter.status ?? ''}\n${filter.q ?? ''}\n${labelFilterText(filter.labels) ?? ''}\n${filter.all ? 1 : 0}`;
-  let regions = byFilter.get(key);
+export function fleetRegions(page: FleetPage, filter: FleetFilter, nowMs: number): Region[] {
+  let regions = rendered.get(page);
   if (!regions) {
     regions = [
-      { id: 'fleet-summary', html: summary(fleet, filter) },
-      { id: 'fleet-rows', rows: fleetRows(fleet, filter, nowMs) },
+      { id: 'fleet-total', html: html`${totalText(page)}` },
+      { id: 'fleet-summary', html: summary(page, filter) },
+      { id: 'fleet-rows', rows: page.devices.map((d) => ({ key: d.deviceName, html: row(d, nowMs) })) },
+      { id: 'fleet-pager', html: pager(page, filter) },
     ];
-    // Bounded: searches typed into the address bar would otherwise pile up until the snapshot goes.
-    if (byFilter.size < 32) byFilter.set(key, regions);
+    rendered.set(page, regions);
   }
   return regions;
 }
 
-const rendered = new WeakMap<FleetSnapshot, Map<string, Region[]>>();
+const rendered = new WeakMap<FleetPage, Region[]>();
 const joined = new WeakMap<readonly Row[], Html>();
 
 /** The rows as one piece of markup, made and encoded once per rendering of them. */
@@ -147,37 +194,25 @@ const SUMMARY: { key: NonNullable<FleetFilter['status']>; label: string }[] = [
   { key: 'NO_DATA', label: 'No data' },
 ];
 
-function summary(fleet: FleetSnapshot, filter: FleetFilter): Html {
-  const cls = (k: string) => (k === 'SILENT' ? 'st-silent' : k === 'NO_DATA' ? 'st-none' : statusClass(k as Status));
+function summary(page: FleetPage, filter: FleetFilter): Html {
+  const cls = (k: string) =>
+    k === 'SILENT' ? 'st-silent' : k === 'NO_DATA' ? 'st-none' : statusClass(k as Status);
   return html`<ul class="counts">
 ${SUMMARY.map(({ key, label }) => {
-  const n = fleet.counts[key];
+  const n = page.summary.counts[key];
   const current = filter.status === key;
-  const href = paths.fleet + query({ status: current ? undefined : key, q: filter.q, labels: labelFilterText(filter.labels) });
+  const href =
+    paths.fleet +
+    query({ status: current ? undefined : key, q: filter.q, labels: labelFilterText(filter.labels) });
   return html`<li><a class="count ${cls(key)}${n === 0 ? ' zero' : ''}" href="${href}"${current ? html` aria-current="true"` : ''}><span class="count-n">${n}</span><span class="count-label">${label}</span></a></li>`;
 })}
 </ul>`;
-}
-
-function matches(d: FleetDevice, filter: FleetFilter): boolean {
-  if (filter.status === 'SILENT' && !d.silent) return false;
-  if (filter.status === 'NO_DATA' && d.status !== null) return false;
-  if (filter.status !== undefined && filter.status !== 'SILENT' && filter.status !== 'NO_DATA' && d.status !== filter.status)
-    return false;
-  if (filter.q !== undefined && !searchText(d).includes(filter.q.toLowerCase())) return false;
-  return hasLabels(d.labels, filter.labels);
 }
 
 const searchText = (d: FleetDevice) =>
   `${d.displayName}\n${d.deviceName}\n${d.definitionName}${Object.entries(d.labels)
     .map(([k, v]) => `\n${k}=${v}`)
     .join('')}`.toLowerCase();
-
-function fleetRows(fleet: FleetSnapshot, filter: FleetFilter, nowMs: number): Row[] {
-  const shown = fleet.devices.filter((d) => matches(d, filter));
-  if (!filter.all) shown.length = Math.min(shown.length, FLEET_ROWS);
-  return shown.map((d) => ({ key: d.deviceName, html: row(d, nowMs) }));
-}
 
 function row(d: FleetDevice, nowMs: number): Html {
   const shown = d.problems.filter((p) => !p.suppressed).slice(0, 3);
@@ -189,7 +224,8 @@ function row(d: FleetDevice, nowMs: number): Html {
     shown.length === 0 && !d.silent
       ? html`<span class="muted">—</span>`
       : html`<ul class="issues">${d.silent ? html`<li class="issue ${statusClass(d.silentStatus)}">No contact</li>` : ''}${shown.map(
-          (p) => html`<li class="issue ${statusClass(p.status)}">${p.displayName}${p.value !== null ? html` <b>${p.value}</b>` : ''}</li>`,
+          (p) =>
+            html`<li class="issue ${statusClass(p.status)}">${p.displayName}${p.value !== null ? html` <b>${p.value}</b>` : ''}</li>`,
         )}${more > 0 ? html`<li class="issue more">+${more} more</li>` : ''}</ul>`
   }</td>
 <td data-label="Definition">${d.definitionName}${d.definitionIsPublic ? html` <span class="tag">public</span>` : ''}</td>

@@ -69,7 +69,7 @@ interface Row {
 }
 
 export interface DeviceImportDeps {
-  store: Pick<TenancyStore, 'listDevices' | 'getDevices' | 'listDefinitions'>;
+  store: Pick<TenancyStore, 'listDevices' | 'getDevices' | 'listedDevices' | 'listDefinitions'>;
   devices: Pick<DeviceImporter, 'importDevices'>;
 }
 
@@ -160,10 +160,12 @@ export function deviceImportOperations(deps: DeviceImportDeps): Operation[] {
       if ('failure' in c) failed.push(c.failure);
       else checked.push({ line: row.line, device: c.device });
     }
-    const current = await deps.store.getDevices(
-      env,
-      checked.map((c) => c.device.name),
-    );
+    // Only the devices the environment lists can exist: a fresh fleet's import reads no record.
+    const names = checked.map((c) => c.device.name);
+    const inList = await deps.store.listedDevices(env, names);
+    const known = names.filter((_, i) => inList[i]);
+    const found = new Map((await deps.store.getDevices(env, known)).map((d, i) => [known[i], d]));
+    const current = names.map((n) => found.get(n) ?? null);
     const plan = checked.map((c, n) => {
       const now = current[n] ?? null;
       return { line: c.line, current: now, input: merged(c.device, now) };

@@ -52,6 +52,11 @@ export interface TenancyStore {
   /** Devices in the order asked, null where one does not exist. */
   getDevices(env: string, names: string[]): Promise<(DeviceRecord | null)[]>;
   /**
+   * Whether each name is in the environment's device list, in the order asked, 5,000 names per
+   * command: a name not listed has no record (a record is written after its name is listed).
+   */
+  listedDevices(env: string, names: readonly string[]): Promise<boolean[]>;
+  /**
    * Devices by name after `after` (exclusive), at most `limit`, each with every label of `labels`;
    * `more` when devices may follow. With `before` instead, the last `limit` devices before it (still
    * in name order), `more` when devices may precede them. Read from the label index of the first
@@ -227,6 +232,12 @@ export function createTenancyStore(deps: TenancyDeps): TenancyStore {
       return (await getDevices(env, names)).filter((d): d is DeviceRecord => d !== null);
     },
     getDevices,
+    async listedDevices(env, names) {
+      const pipe = redis.pipeline();
+      for (let i = 0; i < names.length; i += 5000) pipe.zmscore(keys.devices(env), ...names.slice(i, i + 5000));
+      const scores = pipelineValues<(string | null)[]>(await pipe.exec()).flat();
+      return scores.map((s) => s !== null);
+    },
     async pageDevices(env, page) {
       const wanted = Object.entries(page.labels ?? {});
       const matches = (d: DeviceRecord | null): d is DeviceRecord =>

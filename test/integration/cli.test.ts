@@ -305,15 +305,12 @@ describe('vigil device, threshold and sensor', () => {
     expectRefusal(badName, 1, /invalid device name/);
     expect(await cli.snapshot()).toEqual(before);
 
-    const list = await cli.json<{ deviceName: string; displayName: string; availabilityMinutes?: number }[]>([
-      'device',
-      'list',
-      '--env',
-      'alpha',
-    ]);
+    const list = await cli.json<
+      { deviceName: string; displayName: string; availabilityMinutes: number | null }[]
+    >(['device', 'list', '--env', 'alpha']);
     expect(list.map((d) => [d.deviceName, d.displayName, d.availabilityMinutes])).toEqual([
       ['a-device', 'a-device', 5],
-      ['b-device', 'B', undefined],
+      ['b-device', 'B', null],
     ]);
   });
 

@@ -6,10 +6,10 @@
 import type { z } from 'zod';
 import { STATUSES } from '../domain/types.ts';
 import { listEvents, type EventQuery } from '../events/list-events.ts';
-import type { TenancyStore } from '../tenancy/tenancy-store.ts';
 import { apiRoute, type ApiDeps, type ApiRoute } from './api-route.ts';
 import { attr, attributes } from './attributes.ts';
 import { labelsFilter } from './labels-filter.ts';
+import { devicesWithLabels } from '../tenancy/tenancy-store.ts';
 
 export const EVENTS_DEFAULT_LIMIT = 1000;
 export const EVENTS_MAX_LIMIT = 10_000;
@@ -38,33 +38,6 @@ export function eventQuery(env: string, filters: EventFilters): EventQuery {
     eventCategory,
     eventStatus,
   };
-}
-
-/** Devices read per page while finding those with the labels of a filter. */
-const LABELLED_PAGE = 10_000;
-
-/**
- * The names of the environment's devices with every one of `labels`, read a page at a time from
- * the label index of the first label (TenancyStore.pageDevices).
- */
-export async function devicesWithLabels(
-  tenancy: Pick<TenancyStore, 'pageDevices'>,
-  env: string,
-  labels: Readonly<Record<string, string>>,
-): Promise<Set<string>> {
-  const names = new Set<string>();
-  let after: string | undefined;
-  for (;;) {
-    const page = await tenancy.pageDevices(env, {
-      labels,
-      limit: LABELLED_PAGE,
-      ...(after === undefined ? {} : { after }),
-    });
-    for (const d of page.devices) names.add(d.deviceName);
-    const last = page.devices.at(-1);
-    if (!page.more || !last) return names;
-    after = last.deviceName;
-  }
 }
 
 export function eventRoutes(deps: ApiDeps): ApiRoute[] {

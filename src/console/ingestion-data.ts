@@ -50,11 +50,11 @@ async function withDevices(
   env: string,
   entries: IngestLogEntry[],
 ): Promise<ShownEntry[]> {
-  const fleet = await ctx.fleet(env);
-  const known = new Map(fleet.devices.map((d) => [d.deviceName, d]));
-  const devices = [
-    ...new Set(entries.flatMap((e) => (e.deviceName && known.has(e.deviceName) ? [e.deviceName] : []))),
-  ];
+  // The entries' devices only: a page's, not the environment's (which may be 100,000).
+  const named = [...new Set(entries.flatMap((e) => (e.deviceName ? [e.deviceName] : [])))];
+  const records = await ctx.deps.tenancy.getDevices(env, named);
+  const known = new Map(records.flatMap((d) => (d ? [[d.deviceName, d] as const] : [])));
+  const devices = [...known.keys()];
   const payloads = new Map<string, RecentPayload>();
   await Promise.all(
     devices.map(async (d) => {

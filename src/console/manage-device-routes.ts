@@ -43,13 +43,13 @@ export function manageDeviceRoutes(router: Router, ctx: ConsoleContext): void {
     const parsed = parseLabelFilter(labelsText);
     const labels = labelFilterOf(q);
     const after = q.get('after') ?? undefined;
-    const [page, fleet] = await Promise.all([
+    const [page, total] = await Promise.all([
       ctx.deps.tenancy.pageDevices(session.env, {
         limit: DEVICES_PER_PAGE,
         ...(after ? { after } : {}),
         ...(labels ? { labels } : {}),
       }),
-      ctx.fleet(session.env),
+      ctx.deps.tenancy.countDevices(session.env),
     ]);
     ctx.render(res, 200, {
       title: 'Devices',
@@ -58,7 +58,7 @@ export function manageDeviceRoutes(router: Router, ctx: ConsoleContext): void {
       body: deviceListBody({
         session,
         devices: page.devices,
-        total: fleet.devices.length,
+        total,
         labels,
         labelsError: typeof parsed === 'string' ? parsed : undefined,
         next: page.more ? page.devices.at(-1)?.deviceName : undefined,

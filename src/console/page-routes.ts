@@ -17,7 +17,7 @@ import type { ConsoleSession } from './sessions.ts';
 import { alarmsBody, alarmsRegions } from './views/alarms-view.ts';
 import { deviceBody, deviceRegions, type DeviceModel } from './views/device-view.ts';
 import { eventParams, eventsBody, eventsRegions, parseEventFilter, type EventFilter } from './views/events-view.ts';
-import { hasLabels, labelFilterText } from './views/label-filter.ts';
+import { labelFilterText } from './views/label-filter.ts';
 import {
   fleetBody,
   fleetKey,
@@ -44,6 +44,7 @@ import {
 const MAX_STREAMS_PER_SESSION = 6;
 import type { Region } from './views/regions.ts';
 import { roleAllows } from '../tenancy/types.ts';
+import { devicesWithLabels } from '../tenancy/tenancy-store.ts';
 import type { DeviceRulesView } from '../management/threshold-operations.ts';
 import { isRefusal, runAs } from './manage-forms.ts';
 import { rulesSection } from './views/rules-view.ts';
@@ -56,6 +57,9 @@ const deviceActions = (name: string) =>
 const EVENTS_SHOWN = 200;
 /** Chart data of a device is read again at most this often (InfluxDB queries). */
 const CHARTS_MIN_AGE_MS = 5000;
+
+/** Device names the events page's device field suggests. */
+const DEVICE_SUGGESTIONS = 1000;
 
 export function pageRoutes(router: Router, ctx: ConsoleContext): void {
   const { deps, live } = ctx;
@@ -170,15 +174,19 @@ export function pageRoutes(router: Router, ctx: ConsoleContext): void {
         ...(f.labels === undefined ? {} : { devices: await labelledDevices(env, f.labels) }),
       }),
     );
-  const labelledDevices = async (env: string, labels: Readonly<Record<string, string>>) =>
-    new Set((await ctx.fleet(env)).devices.filter((d) => hasLabels(d.labels, labels)).map((d) => d.deviceName));
+  const labelledDevices = (env: string, labels: Readonly<Record<string, string>>) =>
+    devicesWithLabels(ctx.deps.tenancy, env, labels);
   router.get(
     '/events',
     get(async (req, res, session) => {
       const filter = parseEventFilter(ctx.queryOf(req));
-      const [events, fleet] = await Promise.all([eventsOf(session.env, filter), ctx.fleet(session.env)]);
+      // The device field suggests the first names (any name may be typed): not a fleet's 100,000.
+      const [events, suggested] = await Promise.all([
+        eventsOf(session.env, filter),
+        ctx.deps.tenancy.pageDevices(session.env, { limit: DEVICE_SUGGESTIONS }),
+      ]);
       const regions = eventsRegions(events, now());
-      const names = fleet.devices.map((d) => d.deviceName).sort();
+      const names = suggested.devices.map((d) => d.deviceName);
       ctx.render(res, 200, {
         title: 'Events',
         session,

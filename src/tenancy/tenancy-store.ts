@@ -56,6 +56,8 @@ export interface TenancyStore {
    * command: a name not listed has no record (a record is written after its name is listed).
    */
   listedDevices(env: string, names: readonly string[]): Promise<boolean[]>;
+  /** How many devices the environment lists. */
+  countDevices(env: string): Promise<number>;
   /**
    * Devices by name after `after` (exclusive), at most `limit`, each with every label of `labels`;
    * `more` when devices may follow. With `before` instead, the last `limit` devices before it (still
@@ -232,9 +234,11 @@ export function createTenancyStore(deps: TenancyDeps): TenancyStore {
       return (await getDevices(env, names)).filter((d): d is DeviceRecord => d !== null);
     },
     getDevices,
+    countDevices: (env) => redis.zcard(keys.devices(env)),
     async listedDevices(env, names) {
       const pipe = redis.pipeline();
-      for (let i = 0; i < names.length; i += 5000) pipe.zmscore(keys.devices(env), ...names.slice(i, i + 5000));
+      for (let i = 0; i < names.length; i += 5000)
+        pipe.zmscore(keys.devices(env), ...names.slice(i, i + 5000));
       const scores = pipelineValues<(string | null)[]>(await pipe.exec()).flat();
       return scores.map((s) => s !== null);
     },
@@ -317,4 +321,31 @@ export function createTenancyStore(deps: TenancyDeps): TenancyStore {
       return (await redis.hmget(keys.catalogEpochs(), ...scopes)).map((v) => v ?? '0');
     },
   };
+}
+
+/** Devices read per page while finding those with the labels of a filter. */
+const LABELLED_PAGE = 10_000;
+
+/**
+ * The names of the environment's devices with every one of `labels`, read a page at a time from
+ * the label index of the first label (TenancyStore.pageDevices).
+ */
+export async function devicesWithLabels(
+  tenancy: Pick<TenancyStore, 'pageDevices'>,
+  env: string,
+  labels: Readonly<Record<string, string>>,
+): Promise<Set<string>> {
+  const names = new Set<string>();
+  let after: string | undefined;
+  for (;;) {
+    const page = await tenancy.pageDevices(env, {
+      labels,
+      limit: LABELLED_PAGE,
+      ...(after === undefined ? {} : { after }),
+    });
+    for (const d of page.devices) names.add(d.deviceName);
+    const last = page.devices.at(-1);
+    if (!page.more || !last) return names;
+    after = last.deviceName;
+  }
 }

@@ -16,7 +16,6 @@ import { AppError } from '../errors/app-error.ts';
 import { toClientError } from '../http/error-handling.ts';
 import { createLast24HoursReader } from '../history/last-24-hours-reader.ts';
 import { loadAssets } from './assets.ts';
-import { readFleet } from './fleet-data.ts';
 import { createLiveHub } from './live.ts';
 import { manageAccessRoutes } from './manage-access-routes.ts';
 import { manageAlertingRoutes } from './manage-alerting-routes.ts';
@@ -63,7 +62,6 @@ export function createConsole(deps: ConsoleDeps): WebConsole {
     sessionCheckMs: Math.min(MAX_SESSION_CHECK_MS, Math.max(MIN_SESSION_CHECK_MS, config.credentialCacheMs)),
     clock,
   });
-  const fleet = (env: string) => live.shared(env, 'fleet', () => readFleet(redis, keys, env, clock()));
   const sessions = createSessionStore({
     redis,
     keys,
@@ -97,7 +95,6 @@ export function createConsole(deps: ConsoleDeps): WebConsole {
     workbench,
     assets,
     last24Hours: createLast24HoursReader({ influx: deps.influx }),
-    fleet,
     render(res, status, o) {
       // A message about the change just made is shown once, by the next page a GET renders.
       const flash = o.session && res.req.method === 'GET' ? takeFlash(ctx, res.req, res) : undefined;

@@ -14,7 +14,6 @@ import type { Management } from '../management/management.ts';
 import type { Redis } from '../redis/connect.ts';
 import type { TenancyStore } from '../tenancy/tenancy-store.ts';
 import type { Assets } from './assets.ts';
-import type { FleetSnapshot } from './fleet-data.ts';
 import type { LiveHub } from './live.ts';
 import type { CookiePolicy } from './security.ts';
 import type { ConsoleSession, SessionStore } from './sessions.ts';
@@ -66,8 +65,6 @@ export interface ConsoleContext {
   assets: Assets;
   /** last24Hours buckets (closed hours cached) for the device charts. */
   last24Hours: Last24HoursReader;
-  /** The environment's fleet, shared by pages and streams. */
-  fleet(env: string): Promise<FleetSnapshot>;
   /** Sends a page. */
   render(res: Response, status: number, o: Omit<PageOptions, 'assets'>): void;
   /** The request's session, or null. */

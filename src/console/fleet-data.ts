@@ -1,10 +1,9 @@
 /**
- * The fleet of an environment as the console shows it: every device with its labels, its most
- * severe current status, the data points that are not SUCCESS, its last contact and whether it
- * went silent. Read
- * from Redis in three pipelined round trips (device names; device records, state hashes and
- * suppressions; the definitions in use), so 1,000 devices cost one read of about 3,000 commands.
- * The console shares one read per environment among its pages and clients (live.ts).
+ * The fleet of an environment as the console shows it, a page at a time: each device with its
+ * labels, its most severe current status, the data points that are not SUCCESS, its last contact
+ * and whether it went silent; and the counts per status of the whole environment. What a page
+ * costs follows what it shows (below, at readFleetSummary and readFleetPage); the console shares
+ * one read per environment among its pages and clients (live.ts).
  */
 import { formatValue } from '../domain/data-types.ts';
 import {
@@ -20,7 +19,7 @@ import type { Redis } from '../redis/connect.ts';
 import { alarmStatusOfScore, decodeAlarmMember } from '../state/alarm-index.ts';
 import { decodePoint, POINT_LAYOUT } from '../state/point-record.ts';
 import { DEVICE_FIELD, type StateKeys } from '../state/state-keys.ts';
-import { decodeDevice, decodeSuppressed, pipelineValues } from '../tenancy/records.ts';
+import { decodeSuppressed, pipelineValues } from '../tenancy/records.ts';
 import type { TenancyKeys } from '../tenancy/tenancy-keys.ts';
 import { scopeOf, type TenancyStore } from '../tenancy/tenancy-store.ts';
 import type { DeviceRecord } from '../tenancy/types.ts';
@@ -58,56 +57,11 @@ export interface FleetDevice {
 /** Devices per status; `SILENT` and `NO_DATA` besides. */
 export type FleetCounts = Record<Status | 'SILENT' | 'NO_DATA', number>;
 
-export interface FleetSnapshot {
-  env: string;
-  locale: Locale;
-  /** Most severe first, then by device name. */
-  devices: FleetDevice[];
-  counts: FleetCounts;
-  /** Epoch ms of the read. */
-  readMs: number;
-}
-
 export const severityOf = (status: Status | null): number =>
   status === null ? -1 : STATUSES.indexOf(status);
 
 export function worseOf(a: Status | null, b: Status | null): Status | null {
   return severityOf(b) > severityOf(a) ? b : a;
-}
-
-export async function readFleet(
-  redis: Redis,
-  keys: TenancyKeys & StateKeys,
-  env: string,
-  nowMs: number,
-): Promise<FleetSnapshot> {
-  const [names, localeText] = pipelineValues<unknown>(
-    await redis.pipeline().zrange(keys.devices(env), 0, -1).hget(keys.env(env), 'locale').exec(),
-  ) as [string[], string | null];
-  const locale: Locale = localeText === 'nl' ? 'nl' : 'en';
-  const pipe = redis.pipeline();
-  for (const n of names) {
-    pipe.hgetall(keys.device(env, n));
-    pipe.hgetallBuffer(keys.deviceState(env, n));
-    pipe.hgetall(keys.deviceSuppressed(env, n));
-  }
-  const replies = pipelineValues<unknown>(await pipe.exec());
-  const records = names.map((n, i) => decodeDevice(env, n, replies[3 * i] as Record<string, string>));
-  const definitions = await readDefinitions(redis, keys, env, records);
-  const devices: FleetDevice[] = [];
-  records.forEach((record, i) => {
-    if (!record) return;
-    const spec = definitions.get(definitionKey(record)) ?? null;
-    const state = replies[3 * i + 1] as Record<string, Buffer>;
-    const suppressed = decodeSuppressed(replies[3 * i + 2] as Record<string, string>);
-    devices.push(fleetDevice(record, spec, state, suppressed, locale, nowMs));
-  });
-  devices.sort(
-    (a, b) =>
-      severityOf(b.status) - severityOf(a.status) ||
-      (a.deviceName < b.deviceName ? -1 : a.deviceName > b.deviceName ? 1 : 0),
-  );
-  return { env, locale, devices, counts: countsOf(devices), readMs: nowMs };
 }
 
 const definitionKey = (d: Pick<DeviceRecord, 'definitionName' | 'definitionIsPublic'>) =>
@@ -202,24 +156,6 @@ function problemOf(
     }
   }
   return { sensorName: dp.name, displayName: dp.displayName, status, sinceMs, value, suppressed };
-}
-
-function countsOf(devices: readonly FleetDevice[]): FleetCounts {
-  const counts: FleetCounts = {
-    SUCCESS: 0,
-    INFO: 0,
-    WARNING: 0,
-    ERROR: 0,
-    CRITICAL: 0,
-    SILENT: 0,
-    NO_DATA: 0,
-  };
-  for (const d of devices) {
-    if (d.status === null) counts.NO_DATA += 1;
-    else counts[d.status] += 1;
-    if (d.silent) counts.SILENT += 1;
-  }
-  return counts;
 }
 
 /*

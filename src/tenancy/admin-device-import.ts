@@ -18,6 +18,8 @@ const PUT_RECORD = readFileSync(new URL('./lua/put-record.lua', import.meta.url)
 
 /** Devices written per pipeline. */
 const BATCH = 2000;
+/** Batches written at once. */
+const IN_FLIGHT = 2;
 
 type PutRecord = (key: string, expected: string, ...fields: string[]) => ChainableCommander;
 type WithPutRecord = Redis & { vigilPutRecord?: unknown };
@@ -129,10 +131,16 @@ export function createDeviceImporter(ctx: AdminContext) {
       dataPointsOf: (d: DeviceRecord) => ReadonlySet<string>,
     ): Promise<string[]> {
       const nowUTC = ctx.nowUTC();
-      const conflicts: string[] = [];
-      for (let i = 0; i < items.length; i += BATCH)
-        conflicts.push(...(await writeBatch(env, items.slice(i, i + BATCH), nowUTC, dataPointsOf)));
-      return conflicts;
+      const batches: Promise<string[]>[] = [];
+      // Two batches in flight: the next one is built while Redis runs the one before.
+      for (let i = 0; i < items.length; i += BATCH) {
+        if (batches.length >= IN_FLIGHT) await batches[batches.length - IN_FLIGHT];
+        const batch = writeBatch(env, items.slice(i, i + BATCH), nowUTC, dataPointsOf);
+        // Awaited in turn below; a batch failing meanwhile is not an unhandled rejection.
+        batch.catch(() => undefined);
+        batches.push(batch);
+      }
+      return (await Promise.all(batches)).flat();
     },
   };
 }

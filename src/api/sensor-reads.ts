@@ -1,7 +1,7 @@
 /**
- * What the sensors endpoints read of Redis, in as few round trips as the data allows: the device
- * records and the state of the data points shown, in one pipeline, with the environment's locale
- * and the devices' definitions from what this process keeps of them until Redis says they changed
+ * What the sensors endpoints read of Redis, in as few round trips as the data allows: the state of
+ * the data points shown, in one pipeline, with the environment's locale, the device records and
+ * their definitions from what this process keeps of them until Redis says they changed
  * (redis/tracked-hashes.ts). The pipeline reads the state fields of the definition each device had
  * the last time it was asked for (or of the data points the request names); the guess is checked
  * against the device's definition and that definition's text, and a wrong one costs one more round
@@ -52,7 +52,6 @@ export type LoadDevices = (
 
 /** Most remembered device → definition guesses and parsed definitions. */
 const MAX_REMEMBERED = 10_000;
-const DEVICE_FIELDS = ['displayName', 'definitionName', 'definitionIsPublic'] as const;
 
 interface ParsedDefinition {
   text: string;
@@ -70,9 +69,9 @@ interface Plan {
 }
 
 /**
- * `redis` reads what changes with every value (device records, state); `hashes` keeps what seldom
- * changes — environments' locales and definitions — until Redis says it changed (client-side
- * caching), so a request's one round trip carries only its device's reads.
+ * `redis` reads what changes with every value (the state); `hashes` keeps what seldom changes —
+ * environments' locales, definitions and device records — until Redis says it changed (client-side
+ * caching), so a request's one round trip carries only its devices' state reads.
  */
 export function createSensorReads(deps: {
   redis: Redis;
@@ -122,20 +121,20 @@ export function createSensorReads(deps: {
 
   return async (env, names, sensorsOf) => {
     const plans = names.map((n) => plan(env, n, sensorsOf));
-    const [replies, envHash] = await Promise.all([
+    const [replies, envHash, records] = await Promise.all([
       read((pipe) => {
-        for (const n of names) pipe.hmget(keys.device(env, n), ...DEVICE_FIELDS);
         names.forEach((n, i) => {
           const p = plans[i];
           if (p?.sensors) queueStateRead(pipe, keys, env, n, p.read);
         });
       }),
       hashes.hgetall(keys.env(env)),
+      Promise.all(names.map((n) => hashes.hgetall(keys.device(env, n)))),
     ]);
     let at = 0;
     const next = () => replies[at++];
     const locale: Locale = envHash.locale === 'nl' ? 'nl' : 'en';
-    const devices = names.map((n) => deviceOf(env, n, next() as (string | null)[]));
+    const devices = names.map((n, i) => deviceOf(env, n, records[i] ?? {}));
     const defKeys = devices.map((d) => keys.definition(scopeOf(env, d.definitionIsPublic), d.definitionName));
     const heads = new Map(
       await Promise.all([...new Set(defKeys)].map(async (k) => [k, await hashes.hgetall(k)] as const)),
@@ -185,14 +184,18 @@ export function createSensorReads(deps: {
   }
 }
 
-/** The device record out of its HMGET values (DEVICE_FIELDS order); DEVICE_NOT_FOUND when absent. */
-function deviceOf(env: string, name: string, values: (string | null)[]): DeviceRecord {
-  const hash: Record<string, string> = {};
-  DEVICE_FIELDS.forEach((f, i) => {
-    const v = values[i];
-    if (v !== null && v !== undefined) hash[f] = v;
-  });
+/**
+ * Device records decoded from the hashes kept (the same object while a record does not change):
+ * decoded once, not per request.
+ */
+const decoded = new WeakMap<Record<string, string>, DeviceRecord>();
+
+/** The device record out of its hash; DEVICE_NOT_FOUND when absent. */
+function deviceOf(env: string, name: string, hash: Record<string, string>): DeviceRecord {
+  const known = decoded.get(hash);
+  if (known?.env === env && known.deviceName === name) return known;
   const device = decodeDevice(env, name, hash);
   if (!device) throw deviceNotFound(name);
+  decoded.set(hash, device);
   return device;
 }

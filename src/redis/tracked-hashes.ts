@@ -14,6 +14,7 @@
  * invalidation of a change made right after the read travels on the other connection and may be
  * handled first, and keeping the answer then would keep a stale value until the next change.
  */
+import { LRUCache } from 'lru-cache';
 import type { Logger } from '../log/logger.ts';
 import { closeRedis, type Redis } from './connect.ts';
 import type { Connections } from './connections.ts';
@@ -21,19 +22,37 @@ import type { Connections } from './connections.ts';
 const INVALIDATIONS = '__redis__:invalidate';
 
 export interface TrackedHashes {
-  /** HGETALL `key`, from what is kept when Redis has not said it changed since. */
+  /**
+   * HGETALL `key`, from what is kept when Redis has not said it changed since: the same object
+   * while it has not changed (not to be modified).
+   */
   hgetall(key: string): Promise<Record<string, string>>;
   /** Whether reads are being kept (for tests and metrics). */
   tracking(): boolean;
   close(): Promise<void>;
 }
 
+interface Kept {
+  get(key: string): Record<string, string> | undefined;
+  set(key: string, value: Record<string, string>): unknown;
+  delete(key: string): unknown;
+  clear(): void;
+}
+
 /**
- * For a few hashes (everything read is kept until it changes): the notifier's routes and channels.
- * Opens two connections of its own from `connections`, and closes them when closed.
+ * Keeps what is read until it changes: everything (a few hashes, such as the notifier's routes and
+ * channels), or the `max` read most recently (the API's device records). A hash let go is read again
+ * when next asked for; Redis's later invalidation of it finds nothing. Opens two connections of its
+ * own from `connections`, and closes them when closed.
  */
-export function openTrackedHashes(connections: Connections, name: string, log: Logger): TrackedHashes {
-  const kept = new Map<string, Record<string, string>>();
+export function openTrackedHashes(
+  connections: Connections,
+  name: string,
+  log: Logger,
+  max?: number,
+): TrackedHashes {
+  const kept: Kept =
+    max === undefined ? new Map() : new LRUCache<string, Record<string, string>>({ max });
   /** Counts invalidations and connection losses: an answer is kept only if it did not move meanwhile. */
   let epoch = 0;
   let on = false;

@@ -11,6 +11,9 @@ import { openManagement } from '../management/open-management.ts';
 import { openTrackedHashes } from '../redis/tracked-hashes.ts';
 import type { RoleContext } from './role-context.ts';
 
+/** Hashes the API keeps until they change: device records of a large fleet's busiest devices. */
+const TRACKED_HASHES_MAX = 50_000;
+
 /** Serves the read API on VIGIL_API_PORT, with `ops` (the ops routes it serves too); its port. */
 export async function startApiRole(
   ctx: RoleContext,
@@ -25,8 +28,8 @@ export async function startApiRole(
   const webConsole = createConsole({ ...shared, config, management });
   lifecycle.add('console', () => webConsole.close());
   const reads = ctx.connections.reads('vigil-api-reads');
-  // Locales and definitions, read by every sensors request, change seldom.
-  const hashes = openTrackedHashes(ctx.connections, 'vigil-api', log);
+  // Locales, definitions and device records, read by every sensors request, change seldom.
+  const hashes = openTrackedHashes(ctx.connections, 'vigil-api', log, TRACKED_HASHES_MAX);
   lifecycle.add('tracked reads', () => hashes.close());
   const moreRoutes = managementRoutes(management);
   const api = createApiApp({ ...shared, config, reads, hashes, metrics: ctx.metrics, moreRoutes }, [

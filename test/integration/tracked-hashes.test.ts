@@ -11,11 +11,11 @@ import { openTrackedHashes } from '../../src/redis/tracked-hashes.ts';
 import { testConfig } from '../support/context.ts';
 import { eventually } from '../support/eventually.ts';
 
-function setUp(name: string) {
+function setUp(name: string, max?: number) {
   const config = testConfig();
   const connections = createConnections(config);
   const writer = connections.command(`${name}-writer`);
-  const hashes = openTrackedHashes(connections, name, createLogger('silent'));
+  const hashes = openTrackedHashes(connections, name, createLogger('silent'), max);
   onTestFinished(async () => {
     await hashes.close();
     await connections.close();
@@ -53,6 +53,29 @@ describe('tracked hashes', () => {
     await eventually(async () => Object.keys(await hashes.hgetall(key)).length === 0, {
       message: 'the deletion',
     });
+  });
+
+  it('bounded, keeps the hashes read most recently and reads a hash let go, with its changes', async () => {
+    const { writer, hashes, key } = setUp(`tracked-${process.pid}-max`, 2);
+    const [a, b, c] = ['a', 'b', 'c'].map((k) => `${key}:${k}`) as [string, string, string];
+    await writer.hset(a, { v: '1' });
+    await writer.hset(b, { v: '1' });
+    await writer.hset(c, { v: '1' });
+    await eventually(() => hashes.tracking(), { message: 'tracking on' });
+    const first = await hashes.hgetall(a);
+    const second = await hashes.hgetall(b);
+    expect(await hashes.hgetall(a)).toBe(first);
+    await hashes.hgetall(c); // lets b go: a was read more recently
+    expect(await hashes.hgetall(a)).toBe(first);
+    const again = await hashes.hgetall(b);
+    expect(again).not.toBe(second); // read from Redis again
+    expect(again).toEqual({ v: '1' });
+
+    // Kept now: c and b. A change of a hash kept (c) and of one let go (a) both reach the next reads.
+    await writer.hset(c, { v: '2' });
+    await writer.hset(a, { v: '2' });
+    await eventually(async () => (await hashes.hgetall(c)).v === '2', { message: 'the kept one changed' });
+    expect(await hashes.hgetall(a)).toEqual({ v: '2' });
   });
 
   for (const connection of ['reads', 'invalidations']) {

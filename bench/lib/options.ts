@@ -79,6 +79,8 @@ export interface BenchOptions {
    * saturation (where a slower build also batches more per event-loop turn).
    */
   readRate: number | undefined;
+  /** Fleet pages per second the console scenario asks for (`--fleet-rate`), as `--read-rate` does. */
+  fleetRate: number | undefined;
   /** Devices the management scenario imports in one request (`--import-rows`). */
   importRows: number;
   /**
@@ -104,7 +106,7 @@ export interface BenchOptions {
 
 const usage = `usage: npm run bench -- [--quick] [--soak] [--only ${SCENARIOS.join(',')}] [--runs N]
        [--measure S] [--sustain S] [--soak-seconds S] [--soak-rate N] [--drain-payloads N] [--drain-workers N] [--e2e-rate N] [--single] [--profile]
-       [--notify-count N] [--notify-rate N] [--read-rate N] [--import-rows N] [--tenants N] [--backfill-values N] [--conditions]
+       [--notify-count N] [--notify-rate N] [--read-rate N] [--fleet-rate N] [--import-rows N] [--tenants N] [--backfill-values N] [--conditions]
        [--lockstep DIR:ME:OTHER] [--config a|b] [--results FILE]
        [--set <config key>=<value>[,<key>=<value>…]]`;
 
@@ -136,6 +138,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
         'notify-count',
         'notify-rate',
         'read-rate',
+        'fleet-rate',
         'import-rows',
         'tenants',
         'backfill-values',
@@ -209,6 +212,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     notifyCount: Math.round(num('notify-count', quick ? 10_000 : 60_000)),
     notifyRate: flags.has('notify-rate') ? num('notify-rate', 1) : undefined,
     readRate: flags.has('read-rate') ? num('read-rate', 1) : undefined,
+    fleetRate: flags.has('fleet-rate') ? num('fleet-rate', 1) : undefined,
     importRows: Math.round(num('import-rows', quick ? 10_000 : 100_000)),
     tenants: Math.round(num('tenants', 100)),
     backfillValues: Math.round(num('backfill-values', quick ? 100_000 : 1_000_000)),

@@ -118,6 +118,7 @@ async function fleetLoad(ctx: BenchContext, bv: EndToEndVigil, base: string, coo
       connections: CLIENTS,
       durationS,
       headers: { cookie, 'accept-encoding': ACCEPT_ENCODING },
+      rate: opts.fleetRate,
     });
   // One request first: the session must open the page (a redirect to sign-in would be fast).
   const first = await fetch(`${base}${paths.fleet}`, { headers: { cookie }, redirect: 'manual' });
@@ -138,7 +139,7 @@ async function fleetLoad(ctx: BenchContext, bv: EndToEndVigil, base: string, coo
     p99.push(res.p99Ms);
     const cpu = describePerUnit(before, snapshot(bv.cpuPids), res.okPerSecond * opts.measureS, 'request');
     ctx.report.notes.push(
-      `console fleet run ${r + 1}: p50 ${res.p50Ms} ms, ${res.errors} errors and timeouts; ${cpu} (ingestion included)`,
+      `console fleet, run ${r + 1}: p50 ${res.p50Ms} ms, ${res.errors} errors and timeouts; ${cpu} (ingestion included)`,
     );
   }
   return { rates, p99 };

@@ -1,18 +1,13 @@
 /**
  * A device as the management API answers it: the read API's Device (deviceName, displayName,
- * definitionIsPublic, definitionName, lastContactUTC) with what managing it needs — its labels,
+ * definitionIsPublic, definitionName, lastContactUTC, labels) with what managing it needs — its
  * availability override, revision and creation time.
  */
 import { arrayOf, bool, int, objectOf, str, ts } from '../api/json-schema.ts';
+import { deviceShape, type DeviceShape } from '../api/sensor-shapes.ts';
 import type { DeviceRecord } from '../tenancy/types.ts';
 
-export interface ManagedDevice {
-  deviceName: string;
-  displayName: string;
-  definitionIsPublic: boolean;
-  definitionName: string;
-  lastContactUTC: string | null;
-  labels: Record<string, string>;
+export interface ManagedDevice extends DeviceShape {
   /** null: the definition's timeout (or the default). */
   availabilityMinutes: number | null;
   revision: number;
@@ -21,12 +16,7 @@ export interface ManagedDevice {
 
 export function managedDevice(d: DeviceRecord, lastContactMs: number | null): ManagedDevice {
   return {
-    deviceName: d.deviceName,
-    displayName: d.displayName,
-    definitionIsPublic: d.definitionIsPublic,
-    definitionName: d.definitionName,
-    lastContactUTC: lastContactMs === null ? null : new Date(lastContactMs).toISOString(),
-    labels: { ...d.labels },
+    ...deviceShape(d, lastContactMs),
     availabilityMinutes: d.availabilityMinutes ?? null,
     revision: d.revision,
     createdUTC: d.createdUTC,

@@ -57,8 +57,15 @@ describe('worker with hostile parsers', () => {
   it('logs each failure with its code and processes the next good payload', { timeout: 60_000 }, async () => {
     // A CPU limit well above what a stack overflow takes on a loaded machine, so that recursion
     // ends in RangeError (PARSER_ERROR) and only the endless loop hits the limit. No catalog cache:
-    // each step reads the definition just applied.
-    const p = await startPipeline({ roles: 'gateway,worker', sandboxTimeoutMs: 1000, catalogCacheMs: 0 });
+    // each step reads the definition just applied. The lease as shipped: on a starved machine the
+    // endless loop's step took over 2 s, the pipeline's usual lease, and was fenced off again and
+    // again (redelivered, never logged) until the parser was suspended.
+    const p = await startPipeline({
+      roles: 'gateway,worker',
+      sandboxTimeoutMs: 1000,
+      catalogCacheMs: 0,
+      partitionLeaseMs: 10_000,
+    });
     const { key } = await provisionComfort(p, 'acme', ['d1']);
     let entries = 0;
     for (const c of CASES) {

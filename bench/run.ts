@@ -47,11 +47,16 @@ async function main(): Promise<void> {
     );
   try {
     log(`starting Redis and InfluxDB in ${dir}`);
-    const [redis, influx] = await Promise.all([
+    // Each one started is stopped below, also when the other failed to start.
+    const started = await Promise.allSettled([
       startRedis({ dataDir: join(dir, 'redis') }),
       startInflux({ dataDir: join(dir, 'influx') }),
     ]);
-    services.push(redis, influx);
+    for (const s of started) if (s.status === 'fulfilled') services.push(s.value);
+    const [redis, influx] = started.map((s) => {
+      if (s.status === 'rejected') throw s.reason;
+      return s.value;
+    }) as [LocalService, LocalService];
     const pids = { redis: redis.process?.pid ?? 0, influx: influx.process?.pid ?? 0 };
     const ctx: BenchContext = { opts, redisUrl: redis.url, influxUrl: influx.url, report, pids, log };
     const runners: Record<Scenario, () => Promise<void>> = {

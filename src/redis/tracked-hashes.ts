@@ -57,7 +57,8 @@ export function openTrackedHashes(
   let epoch = 0;
   let on = false;
   let closed = false;
-  const reader = connections.command(`${name}-reads`);
+  // Auto-pipelined: a batch's misses (a sensors/batchList of devices not kept) go out together.
+  const reader = connections.command(`${name}-reads`, { autoPipeline: true });
   // Subscribing by hand after each connection: the connection's id must be asked for first, which a
   // connection in subscriber mode cannot do.
   const invalidations: Redis = connections.command(`${name}-invalidations`);

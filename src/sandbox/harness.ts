@@ -1,11 +1,14 @@
+import { BYTE_HELPERS_SOURCE } from './harness-bytes.ts';
+
 /**
  * The JavaScript that runs inside every parser context, before the user's code. It is a separate
  * script with its own filename, so line and column numbers in the user's file are never shifted.
  *
- * Evaluating it replaces `console` with a bounded capture, removes `WebAssembly`, and returns
- * `install(filename, maxResultChars)`. Called after the user's script has run, `install` finds
- * `parsePayload` and returns `runBatch(inputJson, expectObject)`: one call parses a whole batch,
- * each input in its own try/catch, and answers with one JSON string of outcomes. Intrinsics are
+ * Evaluating it replaces `console` with a bounded capture, removes `WebAssembly`, defines the byte
+ * helpers (harness-bytes.ts), and returns `install(filename, maxResultChars)`. Called after the
+ * user's script has run, `install` finds `parsePayload` and returns `runBatch(inputJson,
+ * expectObject)`: one call parses a whole batch, each input in its own try/catch, and answers with
+ * one JSON string of outcomes. Intrinsics are
  * captured before user code runs; whatever user code tampers with afterwards can only spoil its own
  * results, and the host validates every outcome anyway.
  */
@@ -24,6 +27,7 @@ export const HARNESS_SOURCE = String.raw`(function () {
   const jsonStringify = JSON.stringify;
   const toText = String;
   const defineProperty = Object.defineProperty;
+  ${BYTE_HELPERS_SOURCE};
   let logs = null;
 
   function clip(text, max) {

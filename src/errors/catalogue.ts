@@ -318,7 +318,14 @@ export const ERROR_CODES = {
   PARSER_BAD_RESULT: {
     status: 0,
     retryable: false,
-    description: 'parsePayload returned something other than a plain object.',
+    description:
+      "parsePayload returned something other than a plain object, or a device codec's decodeUplink returned no object, data that is not an object, or warnings or errors that are not arrays.",
+  },
+  PARSER_CODEC_ERRORS: {
+    status: 0,
+    retryable: false,
+    description:
+      "The device codec returned errors for the payload (decodeUplink's `errors`, joined with '; ' in the message).",
   },
   PROCESSING_FAILED: {
     status: 0,

@@ -1,13 +1,16 @@
 /** Why a payload failed in the sandbox; every code is in the error catalogue. */
-export type ParserFailureCode = 'PARSER_TIMEOUT' | 'PARSER_MEMORY' | 'PARSER_ERROR' | 'PARSER_BAD_RESULT';
+export type ParserFailureCode =
+  'PARSER_TIMEOUT' | 'PARSER_MEMORY' | 'PARSER_ERROR' | 'PARSER_BAD_RESULT' | 'PARSER_CODEC_ERRORS';
 
 /**
  * The result of parsing one input. `value` has been through JSON (functions, symbols and undefined
- * are gone). `logs` holds what the parser wrote with console.log & co for this input, bounded, and is
- * absent when it wrote nothing.
+ * are gone); for a ts013 codec it is the result's `data`, an object (`{}` when the codec returned
+ * none). `warnings` holds a codec's warnings (at most 20, each a string), and is absent when it gave
+ * none; a codec's errors make the outcome a PARSER_CODEC_ERRORS failure instead. `logs` holds what
+ * the parser wrote with console.log & co for this input, bounded, and is absent when it wrote nothing.
  */
 export type ParseOutcome =
-  | { ok: true; value: unknown; logs?: string[] }
+  | { ok: true; value: unknown; warnings?: string[]; logs?: string[] }
   | { ok: false; code: ParserFailureCode; message: string; logs?: string[] };
 
 export type ParseFailure = Extract<ParseOutcome, { ok: false }>;
@@ -17,6 +20,7 @@ export const PARSER_FAILURE_CODES: readonly ParserFailureCode[] = [
   'PARSER_MEMORY',
   'PARSER_ERROR',
   'PARSER_BAD_RESULT',
+  'PARSER_CODEC_ERRORS',
 ];
 
 export function parseFailure(code: ParserFailureCode, message: string): ParseFailure {
@@ -50,10 +54,18 @@ function toOutcome(entry: unknown): ParseOutcome {
   }
   const record = entry as Record<string, unknown>;
   // The common case: a fresh object of JSON.parse, already of the outcome's shape.
-  if (record.ok === true && 'value' in record && record.logs === undefined) return entry as ParseOutcome;
-  const logs = toLogs(record.logs);
+  if (record.ok === true && 'value' in record && record.logs === undefined && record.warnings === undefined) {
+    return entry as ParseOutcome;
+  }
+  const logs = toStrings(record.logs);
   if (record.ok === true && 'value' in record) {
-    return logs === undefined ? { ok: true, value: record.value } : { ok: true, value: record.value, logs };
+    const warnings = toStrings(record.warnings);
+    return {
+      ok: true,
+      value: record.value,
+      ...(warnings === undefined || warnings.length === 0 ? {} : { warnings }),
+      ...(logs === undefined ? {} : { logs }),
+    };
   }
   const code = PARSER_FAILURE_CODES.find((known) => known === record.code);
   if (record.ok === false && code !== undefined && typeof record.message === 'string') {
@@ -63,7 +75,7 @@ function toOutcome(entry: unknown): ParseOutcome {
   return parseFailure('PARSER_BAD_RESULT', 'the sandbox returned a malformed result');
 }
 
-function toLogs(value: unknown): string[] | undefined {
+function toStrings(value: unknown): string[] | undefined {
   if (!Array.isArray(value)) return undefined;
   return value.filter((line): line is string => typeof line === 'string');
 }

@@ -20,6 +20,21 @@ describe('decodeBatchResult', () => {
     ]);
   });
 
+  it("keeps a codec's warnings as strings, and drops them when none are left", () => {
+    const output = JSON.stringify([
+      { ok: true, value: { a: 1 }, warnings: ['low battery', 7] },
+      { ok: true, value: {}, warnings: [] },
+      { ok: true, value: {}, warnings: 'not a list' },
+      { ok: false, code: 'PARSER_CODEC_ERRORS', message: 'bad port' },
+    ]);
+    expect(decodeBatchResult(output, 4)).toEqual([
+      { ok: true, value: { a: 1 }, warnings: ['low battery'] },
+      { ok: true, value: {} },
+      { ok: true, value: {} },
+      { ok: false, code: 'PARSER_CODEC_ERRORS', message: 'bad port' },
+    ]);
+  });
+
   it.each([
     ['a non-string', 42, 1],
     ['invalid JSON', '[{"ok":tru', 1],

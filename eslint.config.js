@@ -43,8 +43,9 @@ export default tseslint.config(
     },
   },
   {
-    // User parser files define parsePayload for the sandbox, which calls it by name.
-    files: ['config/provisioning/**/*.js'],
+    // User parser files define parsePayload (device codecs decodeUplink) for the sandbox, which
+    // calls it by name.
+    files: ['config/provisioning/**/*.js', 'test/fixtures/codecs/**/*.js'],
     rules: { '@typescript-eslint/no-unused-vars': 'off', 'no-unused-vars': 'off' },
   },
   {

@@ -1,5 +1,6 @@
 import ivm from 'isolated-vm';
 import { describeUserError } from './host-errors.ts';
+import type { ParserFormat } from './parser-code.ts';
 
 /** A refused source: the message, and where in it the error is when the compiler says. */
 export type SyntaxCheck = { ok: true } | { ok: false; message: string; line?: number; column?: number };
@@ -7,12 +8,17 @@ export type SyntaxCheck = { ok: true } | { ok: false; message: string; line?: nu
 /**
  * Compiles a parser without running any of it, in a throwaway 8 MB isolate, and reports a syntax
  * error as `SyntaxError: … (at file.js:line:column)`. Also refuses a source that never mentions
- * parsePayload (a textual check, since whether it really defines the function is only known by
- * running it; the sandbox reports that case as PARSER_ERROR 'parsePayload is not defined').
+ * parsePayload, or decodeUplink for a 'ts013' codec (a textual check, since whether it really
+ * defines the function is only known by running it; the sandbox reports that case as PARSER_ERROR
+ * 'parsePayload is not defined').
  * For the CLI, when a definition or pre-parser is applied, and the management API's
  * /preparser/set; needs node --no-node-snapshot.
  */
-export function checkSyntax(source: string, filename: string): SyntaxCheck {
+export function checkSyntax(
+  source: string,
+  filename: string,
+  format: ParserFormat = 'parsePayload',
+): SyntaxCheck {
   const isolate = new ivm.Isolate({ memoryLimit: 8 });
   try {
     isolate.compileScriptSync(source, { filename }).release();
@@ -24,8 +30,10 @@ export function checkSyntax(source: string, filename: string): SyntaxCheck {
   } finally {
     isolate.dispose();
   }
-  if (!/\bparsePayload\b/.test(source)) {
-    return { ok: false, message: `${filename} does not define parsePayload(payloadStr, payloadRaw)` };
+  const mention = format === 'ts013' ? /\bdecodeUplink\b/ : /\bparsePayload\b/;
+  if (!mention.test(source)) {
+    const signature = format === 'ts013' ? 'decodeUplink(input)' : 'parsePayload(payloadStr, payloadRaw)';
+    return { ok: false, message: `${filename} does not define ${signature}` };
   }
   return { ok: true };
 }

@@ -13,6 +13,7 @@ import { callParser } from './batch.ts';
 import { HARNESS_FILENAME, HARNESS_SOURCE } from './harness.ts';
 import {
   compileParser,
+  isCompiledFrom,
   releaseParser,
   type CompileLimits,
   type ParserEntry,
@@ -84,7 +85,7 @@ export function createEnvIsolate(options: EnvIsolateOptions): EnvIsolate {
     isDisposed: () => isolate.isDisposed,
     parser(code) {
       const cached = parsers.get(code.id);
-      if (cached?.revision === code.revision) return cached;
+      if (cached !== undefined && isCompiledFrom(cached, code)) return cached;
       if (cached !== undefined) parsers.delete(code.id);
       const entry = timed(() => compileParser(isolate, harness, code, limits));
       account.compiles += 1;

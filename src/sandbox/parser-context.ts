@@ -1,24 +1,26 @@
 import type ivm from 'isolated-vm';
 import { describeUserError, isMemoryLimit, isTimeout } from './host-errors.ts';
 import { parseFailure, type ParseFailure } from './outcome.ts';
-import type { ParserCode } from './parser-code.ts';
+import type { ParserCode, ParserFormat } from './parser-code.ts';
 
 /** The batch entry point the harness returns: one JSON string of inputs in, one JSON string of outcomes out. */
 export type RunBatch = (inputJson: string, expectObject: boolean) => string;
-type Install = (filename: string, maxResultChars: number) => RunBatch;
+type Install = (filename: string, maxResultChars: number, format: ParserFormat) => RunBatch;
 
 /** A parser compiled into its own context, ready to run batches. */
 export interface ReadyParser {
   kind: 'ready';
   revision: number;
+  format: ParserFormat;
   context: ivm.Context;
   runBatch: ivm.Reference<RunBatch>;
 }
 
-/** A parser revision that cannot run (syntax error, top-level failure, no parsePayload): every input gets `failure`. */
+/** A parser revision that cannot run (syntax error, top-level failure, no parsePayload or decodeUplink): every input gets `failure`. */
 export interface BrokenParser {
   kind: 'broken';
   revision: number;
+  format: ParserFormat;
   failure: ParseFailure;
 }
 
@@ -33,10 +35,16 @@ export interface CompileLimits {
 /** Used in messages when the caller names no file. */
 export const DEFAULT_PARSER_FILENAME = 'parser.js';
 
+/** Whether a cached entry was compiled from this revision of the code, in its format. */
+export function isCompiledFrom(entry: ParserEntry, code: ParserCode): boolean {
+  return entry.revision === code.revision && entry.format === (code.format ?? 'parsePayload');
+}
+
 /**
  * Builds a fresh context for one parser revision: the harness first (so it captures pristine
  * intrinsics), then the user's script under its own filename (so reported lines and columns are the
- * user's), then `install`, which finds parsePayload. Top-level code runs under the same time limit as
+ * user's) as a classic script (sloppy unless it says 'use strict'), then `install`, which finds
+ * parsePayload or, for a 'ts013' codec, decodeUplink. Top-level code runs under the same time limit as
  * a call. Never throws; a failure becomes a BrokenParser. After a memory failure the isolate is
  * disposed, which the caller must notice (`isolate.isDisposed`).
  */
@@ -47,6 +55,7 @@ export function compileParser(
   limits: CompileLimits,
 ): ParserEntry {
   const filename = code.filename ?? DEFAULT_PARSER_FILENAME;
+  const format = code.format ?? 'parsePayload';
   let context: ivm.Context | undefined;
   try {
     context = isolate.createContextSync();
@@ -62,17 +71,18 @@ export function compileParser(
     }
     const runBatch: ivm.Reference<RunBatch> = install.applySync(
       undefined,
-      [filename, limits.maxResultChars],
+      [filename, limits.maxResultChars, format],
       {
         timeout: limits.timeoutMs,
         result: { reference: true },
       },
     );
     install.release();
-    return { kind: 'ready', revision: code.revision, context, runBatch };
+    return { kind: 'ready', revision: code.revision, format, context, runBatch };
   } catch (err) {
     releaseQuietly(context);
-    return { kind: 'broken', revision: code.revision, failure: loadFailure(err, isolate, filename, limits) };
+    const failure = loadFailure(err, isolate, filename, limits);
+    return { kind: 'broken', revision: code.revision, format, failure };
   }
 }
 

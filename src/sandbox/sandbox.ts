@@ -1,6 +1,6 @@
 import { AppError } from '../errors/app-error.ts';
 import type { Logger } from '../log/logger.ts';
-import { chunksBySize } from './batch.ts';
+import { checkInputs, chunksBySize } from './batch.ts';
 import { createParserBreaker } from './breaker.ts';
 import { addAccount, newEnvAccount, type EnvAccount } from './env-account.ts';
 import type { EnvIsolate } from './env-isolate.ts';
@@ -9,13 +9,23 @@ import { createIsolatePool } from './isolate-pool.ts';
 import { decodeBatchResult, parseFailure, type ParseFailure, type ParseOutcome } from './outcome.ts';
 import { DEFAULT_PARSER_FILENAME, type ParserEntry } from './parser-context.ts';
 
-import type { ParserCode, ParserInput } from './parser-code.ts';
+import { entryPointOf, type ParserCode, type ParserInput } from './parser-code.ts';
 
 export type { ParseOutcome, ParseFailure, ParserFailureCode } from './outcome.ts';
-export type { ParserCode, ParserInput } from './parser-code.ts';
+export type {
+  ParserCode,
+  ParserFormat,
+  ParserInput,
+  PayloadInput,
+  Uplink,
+  UplinkInput,
+} from './parser-code.ts';
 
 export interface RunOptions {
-  /** Definition parsers: a result whose JSON is not an object (array, null, number, string) is PARSER_BAD_RESULT. */
+  /**
+   * Definition parsers: a result whose JSON is not an object (array, null, number, string) is
+   * PARSER_BAD_RESULT. A ts013 codec's data must always be an object.
+   */
   expectObject?: boolean;
 }
 
@@ -57,7 +67,8 @@ export interface Sandbox {
   /**
    * Parses a batch with one synchronous call into the isolate of `code.env` and returns one outcome
    * per input, in order. A failure affects only its own input. Throws only when the sandbox is closed
-   * or broken.
+   * or broken, or (INTERNAL) when an input is not of the code's format: `PayloadInput`s for
+   * parsePayload, well-formed `UplinkInput`s for a ts013 codec.
    */
   run(code: ParserCode, inputs: readonly ParserInput[], options?: RunOptions): ParseOutcome[];
   /** Counters of every environment together, or of `env` alone. */
@@ -210,10 +221,12 @@ export function createSandbox(options: SandboxOptions): Sandbox {
       pool.replace(code.env);
       return parseFailure(
         'PARSER_MEMORY',
-        `parsePayload went over the sandbox memory limit of ${options.memoryLimitMb} MB`,
+        `${entryPointOf(code.format)} went over the sandbox memory limit of ${options.memoryLimitMb} MB`,
       );
     }
-    if (isTimeout(err)) return parseFailure('PARSER_TIMEOUT', `parsePayload ran longer than ${timeoutMs} ms`);
+    if (isTimeout(err)) {
+      return parseFailure('PARSER_TIMEOUT', `${entryPointOf(code.format)} ran longer than ${timeoutMs} ms`);
+    }
     return parseFailure('PARSER_ERROR', describeUserError(err, code.filename ?? DEFAULT_PARSER_FILENAME));
   }
 
@@ -221,6 +234,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     run(code, inputs, runOptions = {}) {
       assertUsable();
       if (inputs.length === 0) return [];
+      checkInputs(code.format, inputs);
       const account = pool.accountOf(code.env);
       account.calls += 1;
       account.inputs += inputs.length;
@@ -264,4 +278,4 @@ export function createSandbox(options: SandboxOptions): Sandbox {
 }
 
 /** The breaker's identity of a parser: the same public definition is a parser per environment. */
-const breakerKey = (code: ParserCode): string => `${code.env}\n${code.id}`;
+const breakerKey = (code: ParserCode): string => `${code.env}\n${code.id}\n${code.format ?? 'parsePayload'}`;

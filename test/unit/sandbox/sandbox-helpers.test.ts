@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { ParseOutcome, Sandbox } from '../../../src/sandbox/sandbox.ts';
-import { inline, input, testSandbox } from './parser-fixtures.ts';
+import { inline, inlineCodec, input, testSandbox, uplink } from './parser-fixtures.ts';
 
 /**
  * A parser that evaluates each payload as an expression (in a function, so it sees the context's
@@ -215,18 +215,25 @@ describe('the helpers in every context', () => {
     ]);
   });
 
-  it('are there for pre-parsers, and a file may define its own of the same name', () => {
+  it('are there for pre-parsers and codecs, and a file may define its own of the same name', () => {
     const sandbox = testSandbox();
     const preparser = inline('pre:test', 'function parsePayload(s) { return { bytes: hexToBytes(s) }; }');
     expect(sandbox.run(preparser, [input('0102')])).toEqual([{ ok: true, value: { bytes: [1, 2] } }]);
-    const own = inline(
+    const codec = inlineCodec(
+      'def:test:helpers',
+      'function decodeUplink(input) { return { data: { hex: bytesToHex(input.bytes), base64: bytesToBase64(input.bytes) } }; }',
+    );
+    expect(sandbox.run(codec, [uplink('0aff', 1)])).toEqual([
+      { ok: true, value: { hex: '0aff', base64: 'Cv8=' } },
+    ]);
+    const own = inlineCodec(
       'def:test:own-helpers',
       `function hexToBytes() { return 'mine'; }
       const bytesToHex = () => 'mine too';
       var atob = 1;
-      function parsePayload() { return { a: hexToBytes(), b: bytesToHex(), c: atob, d: typeof btoa }; }`,
+      function decodeUplink() { return { data: { a: hexToBytes(), b: bytesToHex(), c: atob, d: typeof btoa } }; }`,
     );
-    expect(sandbox.run(own, [input('x')])).toEqual([
+    expect(sandbox.run(own, [uplink('', 1)])).toEqual([
       { ok: true, value: { a: 'mine', b: 'mine too', c: 1, d: 'function' } },
     ]);
   });

@@ -399,7 +399,7 @@ export function definitionRoutes(router: Router, ctx: ConsoleContext): void {
 /** The draft's spec, checked: INVALID_INPUT with where its problem is; its name must be the page's. */
 function draftOf(d: DefinitionRecord, yaml: string, parserSource: string) {
   const spec = draftSpec(yaml);
-  checkDraftParser(parserSource, `${spec.name}.js`);
+  checkDraftParser(parserSource, `${spec.name}.js`, spec.parserFormat);
   if (spec.name !== d.spec.name)
     throw new AppError(
       'INVALID_INPUT',

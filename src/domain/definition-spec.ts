@@ -9,7 +9,9 @@ import { z } from 'zod';
 import { AppError } from '../errors/app-error.ts';
 import { nameProblem } from './identifiers.ts';
 import { checkThresholdSet, publicRule, publicRules } from './thresholds.ts';
-import { DATA_TYPES } from './types.ts';
+import { parseSourcePath } from './data-point-paths.ts';
+import { RADIO_FIELDS } from './network-messages.ts';
+import { DATA_TYPES, PARSER_FORMATS } from './types.ts';
 import type { DataPointSpec, DefinitionSpec } from './types.ts';
 
 const RULE_STATUSES = ['INFO', 'WARNING', 'ERROR', 'CRITICAL'] as const;
@@ -47,6 +49,14 @@ const dataPointSchema = z.strictObject({
     .nullish(),
   thresholds: z.array(z.unknown(), { error: 'must be a list of rules' }).nullish(),
   stale: z.unknown().optional(),
+  source: text(256)
+    .superRefine((value, ctx) => {
+      const path = parseSourcePath(value);
+      if ('problem' in path)
+        ctx.addIssue({ code: 'custom', message: `not a path into the parser's result: ${path.problem}` });
+    })
+    .nullish(),
+  radio: z.enum(RADIO_FIELDS, { error: `must be one of ${RADIO_FIELDS.join(', ')}` }).nullish(),
 });
 
 const definitionSchema = z.strictObject({
@@ -57,6 +67,7 @@ const definitionSchema = z.strictObject({
     .transform(String),
   icon: text(64).nullish(),
   parser: text(256),
+  parserFormat: z.enum(PARSER_FORMATS, { error: `must be one of ${PARSER_FORMATS.join(', ')}` }).nullish(),
   availability: z
     .strictObject({
       timeoutMinutes: z
@@ -114,7 +125,7 @@ export function parseDefinitionYaml(
         : issue.message;
     return fail(issue.path, message);
   }
-  const { name, manufacturer, version, icon, parser, availability } = parsed.data;
+  const { name, manufacturer, version, icon, parser, parserFormat, availability } = parsed.data;
   const spec: DefinitionSpec = {
     name,
     manufacturer,
@@ -122,6 +133,7 @@ export function parseDefinitionYaml(
     dataPoints: dataPointSpecs(parsed.data.dataPoints, fail),
   };
   if (icon) spec.icon = icon;
+  if (parserFormat === 'ts013') spec.parserFormat = parserFormat;
   if (availability) {
     spec.availability = {};
     if (availability.timeoutMinutes) spec.availability.timeoutMinutes = availability.timeoutMinutes;
@@ -142,7 +154,7 @@ export function definitionYaml(spec: DefinitionSpec, parserFile = `${spec.name}.
       hysteresis: dp.hysteresis,
       ...(dp.stale ? { stale: dp.stale } : {}),
     });
-  const { name, manufacturer, version, icon, availability, dataPoints } = spec;
+  const { name, manufacturer, version, icon, availability, dataPoints, parserFormat } = spec;
   return stringify(
     {
       name,
@@ -150,6 +162,7 @@ export function definitionYaml(spec: DefinitionSpec, parserFile = `${spec.name}.
       version,
       ...(icon ? { icon } : {}),
       parser: parserFile,
+      ...(parserFormat ? { parserFormat } : {}),
       ...(availability && Object.keys(availability).length > 0 ? { availability } : {}),
       dataPoints: dataPoints.map((dp) => ({
         name: dp.name,
@@ -158,6 +171,8 @@ export function definitionYaml(spec: DefinitionSpec, parserFile = `${spec.name}.
         ...(dp.hysteresis ? { hysteresis: dp.hysteresis } : {}),
         ...(dp.thresholds.length > 0 ? { thresholds: dp.thresholds.map(publicRule) } : {}),
         ...(written(dp).stale ? { stale: written(dp).stale } : {}),
+        ...(dp.source ? { source: dp.source } : {}),
+        ...(dp.radio ? { radio: dp.radio } : {}),
       })),
     },
     { lineWidth: 0 },
@@ -176,6 +191,12 @@ function dataPointSpecs(dataPoints: z.infer<typeof dataPointSchema>[], fail: Fai
       );
     }
     seen.set(dp.name, index);
+    if (dp.source && dp.radio) {
+      fail(
+        ['dataPoints', index, 'radio'],
+        'a data point takes its value from source or from radio, not both',
+      );
+    }
     const checked = checkThresholdSet(
       { rules: dp.thresholds ?? [], hysteresis: dp.hysteresis, stale: dp.stale },
       dp.dataType,
@@ -192,6 +213,8 @@ function dataPointSpecs(dataPoints: z.infer<typeof dataPointSchema>[], fail: Fai
       thresholds: checked.value.rules,
     };
     if (checked.value.stale) spec.stale = checked.value.stale;
+    if (dp.source) spec.source = dp.source;
+    if (dp.radio) spec.radio = dp.radio;
     return spec;
   });
 }

@@ -1,7 +1,8 @@
 /**
- * What a submission is, whichever way it came: the six gateway kinds (HTTP paths and MQTT topics)
- * and the item the entries queue for the worker. Pure: no I/O.
+ * What a submission is, whichever way it came: the six gateway kinds (HTTP paths and MQTT topics),
+ * the network servers' paths, and the item the entries queue for the worker. Pure: no I/O.
  */
+import type { NetworkServer } from './network-messages.ts';
 
 /** The six gateway variants (HTTP paths and MQTT topics). */
 export const GATEWAY_KINDS = [
@@ -46,8 +47,15 @@ export function tickItem(env: string, device: string, dueMs: number): IngestItem
   };
 }
 
-/** True for the gateway kinds whose body must be JSON. */
-export const isJsonGateway = (kind: GatewayKind): boolean => !kind.startsWith('raw');
+/** Where a submission came in: a gateway kind, or a network server's path (`/tts/`, `/chirpstack/`). */
+export type IngestGateway = GatewayKind | NetworkServer;
+
+/** True for the gateways whose body must be JSON. */
+export const isJsonGateway = (kind: IngestGateway): boolean => !kind.startsWith('raw');
+
+/** True for a network server's message (network-messages.ts reads its body). */
+export const isNetworkServer = (kind: IngestGateway | typeof TIMER_GATEWAY): kind is NetworkServer =>
+  kind === 'tts' || kind === 'chirpstack';
 
 /** One accepted submission, as queued. */
 export interface IngestItem {
@@ -55,7 +63,7 @@ export interface IngestItem {
   id: string;
   env: string;
   /** How it came (TIMER_GATEWAY: a timer tick of device `deviceName`, not a submission). */
-  gateway: GatewayKind | typeof TIMER_GATEWAY;
+  gateway: IngestGateway | typeof TIMER_GATEWAY;
   /** How it arrived. */
   via: 'http' | 'mqtt';
   /** Epoch ms when the gateway received it. */
@@ -73,6 +81,13 @@ export interface IngestItem {
   nameInBody?: string;
   /** Client address (IP or MQTT client id). */
   client: string;
+  /** A network server's message type (ChirpStack's `?event=`: `up`, `status`); network servers only. */
+  event?: string;
+  /**
+   * The id of the API key it came with (network servers only): a key may create the devices it does
+   * not know yet.
+   */
+  keyId?: string;
   /**
    * The routing key, when the gateway worked it out while checking the body (ingest-producer.ts
    * routingKey): a symbol key, so it is never written to the queue.

@@ -2,6 +2,7 @@
  * Shared vocabulary of the domain: statuses, data types, threshold rules, definitions, events.
  * Pure types; the rules that use them live beside this file.
  */
+import type { RadioField } from './network-messages.ts';
 
 /** Data point statuses, least to most severe. */
 export const STATUSES = ['SUCCESS', 'INFO', 'WARNING', 'ERROR', 'CRITICAL'] as const;
@@ -70,6 +71,13 @@ export interface DataPointSpec {
   hysteresis: number;
   thresholds: ThresholdRule[];
   stale?: StaleRule;
+  /**
+   * Where in the parser's result the value is, when not at its top-level key `name`: a path into
+   * nested objects and arrays (`position.latitude`, `channels[0].value`; data-point-paths.ts).
+   */
+  source?: string;
+  /** The value is the message's radio metadata, not the parser's (network servers' messages only). */
+  radio?: RadioField;
 }
 
 export type Locale = 'en' | 'nl';
@@ -81,8 +89,14 @@ export interface DefinitionSpec {
   version: string;
   icon?: string;
   availability?: { timeoutMinutes?: number; status?: RuleStatus };
+  /** `ts013`: the parser is a LoRaWAN Payload Codec API codec (`decodeUplink`); absent: `parsePayload`. */
+  parserFormat?: ParserFormat;
   dataPoints: DataPointSpec[];
 }
+
+/** The forms a definition's parser can take. */
+export const PARSER_FORMATS = ['parsePayload', 'ts013'] as const;
+export type ParserFormat = (typeof PARSER_FORMATS)[number];
 
 export type EventCategory = 'Sensors' | 'Availability';
 

@@ -14,6 +14,12 @@ export const ERROR_CODES = {
     retryable: false,
     description: 'The device name could not be found in the submission.',
   },
+  INVALID_NETWORK_MESSAGE: {
+    status: 400,
+    retryable: false,
+    description:
+      'The body is not a message of the network server its path names (The Things Stack, ChirpStack): a field Vigil needs is missing or malformed, or ChirpStack’s `?event=` is missing.',
+  },
   INVALID_API_KEY: { status: 401, retryable: false, description: 'The API key is unknown or revoked.' },
   NO_PREPARSER: {
     status: 409,
@@ -271,6 +277,12 @@ export const ERROR_CODES = {
     retryable: false,
     description: 'The payload names a device that does not exist; it is not stored.',
   },
+  NETWORK_DEVICE_NAME_INVALID: {
+    status: 0,
+    retryable: false,
+    description:
+      'The network server’s device id is not a valid Vigil device name, and no device has the message’s DevEUI as its `devEui` label; it is not stored.',
+  },
   UNKNOWN_DATA_POINT: {
     status: 0,
     retryable: false,
@@ -284,7 +296,7 @@ export const ERROR_CODES = {
   FUTURE_TIMESTAMP: {
     status: 0,
     retryable: false,
-    description: 'The pre-parser set a time more than 5 minutes in the future.',
+    description: 'The pre-parser, or a network server, set a time more than 5 minutes in the future.',
   },
   INVALID_TIMESTAMP: {
     status: 0,
@@ -326,6 +338,12 @@ export const ERROR_CODES = {
     retryable: false,
     description:
       "The device codec returned errors for the payload (decodeUplink's `errors`, joined with '; ' in the message).",
+  },
+  PARSER_CODEC_WARNINGS: {
+    status: 0,
+    retryable: false,
+    description:
+      'The device codec (`parserFormat: ts013`) returned warnings: its data was kept, and the entry, accepted, gives the warnings.',
   },
   PROCESSING_FAILED: {
     status: 0,

@@ -11,15 +11,16 @@ import { isoUtc } from '../domain/time.ts';
 import type { Redis } from '../redis/connect.ts';
 import { queueCommands, type RedisCommand } from '../redis/command.ts';
 import type { IngestKeys } from './ingest-keys.ts';
-import type { GatewayKind } from '../domain/ingest-item.ts';
+import type { IngestGateway } from '../domain/ingest-item.ts';
 
 export interface IngestLogEntry {
   /** ISO 8601 UTC with ms: when the gateway received the payload. */
   receivedUTC: string;
   ingestId: string;
-  gateway: GatewayKind;
+  gateway: IngestGateway;
   deviceName: string | null;
-  outcome: 'accepted' | 'partial' | 'rejected';
+  /** `ignored`: a network server's message that is not data (a join, a downlink event…). */
+  outcome: 'accepted' | 'partial' | 'rejected' | 'ignored';
   code: string | null;
   message: string | null;
   /**
@@ -159,13 +160,14 @@ function storedEntry(e: IngestLogRecord): string {
 export function readEntry(line: string): IngestLogEntry {
   // `A`: a plain acceptance written before definitions had versions, as `V` without the version.
   const plain = line.startsWith('V\t') ? 'V' : line.startsWith('A\t') ? 'A' : null;
-  if (plain === null) return { definitionVersion: null, ...(JSON.parse(line) as Omit<IngestLogEntry, 'definitionVersion'>) };
+  if (plain === null)
+    return { definitionVersion: null, ...(JSON.parse(line) as Omit<IngestLogEntry, 'definitionVersion'>) };
   const [, ms, ingestId, gateway, ...rest] = line.split('\t');
   const version = plain === 'V' ? rest.shift() : '';
   return {
     receivedUTC: isoUtc(Number(ms)) ?? '',
     ingestId: ingestId ?? '',
-    gateway: gateway as GatewayKind,
+    gateway: gateway as IngestGateway,
     deviceName: rest.join('\t'),
     outcome: 'accepted',
     code: null,

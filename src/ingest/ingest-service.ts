@@ -11,7 +11,14 @@ import { AppError } from '../errors/app-error.ts';
 import { PUBLIC_DEMO_REFUSALS, publicDemoKeyCheck } from '../config/public-demo.ts';
 import { ERROR_CODES, type ErrorCode } from '../errors/catalogue.ts';
 import type { Logger } from '../log/logger.ts';
-import { isJsonGateway, ROUTING_KEY, type GatewayKind, type IngestItem } from '../domain/ingest-item.ts';
+import {
+  isJsonGateway,
+  isNetworkServer,
+  ROUTING_KEY,
+  type IngestGateway,
+  type IngestItem,
+} from '../domain/ingest-item.ts';
+import { readNetworkMessage, type NetworkMessage, type NetworkServer } from '../domain/network-messages.ts';
 import { createIngestProducer, routingKey, type IngestProducer } from '../queue/ingest-producer.ts';
 import type { Redis } from '../redis/connect.ts';
 import type { Registry } from 'prom-client';
@@ -38,7 +45,7 @@ import { createRateLimiter } from './rate-limiter.ts';
 export type Entry = 'http' | 'mqtt' | 'bridge';
 
 export interface Submission {
-  kind: GatewayKind;
+  kind: IngestGateway;
   via: Entry;
   key: ApiKeyInfo;
   body: Buffer;
@@ -46,21 +53,34 @@ export interface Submission {
   deviceName?: string;
   /** Client address or MQTT client id. */
   client: string;
+  /** ChirpStack's event type (`?event=`, the MQTT topic's last level); network servers only. */
+  event?: string;
+}
+
+/** A submission taken: queued, or (a network server's message that is not data) logged as ignored. */
+export interface Accepted {
+  id: string;
+  ignored: boolean;
 }
 
 export interface IngestService {
   /** The key's record; AppError INVALID_API_KEY when unknown/revoked/absurd, UNAVAILABLE when Redis is down. */
-  authenticate(apiKey: string, via: Entry, kind: GatewayKind | 'unknown'): Promise<ApiKeyInfo>;
+  authenticate(apiKey: string, via: Entry, kind: IngestGateway | 'unknown'): Promise<ApiKeyInfo>;
   /**
    * Checks and durably queues one payload; resolves with its ingest id once it is in Redis. Throws
    * AppError with the refusal's code. Refusals that can never succeed are also written to the
    * environment's ingestion log.
    */
   submit(submission: Submission): Promise<string>;
+  /**
+   * `submit`, telling whether the payload was queued or, being a network server's message that is
+   * not data (a join, a downlink event…), only logged as ignored.
+   */
+  accept(submission: Submission): Promise<Accepted>;
   /** The key's record or null, without counting anything (periodic re-checks of open connections). */
   lookupKey(apiKey: string): Promise<ApiKeyInfo | null>;
   /** Counts a refusal decided outside `submit` (an unknown key, a request that could not be read). */
-  countRejected(via: Entry, kind: GatewayKind | 'unknown', code: ErrorCode): void;
+  countRejected(via: Entry, kind: IngestGateway | 'unknown', code: ErrorCode): void;
   /**
    * Counts a refusal of a payload whose environment is known but that `submit` never saw (the HTTP
    * body parser stops at the size limit) and, for codes that no retry can fix, logs it.
@@ -105,6 +125,35 @@ export interface IngestDeps {
 
 const BACKLOG_RETRY_AFTER_SECONDS = 5;
 
+/** What the gateway checks of a network server's message: JSON, the fields Vigil needs. */
+function checkNetworkMessage(
+  server: NetworkServer,
+  event: string | undefined,
+  body: string,
+  bodyIsHex: boolean,
+): Rejection | { network: NetworkMessage } {
+  const parsed = parseJsonBody(body, bodyIsHex);
+  if ('code' in parsed) return parsed;
+  if (server === 'chirpstack' && (event === undefined || event === '')) {
+    return {
+      code: 'INVALID_NETWORK_MESSAGE',
+      message: 'ChirpStack events need their type as ?event= (the HTTP integration adds it).',
+    };
+  }
+  const network = readNetworkMessage(server, event, parsed.value);
+  return 'problem' in network
+    ? {
+        code: 'INVALID_NETWORK_MESSAGE',
+        message: `Not a ${NETWORK_SERVER_NAMES[server]} message: ${network.problem}.`,
+      }
+    : { network };
+}
+
+const NETWORK_SERVER_NAMES: Record<NetworkServer, string> = {
+  tts: 'The Things Stack',
+  chirpstack: 'ChirpStack',
+};
+
 export function createIngestService(deps: IngestDeps): IngestService {
   const { config, log } = deps;
   const metrics: IngestMetrics = createIngestMetrics(deps.metrics);
@@ -147,7 +196,7 @@ export function createIngestService(deps: IngestDeps): IngestService {
     log,
   });
 
-  const countRejected = (via: Entry, kind: GatewayKind | 'unknown', code: ErrorCode) =>
+  const countRejected = (via: Entry, kind: IngestGateway | 'unknown', code: ErrorCode) =>
     metrics.rejected.inc({ via, gateway: kind, code });
 
   const recordRefusal = (
@@ -182,10 +231,11 @@ export function createIngestService(deps: IngestDeps): IngestService {
     s: Submission,
     body: string,
     bodyIsHex: boolean,
-  ): Promise<Rejection | { parsedBody?: { value: unknown } }> => {
+  ): Promise<Rejection | { parsedBody?: { value: unknown }; network?: NetworkMessage }> => {
     if (s.body.length > config.bodyLimitBytes) {
       return { code: 'PAYLOAD_TOO_LARGE', message: `The body exceeds ${config.bodyLimitBytes} bytes.` };
     }
+    if (isNetworkServer(s.kind)) return checkNetworkMessage(s.kind, s.event, body, bodyIsHex);
     let parsedBody: { value: unknown } | undefined;
     if (isJsonGateway(s.kind)) {
       const parsed = parseJsonBody(body, bodyIsHex);
@@ -201,6 +251,82 @@ export function createIngestService(deps: IngestDeps): IngestService {
     return (
       checkDeviceSource(s.kind, jsonValue, s.deviceName, preparser) ?? (parsedBody ? { parsedBody } : {})
     );
+  };
+
+  /** Logs a network server's message that is not data: it is taken, and nothing more is done with it. */
+  const recordIgnored = (s: Submission, message: NetworkMessage, id: string, receivedMs: number): void => {
+    logBatcher
+      .submit({
+        env: s.key.env,
+        receivedMs,
+        ingestId: id,
+        gateway: s.kind,
+        deviceName: message.deviceId ?? null,
+        outcome: 'ignored',
+        code: null,
+        message: `${message.kind === 'ignored' ? message.type : message.kind} message: not data`,
+      })
+      .catch((err: unknown) => log.warn({ err, env: s.key.env }, 'ingestion log write failed'));
+  };
+
+  const accept = async (s: Submission): Promise<Accepted> => {
+    const receivedMs = Date.now();
+    const id = createIngestId(receivedMs);
+    const waitSeconds = limiter.take(s.key.hash);
+    if (waitSeconds > 0) {
+      countRejected(s.via, s.kind, 'RATE_LIMITED');
+      throw new AppError('RATE_LIMITED', 'Too many submissions for this API key.', {
+        retryAfterSeconds: waitSeconds,
+      });
+    }
+    const { body, bodyIsHex } =
+      s.body.length > config.bodyLimitBytes ? { body: '', bodyIsHex: false } : decodeBody(s.body);
+    const checked = await check(s, body, bodyIsHex);
+    if ('code' in checked) {
+      recordRefusal(s, checked, id, receivedMs);
+      throw new AppError(checked.code, checked.message);
+    }
+    if (checked.network?.kind === 'ignored') {
+      recordIgnored(s, checked.network, id, receivedMs);
+      metrics.ignored.inc({ via: s.via, gateway: s.kind });
+      return { id, ignored: true };
+    }
+    if (backlog.isFull(s.key.env)) {
+      countRejected(s.via, s.kind, 'BACKLOG_FULL');
+      throw new AppError('BACKLOG_FULL', 'The backlog of this environment is full; try again later.', {
+        retryAfterSeconds: BACKLOG_RETRY_AFTER_SECONDS,
+      });
+    }
+    const item: IngestItem = {
+      id,
+      env: s.key.env,
+      gateway: s.kind,
+      via: s.via === 'http' ? 'http' : 'mqtt',
+      receivedMs,
+      body,
+      bodyIsHex,
+      client: s.client,
+      ...(s.deviceName === undefined ? {} : { deviceName: s.deviceName }),
+    };
+    if (checked.network) {
+      // Routed by the network server's device id: the device's name in the usual case, so its
+      // uplinks share a partition with its timers.
+      item[ROUTING_KEY] = `${item.env}\n${checked.network.deviceId}`;
+      if (s.event !== undefined) item.event = s.event;
+      item.keyId = s.key.id;
+    } else if (checked.parsedBody) {
+      item[ROUTING_KEY] = routingKey(item, checked.parsedBody);
+      const nameInBody = s.kind === 'submit' ? deviceNameInBody(checked.parsedBody.value) : undefined;
+      if (nameInBody !== undefined) item.nameInBody = nameInBody;
+    }
+    try {
+      await batcher.submit(item);
+    } catch (err) {
+      countRejected(s.via, s.kind, 'UNAVAILABLE');
+      throw err;
+    }
+    metrics.accepted.inc({ via: s.via, gateway: s.kind });
+    return { id, ignored: false };
   };
 
   let closing: Promise<void> | undefined;
@@ -224,54 +350,8 @@ export function createIngestService(deps: IngestDeps): IngestService {
       countRejected(via, kind, 'INVALID_API_KEY');
       throw new AppError('INVALID_API_KEY', 'The API key is unknown or revoked.');
     },
-    async submit(s) {
-      const receivedMs = Date.now();
-      const id = createIngestId(receivedMs);
-      const waitSeconds = limiter.take(s.key.hash);
-      if (waitSeconds > 0) {
-        countRejected(s.via, s.kind, 'RATE_LIMITED');
-        throw new AppError('RATE_LIMITED', 'Too many submissions for this API key.', {
-          retryAfterSeconds: waitSeconds,
-        });
-      }
-      const { body, bodyIsHex } =
-        s.body.length > config.bodyLimitBytes ? { body: '', bodyIsHex: false } : decodeBody(s.body);
-      const checked = await check(s, body, bodyIsHex);
-      if ('code' in checked) {
-        recordRefusal(s, checked, id, receivedMs);
-        throw new AppError(checked.code, checked.message);
-      }
-      if (backlog.isFull(s.key.env)) {
-        countRejected(s.via, s.kind, 'BACKLOG_FULL');
-        throw new AppError('BACKLOG_FULL', 'The backlog of this environment is full; try again later.', {
-          retryAfterSeconds: BACKLOG_RETRY_AFTER_SECONDS,
-        });
-      }
-      const item: IngestItem = {
-        id,
-        env: s.key.env,
-        gateway: s.kind,
-        via: s.via === 'http' ? 'http' : 'mqtt',
-        receivedMs,
-        body,
-        bodyIsHex,
-        client: s.client,
-        ...(s.deviceName === undefined ? {} : { deviceName: s.deviceName }),
-      };
-      if (checked.parsedBody) {
-        item[ROUTING_KEY] = routingKey(item, checked.parsedBody);
-        const nameInBody = s.kind === 'submit' ? deviceNameInBody(checked.parsedBody.value) : undefined;
-        if (nameInBody !== undefined) item.nameInBody = nameInBody;
-      }
-      try {
-        await batcher.submit(item);
-      } catch (err) {
-        countRejected(s.via, s.kind, 'UNAVAILABLE');
-        throw err;
-      }
-      metrics.accepted.inc({ via: s.via, gateway: s.kind });
-      return id;
-    },
+    accept,
+    submit: async (s) => (await accept(s)).id,
     close() {
       closing ??= (async () => {
         backlog.close();

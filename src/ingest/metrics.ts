@@ -6,6 +6,7 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
 export interface IngestMetrics {
   accepted: Counter<'via' | 'gateway'>;
+  ignored: Counter<'via' | 'gateway'>;
   rejected: Counter<'via' | 'gateway' | 'code'>;
   batchSize: Histogram;
   queueDepthJobs: Gauge;
@@ -22,6 +23,12 @@ export function createIngestMetrics(registry: Registry): IngestMetrics {
     accepted: new Counter({
       name: 'vigil_ingest_accepted_total',
       help: 'Payloads durably queued, by entry (http, mqtt, bridge) and gateway kind.',
+      labelNames: ['via', 'gateway'],
+      registers,
+    }),
+    ignored: new Counter({
+      name: 'vigil_ingest_ignored_total',
+      help: 'Network server messages taken and logged as ignored (not data: joins, downlink events…), by entry and gateway.',
       labelNames: ['via', 'gateway'],
       registers,
     }),

@@ -131,7 +131,7 @@ export function checkDraft(definition: string, parserSource: string): DraftCheck
       column: column ?? null,
     });
   }
-  const syntax = checkSyntax(parserSource, 'parser.js');
+  const syntax = checkSyntax(parserSource, 'parser.js', spec?.parserFormat);
   if (!syntax.ok)
     problems.push({
       part: 'parser',

@@ -8,7 +8,7 @@
  */
 import { attr, strictAttributes } from '../api/attributes.ts';
 import { arrayOf, bool, int, objectOf, str } from '../api/json-schema.ts';
-import type { DefinitionSpec } from '../domain/types.ts';
+import type { DefinitionSpec, ParserFormat } from '../domain/types.ts';
 import { parseDefinitionYaml } from '../domain/definition-spec.ts';
 import { AppError, isAppError } from '../errors/app-error.ts';
 import { checkSyntax } from '../sandbox/check-syntax.ts';
@@ -109,8 +109,12 @@ export function draftSpec(definition: string): DefinitionSpec {
 }
 
 /** INVALID_INPUT when a draft parser does not compile, with its line and column. */
-export function checkDraftParser(parserSource: string, filename: string): void {
-  const syntax = checkSyntax(parserSource, filename);
+export function checkDraftParser(
+  parserSource: string,
+  filename: string,
+  format: ParserFormat = 'parsePayload',
+): void {
+  const syntax = checkSyntax(parserSource, filename, format);
   if (!syntax.ok)
     throw new AppError('INVALID_INPUT', syntax.message, {
       details: { part: 'parser', line: syntax.line, column: syntax.column },
@@ -144,7 +148,8 @@ export function definitionTrialOperations(deps: DefinitionTrialOperationDeps): O
         { details: { attribute: 'definitionName' } },
       );
     checkName(a.definitionName, name);
-    if (a.parserSource !== undefined) checkDraftParser(a.parserSource, `${name}.js`);
+    if (a.parserSource !== undefined && spec)
+      checkDraftParser(a.parserSource, `${name}.js`, spec.parserFormat);
     // A whole draft needs nothing stored (a definition not made yet); a part of one takes the rest
     // from the stored version.
     if (spec && a.parserSource !== undefined && a.version === undefined)
@@ -154,6 +159,9 @@ export function definitionTrialOperations(deps: DefinitionTrialOperationDeps): O
     const stored = await definitions.getVersion(scope, name, a.version ?? head.version);
     if (!spec && a.parserSource === undefined)
       return storedCode(stored.spec, stored.parserSource, isPublic, stored.version);
+    // A parser alone is checked in the stored version's form.
+    if (a.parserSource !== undefined && !spec)
+      checkDraftParser(a.parserSource, `${name}.js`, stored.spec.parserFormat);
     return draftCode(spec ?? stored.spec, a.parserSource ?? stored.parserSource);
   }
 
@@ -230,7 +238,7 @@ export function definitionTrialOperations(deps: DefinitionTrialOperationDeps): O
       async run(caller, a) {
         const spec = draftSpec(a.definition);
         checkName(a.definitionName, spec.name);
-        checkDraftParser(a.parserSource, `${spec.name}.js`);
+        checkDraftParser(a.parserSource, `${spec.name}.js`, spec.parserFormat);
         const answer = await trials.replay(callerKey(caller), draftCode(spec, a.parserSource), {
           limit: a.limit,
         });

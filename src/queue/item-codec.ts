@@ -4,6 +4,8 @@
  *
  *   id ⇥ env ⇥ gateway ⇥ via ⇥ receivedMs ⇥ bodyIsHex(0|1) ⇥ L(deviceName) L(nameInBody) L(client) L(body)
  *
+ * followed, for a network server's message (`tts`, `chirpstack`: gateways no earlier version
+ * queued), by L(event) L(keyId);
  * where L(s) is `<s.length>:<s>` (length in UTF-16 units) and `-` for an absent field. The fixed
  * fields never hold a tab (ingest ids are base64url, environment names are validated, the rest
  * are enums and digits); the free text may hold anything. Rather than JSON: a little over half the
@@ -11,7 +13,7 @@
  * (docs/benchmarks-journal.md). A malformed text throws: its step fails, as any step that cannot
  * read its entries.
  */
-import type { GatewayKind, IngestItem } from '../domain/ingest-item.ts';
+import { isNetworkServer, type IngestGateway, type IngestItem } from '../domain/ingest-item.ts';
 
 export function packItems(items: readonly IngestItem[]): string {
   let text = '';
@@ -19,6 +21,7 @@ export function packItems(items: readonly IngestItem[]): string {
     text +=
       `${it.id}\t${it.env}\t${it.gateway}\t${it.via}\t${it.receivedMs}\t${it.bodyIsHex ? 1 : 0}\t` +
       `${field(it.deviceName)}${field(it.nameInBody)}${field(it.client)}${field(it.body)}`;
+    if (isNetworkServer(it.gateway)) text += `${field(it.event)}${field(it.keyId)}`;
   }
   return text;
 }
@@ -49,7 +52,7 @@ export function unpackItems(text: string): IngestItem[] {
   while (pos < text.length) {
     const id = fixed();
     const env = fixed();
-    const gateway = fixed() as GatewayKind;
+    const gateway = fixed() as IngestGateway;
     const via = fixed() === 'http' ? 'http' : 'mqtt';
     const receivedMs = Number(fixed());
     const bodyIsHex = fixed() === '1';
@@ -60,6 +63,12 @@ export function unpackItems(text: string): IngestItem[] {
     const item: IngestItem = { id, env, gateway, via, receivedMs, body, bodyIsHex, client };
     if (deviceName !== undefined) item.deviceName = deviceName;
     if (nameInBody !== undefined) item.nameInBody = nameInBody;
+    if (isNetworkServer(gateway)) {
+      const event = free();
+      const keyId = free();
+      if (event !== undefined) item.event = event;
+      if (keyId !== undefined) item.keyId = keyId;
+    }
     items.push(item);
   }
   return items;

@@ -1,10 +1,8 @@
 /** What the sandbox runs: a parser's code with its identity, and the inputs of one call. */
 
-/**
- * How the sandbox calls user code: `parsePayload(payloadStr, payloadRaw)`, or a Device Repository
- * codec's `decodeUplink(input)` in the LoRaWAN Payload Codec API form (TS013).
- */
-export type ParserFormat = 'parsePayload' | 'ts013';
+import type { ParserFormat } from '../domain/types.ts';
+
+export type { ParserFormat };
 
 /** User code with its identity; a context is cached per (env, id, revision, format). */
 export interface ParserCode {

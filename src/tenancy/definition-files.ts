@@ -9,6 +9,7 @@ import { basename, dirname, resolve } from 'node:path';
 import { parseDefinitionYaml } from '../domain/definition-spec.ts';
 import { AppError } from '../errors/app-error.ts';
 import { checkSyntax } from '../sandbox/check-syntax.ts';
+import type { ParserFormat } from '../domain/types.ts';
 import type { LoadedDefinition } from './provisioning-apply.ts';
 
 export interface DefinitionFiles extends LoadedDefinition {
@@ -26,9 +27,9 @@ async function readText(path: string, what: string): Promise<string> {
 }
 
 /** Reads and checks a parser or pre-parser source; the message carries file:line:column. */
-export async function loadParserFile(path: string): Promise<string> {
+export async function loadParserFile(path: string, format?: ParserFormat): Promise<string> {
   const source = await readText(path, 'parser file');
-  const check = checkSyntax(source, basename(path));
+  const check = checkSyntax(source, basename(path), format);
   if (!check.ok) throw new AppError('INVALID_INPUT', check.message);
   return source;
 }
@@ -38,6 +39,6 @@ export async function loadDefinitionFiles(yamlPath: string): Promise<DefinitionF
   const text = await readText(yamlPath, 'definition file');
   const { spec, parserFile } = parseDefinitionYaml(text, basename(yamlPath));
   const parserPath = resolve(dirname(yamlPath), parserFile);
-  const parserSource = await loadParserFile(parserPath);
+  const parserSource = await loadParserFile(parserPath, spec.parserFormat);
   return { spec, parserSource, yamlPath, parserPath };
 }

@@ -16,6 +16,7 @@ import {
   numericValue,
 } from '../domain/data-types.ts';
 import { fingerprintSeed, offsetFromSeed, payloadFingerprint } from '../domain/history-offset.ts';
+import { parseSourcePath, valueAtPath, type SourcePath } from '../domain/data-point-paths.ts';
 import { hasTimers, staleEventText } from '../domain/alarm-conditions.ts';
 import { ruleEventText } from '../domain/rule-text.ts';
 import { possibleMatches, possibleRules, thresholdFingerprint } from '../domain/thresholds.ts';
@@ -215,38 +216,102 @@ function convertReading(
   values: ConvertedValue[],
   report: ConversionReport,
 ): void {
-  const seed = fingerprintSeed(payloadFingerprint(`${r.deviceName}\n${r.payloadStr}`));
+  const seed = fingerprintSeed(payloadFingerprint(readingIdentity(r)));
   let position = 0;
   let accepted = 0;
   let unknown: string[] | undefined;
   const returned = r.values;
+  const add = (dp: DataPointSpec, key: string, input: unknown): void => {
+    let value: DataValue | undefined =
+      typeof input === 'number' ? acceptedNumber(dp.dataType, input) : undefined;
+    if (value === undefined) {
+      const converted = convertValue(dp.dataType, input);
+      if (converted === null) return;
+      if (!converted.ok) {
+        report.dropped(r, key, converted.reason);
+        return;
+      }
+      value = converted.value;
+    }
+    values.push(convertedValue(ctx, dp, key, value, r, offsetFromSeed(seed, position)));
+    accepted += 1;
+  };
+  const sourced = sourcedPoints(r.definition.spec);
   // The parser's result is a plain object fresh from JSON: for…in sees its own keys, in
   // Object.keys order (the position below must stay that order: it fixes each history point).
   // JSON.parse makes a key `__proto__` an own property, which returned[key] reads like any other.
   for (const key in returned) {
     position += 1;
     const dp = ctx.points.get(key);
-    if (!dp) {
-      (unknown ??= []).push(key);
-      continue;
+    if (dp && !dp.source && !dp.radio) add(dp, key, returned[key]);
+    else if (!sourced?.roots.has(key)) (unknown ??= []).push(key);
+  }
+  if (sourced) {
+    for (const { dp, path } of sourced.points) {
+      position += 1;
+      add(dp, dp.name, path ? valueAtPath(returned, path) : r.network?.radio[dp.radio!]);
     }
-    const input = returned[key];
-    let value: DataValue | undefined =
-      typeof input === 'number' ? acceptedNumber(dp.dataType, input) : undefined;
-    if (value === undefined) {
-      const converted = convertValue(dp.dataType, input);
-      if (converted === null) continue;
-      if (!converted.ok) {
-        report.dropped(r, key, converted.reason);
-        continue;
-      }
-      value = converted.value;
-    }
-    values.push(convertedValue(ctx, dp, key, value, r, offsetFromSeed(seed, position)));
-    accepted += 1;
   }
   if (unknown) report.unknownKeys(r, unknown);
   report.accepted(r.item, accepted);
+}
+
+/**
+ * What identifies a reading's values in history: a network server's frame by its device, frame
+ * counter and receive time (a webhook delivered again, in an envelope that may differ, lands on the
+ * same points); any other reading by its device and payload text.
+ */
+function readingIdentity(r: ParsedReading): string {
+  const n = r.network;
+  if (!n) return `${r.deviceName}\n${r.payloadStr}`;
+  return `${r.deviceName}\n${n.kind}\n${n.radio.frameCounter ?? ''}\n${n.recvTime}`;
+}
+
+/**
+ * What a data point takes from a parser's result (or, for `radio`, from the message's metadata):
+ * undefined when there is nothing for it.
+ */
+export function pointInput(
+  dp: DataPointSpec,
+  returned: Record<string, unknown>,
+  network: ParsedReading['network'],
+): unknown {
+  if (dp.radio) return network?.radio[dp.radio];
+  if (dp.source) {
+    const path = parseSourcePath(dp.source);
+    return 'problem' in path ? undefined : valueAtPath(returned, path);
+  }
+  return Object.hasOwn(returned, dp.name) ? returned[dp.name] : undefined;
+}
+
+/** The data points of a definition that take their value from a path or from radio metadata. */
+interface SourcedPoints {
+  points: { dp: DataPointSpec; path: SourcePath | undefined }[];
+  /** The top-level keys their paths start with: consumed, so never unknown data points. */
+  roots: Set<string>;
+}
+
+const sourcedOf = new WeakMap<DefinitionSpec, SourcedPoints | null>();
+function sourcedPoints(spec: DefinitionSpec): SourcedPoints | null {
+  let found = sourcedOf.get(spec);
+  if (found === undefined) {
+    const points: SourcedPoints['points'] = [];
+    const roots = new Set<string>();
+    for (const dp of spec.dataPoints) {
+      if (dp.radio) points.push({ dp, path: undefined });
+      else if (dp.source) {
+        const path = parseSourcePath(dp.source);
+        // The definition's check refused any other: a path that does not parse finds nothing.
+        if (!('problem' in path)) {
+          points.push({ dp, path });
+          roots.add(path[0]!);
+        }
+      }
+    }
+    found = points.length > 0 ? { points, roots } : null;
+    sourcedOf.set(spec, found);
+  }
+  return found;
 }
 
 function convertedValue(
@@ -318,7 +383,10 @@ function pointRules(
 ): { set: ThresholdSet; meta: SensorMeta } {
   const set = ctx.overrides?.get(dp.name) ?? defaultSet(dp);
   const until = ctx.suppressed?.get(dp.name);
-  return { set, meta: ruleMeta(set, dp, ctx.locale, until !== undefined && (until === 0 || until > ctx.nowMs)) };
+  return {
+    set,
+    meta: ruleMeta(set, dp, ctx.locale, until !== undefined && (until === 0 || until > ctx.nowMs)),
+  };
 }
 
 /**

@@ -7,17 +7,18 @@
  */
 import { DATA_TYPE_INFO } from '../domain/data-types.ts';
 import type { IngestItem } from '../domain/ingest-item.ts';
+import { handWrittenFrame, networkDataOf, type NetworkData } from '../domain/network-messages.ts';
 import type { DataValue, DefinitionSpec, Locale, Status } from '../domain/types.ts';
 import type { Sandbox } from '../sandbox/sandbox.ts';
 import type { DeviceSettings } from '../tenancy/tenancy-store.ts';
 import type { DefinitionRecord, DeviceRecord } from '../tenancy/types.ts';
-import { convertDevice, type ConversionReport, type ConvertedDevice } from './convert.ts';
+import { convertDevice, pointInput, type ConversionReport, type ConvertedDevice } from './convert.ts';
 import type { ParsedReading } from './parse.ts';
 
 export interface DataPointResult {
   sensorName: string;
   sensorType: string;
-  /** What parsePayload returned for it (absent = not returned). */
+  /** What the parser returned for it, or the radio metadata it takes (absent = none). */
   parsed?: unknown;
   rawValue: DataValue | null;
   currentValue: string | null;
@@ -38,7 +39,11 @@ type Conversion =
   | { ok: true; dataPoints: DataPointResult[]; unknownKeys: string[] }
   | { ok: false; code: string; message: string };
 
-export type DefinitionTestReport = Conversion & { logs: string[] };
+export type DefinitionTestReport = Conversion & {
+  logs: string[];
+  /** What a codec warned of (`parserFormat: ts013`); absent when nothing. */
+  warnings?: string[];
+};
 
 export interface DefinitionTrialInput {
   /** Whose parser isolate runs it: the environment trying it (the sandbox keeps environments apart). */
@@ -46,9 +51,16 @@ export interface DefinitionTrialInput {
   spec: DefinitionSpec;
   parserSource: string;
   parserFilename: string;
-  /** What the parser receives as payloadStr. */
+  /**
+   * What the parser receives as payloadStr. A codec (`parserFormat: ts013`) decodes the frame of
+   * the network server message in `payloadRaw` (or `payload`), else bytes written in hex
+   * (`2:01 0a ff`: port 2; port 1 when none is given).
+   */
   payload: string;
-  /** What it receives as payloadRaw (the submission's body); `payload` when absent. */
+  /**
+   * What it receives as payloadRaw (the submission's body); `payload` when absent. When it is a
+   * network server's message, its radio metadata fills the `radio` data points.
+   */
   payloadRaw?: string;
   locale: Locale;
   /** A device's threshold overrides and suppressions, to get the statuses that device would. */
@@ -66,21 +78,37 @@ export interface DefinitionTrialInput {
  * would: synchronous, one sandbox call (at most the sandbox's time limit).
  */
 export function tryDefinition(sandbox: Sandbox, input: DefinitionTrialInput): DefinitionTestReport {
-  const [outcome] = sandbox.run(
-    {
-      env: input.env,
-      id: input.codeId ?? `test:${input.spec.name}`,
-      revision: input.revision ?? 1,
-      source: input.parserSource,
-      filename: input.parserFilename,
-    },
-    [{ payloadStr: input.payload, payloadRaw: input.payloadRaw ?? input.payload }],
-    { expectObject: true },
-  );
+  const raw = input.payloadRaw ?? input.payload;
+  const network = networkDataOf(raw);
+  const code = {
+    env: input.env,
+    id: input.codeId ?? `test:${input.spec.name}`,
+    revision: input.revision ?? 1,
+    source: input.parserSource,
+    filename: input.parserFilename,
+  };
+  let outcome: ReturnType<Sandbox['run']>[number] | undefined;
+  if (input.spec.parserFormat === 'ts013') {
+    const frame = network ?? handWrittenFrame(input.payload);
+    if ('problem' in frame) return { ok: false, code: 'INVALID_INPUT', message: frame.problem, logs: [] };
+    // A message without a frame payload (a status report) has radio metadata only: no codec call.
+    if (frame.bytesHex === undefined) return { ...convertResult(input, {}, network), logs: [] };
+    const uplink = network
+      ? { bytesHex: frame.bytesHex, fPort: network.radio.fPort ?? 0, recvTimeMs: network.recvTimeMs }
+      : { bytesHex: frame.bytesHex, fPort: 'fPort' in frame ? frame.fPort : 1, recvTimeMs: Date.now() };
+    [outcome] = sandbox.run({ ...code, format: 'ts013' }, [{ uplink }], { expectObject: true });
+  } else {
+    [outcome] = sandbox.run(code, [{ payloadStr: input.payload, payloadRaw: raw }], { expectObject: true });
+  }
   if (!outcome) return { ok: false, code: 'PARSER_ERROR', message: 'the sandbox returned nothing', logs: [] };
   const logs = outcome.logs ?? [];
   if (!outcome.ok) return { ok: false, code: outcome.code, message: outcome.message, logs };
-  return { ...convertResult(input, outcome.value as Record<string, unknown>), logs };
+  const warnings = outcome.warnings;
+  return {
+    ...convertResult(input, outcome.value as Record<string, unknown>, network),
+    logs,
+    ...(warnings ? { warnings } : {}),
+  };
 }
 
 /** Where the test's values are converted: a device of its own, in no environment. */
@@ -88,7 +116,11 @@ const TEST_ENV = 'definition-test';
 const TEST_DEVICE = 'definition-test';
 
 /** What the worker's conversion makes of a parser's result, for a device without overrides. */
-function convertResult(input: DefinitionTrialInput, result: Record<string, unknown>): Conversion {
+function convertResult(
+  input: DefinitionTrialInput,
+  result: Record<string, unknown>,
+  network: NetworkData | undefined,
+): Conversion {
   const nowMs = Date.now();
   const item: IngestItem = {
     id: TEST_ENV,
@@ -131,6 +163,7 @@ function convertResult(input: DefinitionTrialInput, result: Record<string, unkno
     device,
     definition,
     values: result,
+    ...(network ? { network } : {}),
   };
   const dropped = new Map<string, string>();
   let unknownKeys: string[] = [];
@@ -153,20 +186,21 @@ function convertResult(input: DefinitionTrialInput, result: Record<string, unkno
     const message = err instanceof Error ? `${err.name}: ${err.message}` : 'conversion threw';
     return { ok: false, code: 'PROCESSING_FAILED', message: `the worker's conversion fails: ${message}` };
   }
-  const points = input.spec.dataPoints.map((p) => pointResult(p, result, converted, dropped.get(p.name)));
+  const points = input.spec.dataPoints.map((p) =>
+    pointResult(p, pointInput(p, result, network), converted, dropped.get(p.name)),
+  );
   return { ok: true, dataPoints: points, unknownKeys };
 }
 
 function pointResult(
   point: DefinitionSpec['dataPoints'][number],
-  result: Record<string, unknown>,
+  parsed: unknown,
   converted: ConvertedDevice,
   conversionError: string | undefined,
 ): DataPointResult {
   const base = { sensorName: point.name, sensorType: DATA_TYPE_INFO[point.dataType].sensorType };
   const empty = { rawValue: null, currentValue: null, currentStatus: null, reason: null };
-  if (!Object.hasOwn(result, point.name)) return { ...base, ...empty };
-  const parsed = result[point.name];
+  if (parsed === undefined) return { ...base, ...empty };
   if (conversionError !== undefined) return { ...base, parsed, ...empty, conversionError };
   const value = converted.values.find((v) => v.sensor === point.name);
   if (!value) return { ...base, parsed, ...empty };

@@ -6,7 +6,7 @@
  */
 import type { ErrorCode } from '../errors/catalogue.ts';
 import type { IngestLogRecord } from '../ingest/ingest-log.ts';
-import type { GatewayKind, IngestItem } from '../domain/ingest-item.ts';
+import type { IngestGateway, IngestItem } from '../domain/ingest-item.ts';
 import type { ConversionReport } from './convert.ts';
 import type { ParsedReading } from './readings.ts';
 
@@ -32,6 +32,8 @@ interface ItemOutcome {
   failure: string | null;
   /** The version of the definition that parsed it. */
   definitionVersion: number | null;
+  /** What a device codec warned of while it decoded the payload (its data was kept). */
+  warnings: string[] | null;
 }
 
 export class OutcomeLog implements ConversionReport {
@@ -49,6 +51,7 @@ export class OutcomeLog implements ConversionReport {
         problems: [],
         failure: null,
         definitionVersion: null,
+        warnings: null,
       };
       this.byItem.set(item, o);
     }
@@ -73,6 +76,13 @@ export class OutcomeLog implements ConversionReport {
     if (deviceName) o.deviceName ??= deviceName;
     // Keep the log entry small: the first few problems tell the story.
     if (o.problems.length < 5) o.problems.push({ code, message });
+  }
+
+  /** A device codec decoded a reading of the item with warnings (its data is kept). */
+  warned(item: IngestItem, warnings: readonly string[]): void {
+    const o = this.of(item);
+    o.warnings ??= [];
+    for (const w of warnings) if (o.warnings.length < 5) o.warnings.push(w);
   }
 
   accepted(item: IngestItem, values: number): void {
@@ -121,12 +131,19 @@ export class OutcomeLog implements ConversionReport {
   /** One ingestion-log record per item seen, with its environment. */
   entries(): IngestLogRecord[] {
     return [...this.byItem.values()].map((o) => {
-      const first = o.problems[0];
-      const outcome = !first
-        ? 'accepted'
-        : o.failure === null && (o.acceptedValues > 0 || o.readings > o.problems.length)
-          ? 'partial'
-          : 'rejected';
+      // A codec's warnings are told beside an acceptance; a problem, if any, comes first.
+      const first =
+        o.problems[0] ??
+        (o.warnings && {
+          code: 'PARSER_CODEC_WARNINGS' as const,
+          message: `codec warnings: ${o.warnings.join('; ')}`,
+        });
+      const outcome =
+        !first || o.problems.length === 0
+          ? 'accepted'
+          : o.failure === null && (o.acceptedValues > 0 || o.readings > o.problems.length)
+            ? 'partial'
+            : 'rejected';
       const message = first
         ? o.problems.length > 1
           ? `${first.message} (+${o.problems.length - 1} more: ${o.problems
@@ -140,7 +157,7 @@ export class OutcomeLog implements ConversionReport {
         receivedMs: o.item.receivedMs,
         ingestId: o.item.id,
         // Timer ticks never reach the log: the processor takes them out first (ticks.ts).
-        gateway: o.item.gateway as GatewayKind,
+        gateway: o.item.gateway as IngestGateway,
         deviceName: o.deviceName,
         outcome,
         code: first?.code ?? null,

@@ -1,6 +1,9 @@
 /**
- * Step 3: run each definition's parsePayload on its readings, one sandbox call per definition
- * and job. preparseronly readings skip it: their payload already maps data point names to values.
+ * Step 3: run each definition's parser on its readings, one sandbox call per definition and job:
+ * `parsePayload(payloadStr, payloadRaw)`, or a codec's `decodeUplink({bytes, fPort, recvTime})`
+ * (`parserFormat: ts013`). preparseronly readings skip it: their payload already maps data point
+ * names to values. So does a network server's message without a frame payload (a status report, a
+ * frame of MAC commands): it has only radio metadata.
  */
 import type { Sandbox } from '../sandbox/sandbox.ts';
 import type { DefinitionRecord } from '../tenancy/types.ts';
@@ -24,6 +27,11 @@ export function parseReadings(
   const byDefinition = new Map<string, ResolvedReading[]>();
   for (const r of resolved) {
     try {
+      if (r.network && r.network.bytesHex === undefined) {
+        r.values = NO_VALUES;
+        parsed.push(r as ParsedReading);
+        continue;
+      }
       if (!r.direct) {
         const key = groupKey(r);
         const list = byDefinition.get(key) ?? [];
@@ -46,9 +54,12 @@ export function parseReadings(
       deps.failed(r, err);
     }
   }
-  for (const group of byDefinition.values()) {
-    const first = group[0]!;
+  for (const all of byDefinition.values()) {
+    const first = all[0]!;
     const def = first.definition;
+    const codec = def.spec.parserFormat === 'ts013';
+    const group = codec ? withFrames(all, outcomes) : all;
+    if (group.length === 0) continue;
     const results = sandbox.run(
       {
         env: first.item.env,
@@ -56,8 +67,11 @@ export function parseReadings(
         revision: def.version,
         source: def.parserSource,
         filename: `${def.spec.name}.js`,
+        ...(codec ? { format: 'ts013' as const } : {}),
       },
-      group.map((r) => ({ payloadStr: r.payloadStr, payloadRaw: r.item.body })),
+      codec
+        ? group.map(codecInput)
+        : group.map((r) => ({ payloadStr: r.payloadStr, payloadRaw: r.item.body })),
       { expectObject: true },
     );
     group.forEach((r, i) => {
@@ -69,10 +83,11 @@ export function parseReadings(
         outcomes.problem(
           r.item,
           'PARSER_BAD_RESULT',
-          `${def.spec.name}: parsePayload must return an object, got ${describe(result.value)}`,
+          `${def.spec.name}: ${codec ? 'decodeUplink' : 'parsePayload'} must return an object, got ${describe(result.value)}`,
           r.deviceName,
         );
       else {
+        if (result.warnings) outcomes.warned(r.item, result.warnings);
         r.values = result.value;
         parsed.push(r as ParsedReading);
       }
@@ -80,6 +95,28 @@ export function parseReadings(
   }
   return parsed;
 }
+
+const NO_VALUES: Record<string, unknown> = Object.freeze({});
+
+/** The readings a codec can decode: a network server's frames; the others are logged. */
+function withFrames(readings: ResolvedReading[], outcomes: OutcomeLog): ResolvedReading[] {
+  if (readings.every((r) => r.network)) return readings;
+  return readings.filter((r) => {
+    if (r.network) return true;
+    outcomes.problem(
+      r.item,
+      'PARSER_ERROR',
+      `${r.definition.spec.name}: its parser is a LoRaWAN codec (parserFormat: ts013), which decodes uplinks of a network server (/tts/, /chirpstack/) only`,
+      r.deviceName,
+    );
+    return false;
+  });
+}
+
+/** What a codec's decodeUplink is given of a network server's frame. */
+const codecInput = (r: ResolvedReading) => ({
+  uplink: { bytesHex: r.payloadStr, fPort: r.network!.radio.fPort ?? 0, recvTimeMs: r.timeMs },
+});
 
 /**
  * One sandbox call per environment and definition: a public definition's parser runs in each

@@ -3,8 +3,9 @@
  * measurement time). The environment's pre-parser decides where it is enabled or the gateway
  * demands it; otherwise the default rule (the body's `deviceName`, or the raw path's device name).
  */
-import { normalisePreparserResult } from '../domain/preparser-result.ts';
-import type { IngestItem } from '../domain/ingest-item.ts';
+import { MAX_FUTURE_MS, normalisePreparserResult } from '../domain/preparser-result.ts';
+import { isNetworkServer, type IngestItem } from '../domain/ingest-item.ts';
+import { readNetworkMessage } from '../domain/network-messages.ts';
 import type { Sandbox } from '../sandbox/sandbox.ts';
 import type { Catalog } from '../tenancy/catalog.ts';
 import type { Failures } from './failures.ts';
@@ -80,6 +81,18 @@ export async function preparse(
   );
   for (const item of items) {
     outcomes.seen(item);
+    if (isNetworkServer(item.gateway)) {
+      // A network server's message is read by Vigil, never by the environment's pre-parser.
+      try {
+        const found = networkReading(item, nowMs);
+        if (found === NOT_DATA) continue;
+        if ('code' in found) outcomes.problem(item, found.code, found.message, found.deviceName);
+        else add(found);
+      } catch (err) {
+        deps.failed(item, null, err);
+      }
+      continue;
+    }
     const pre = preparsers.get(item.env) ?? null;
     if (ALWAYS_PREPARSER.has(item.gateway) || pre?.enabled) {
       if (!pre) {
@@ -137,4 +150,37 @@ function defaultRule(item: IngestItem): string | { problem: string } {
   // The gateway read it while checking that the body is JSON; absent, the body has none (it was
   // accepted for a pre-parser that has been disabled since).
   return item.nameInBody ?? { problem: 'the JSON body has no string "deviceName"' };
+}
+
+/** A message queued as data that turned out not to be (the gateway already logged the others). */
+const NOT_DATA = Symbol('not data');
+
+/**
+ * The reading of a network server's uplink or status report: the network server's device id as its
+ * device name (resolveDevices also tries the DevEUI), its receive time as the measurement time.
+ */
+function networkReading(
+  item: IngestItem,
+  nowMs: number,
+):
+  | Reading
+  | typeof NOT_DATA
+  | { code: 'INVALID_NETWORK_MESSAGE' | 'FUTURE_TIMESTAMP'; message: string; deviceName?: string } {
+  const message = readNetworkMessage(
+    item.gateway as 'tts' | 'chirpstack',
+    item.event,
+    JSON.parse(item.body) as unknown,
+  );
+  if ('problem' in message) return { code: 'INVALID_NETWORK_MESSAGE', message: message.problem };
+  if (message.kind === 'ignored') return NOT_DATA;
+  if (message.recvTimeMs > nowMs + MAX_FUTURE_MS) {
+    return {
+      code: 'FUTURE_TIMESTAMP',
+      message: `the network server's receive time ${message.recvTime} is more than 5 minutes ahead`,
+      deviceName: message.deviceId,
+    };
+  }
+  const r = reading(item, message.deviceId, message.bytesHex ?? '', message.recvTimeMs, true, 0, false);
+  r.network = message;
+  return r;
 }

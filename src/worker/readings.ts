@@ -4,6 +4,7 @@
  * object per reading, filled in step by step.
  */
 import type { IngestItem } from '../domain/ingest-item.ts';
+import type { NetworkData } from '../domain/network-messages.ts';
 import type { DefinitionRecord, DeviceRecord } from '../tenancy/types.ts';
 
 /**
@@ -24,6 +25,11 @@ export interface Reading {
   index: number;
   /** preparseronly gateways: payloadStr is already the data point map (no definition parser). */
   direct: boolean;
+  /**
+   * A network server's uplink or status report: the frame a codec decodes (payloadStr is then its
+   * bytes as hex, for a parsePayload parser) and the radio metadata data points may take.
+   */
+  network?: NetworkData;
   /** Set by resolveDevices. */
   device: DeviceRecord | null;
   definition: DefinitionRecord | null;

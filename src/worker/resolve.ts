@@ -1,7 +1,12 @@
 /**
  * Step 2: match readings to devices and their definitions. Unknown devices are logged
- * (UNKNOWN_DEVICE) and dropped: Vigil stores nothing for devices that do not exist.
+ * (UNKNOWN_DEVICE) and dropped: Vigil stores nothing for devices that do not exist. A network
+ * server's reading names its device by the server's device id, else by its DevEUI (the device whose
+ * `devEui` label it is); a device neither finds is created when the message's API key may create
+ * devices (network-devices.ts).
  */
+import { nameProblem } from '../domain/identifiers.ts';
+import type { ErrorCode } from '../errors/catalogue.ts';
 import type { DefinitionRecord, DeviceRecord } from '../tenancy/types.ts';
 import type { Catalog } from '../tenancy/catalog.ts';
 import type { Failures } from './failures.ts';
@@ -10,6 +15,18 @@ import type { Reading, ResolvedReading } from './readings.ts';
 
 export type { ResolvedReading } from './readings.ts';
 
+/** How a network server's devices are found by DevEUI, and created for an API key that may. */
+export interface NetworkDevices {
+  /** The devices whose `devEui` label is one of `euis` (lowercase), by DevEUI. */
+  byDevEui(env: string, euis: readonly string[]): Promise<Map<string, DeviceRecord>>;
+  /** Creates the devices `keyId` may create, by device name. */
+  create(
+    env: string,
+    keyId: string,
+    wanted: readonly { deviceName: string; devEui: string }[],
+  ): Promise<Map<string, { device: DeviceRecord } | { code: ErrorCode; message: string }>>;
+}
+
 export async function resolveDevices(
   readings: Reading[],
   deps: {
@@ -17,11 +34,14 @@ export async function resolveDevices(
     outcomes: OutcomeLog;
     /** A reading whose resolution threw (the others go on). */
     failed: Failures['reading'];
+    /** Finds and creates network servers' devices; without it they are found by name only. */
+    network?: NetworkDevices;
   },
 ): Promise<ResolvedReading[]> {
   const { catalog, outcomes } = deps;
   const namesByEnv = new Map<string, string[]>();
   for (const r of readings) {
+    if (r.network && nameProblem('device', r.deviceName) !== undefined) continue;
     const list = namesByEnv.get(r.item.env) ?? [];
     list.push(r.deviceName);
     namesByEnv.set(r.item.env, list);
@@ -31,6 +51,7 @@ export async function resolveDevices(
       [...namesByEnv].map(async ([env, names]) => [env, await catalog.devices(env, names)] as const),
     ),
   );
+  const refused = await findNetworkDevices(readings, devicesByEnv, deps.network);
   // Each distinct definition once, before the loop: the loop below never awaits (an await per
   // reading lets the worker's other step loops run in between whenever a cache entry expired).
   // Device records are the catalog's cached objects, so a step's readings of one device share one.
@@ -53,6 +74,11 @@ export async function resolveDevices(
   const resolved: ResolvedReading[] = [];
   for (const r of readings) {
     try {
+      const refusal = refused.get(r);
+      if (refusal) {
+        outcomes.problem(r.item, refusal.code, refusal.message, r.deviceName);
+        continue;
+      }
       const found = resolveOne(
         r,
         devicesByEnv.get(r.item.env)?.get(r.deviceName),
@@ -66,6 +92,101 @@ export async function resolveDevices(
     }
   }
   return resolved;
+}
+
+type Refusal = { code: ErrorCode; message: string };
+
+/**
+ * Finds the network servers' readings that their device id did not find: by DevEUI, then by
+ * creating the device where the API key may. A reading found so takes its device's name; one that
+ * stays unknown is refused with a code of its own (an invalid device id, a key over its cap…) or is
+ * left to resolveOne's UNKNOWN_DEVICE. Adds what it finds to `devicesByEnv`.
+ */
+async function findNetworkDevices(
+  readings: Reading[],
+  devicesByEnv: Map<string, Map<string, DeviceRecord>>,
+  network: NetworkDevices | undefined,
+): Promise<Map<Reading, Refusal>> {
+  const refused = new Map<Reading, Refusal>();
+  const missing = readings.filter((r) => r.network && !devicesByEnv.get(r.item.env)?.has(r.deviceName));
+  if (missing.length === 0) return refused;
+  const euisByEnv = groupBy(
+    missing.filter((r) => r.network!.devEui !== undefined),
+    (r) => r.item.env,
+    (r) => r.network!.devEui!,
+  );
+  const byEui = new Map(
+    network
+      ? await Promise.all(
+          [...euisByEnv].map(async ([env, euis]) => [env, await network.byDevEui(env, euis)] as const),
+        )
+      : [],
+  );
+  const unknown: Reading[] = [];
+  for (const r of missing) {
+    const device = byEui.get(r.item.env)?.get(r.network!.devEui ?? '');
+    if (device) adopt(r, device, devicesByEnv);
+    else unknown.push(r);
+  }
+  const creatable = unknown.filter((r) => {
+    if (nameProblem('device', r.deviceName) === undefined)
+      return network !== undefined && r.item.keyId !== undefined && r.network!.devEui !== undefined;
+    refused.set(r, {
+      code: 'NETWORK_DEVICE_NAME_INVALID',
+      message: `the network server's device id "${r.deviceName}" is not a valid device name, and no device has devEui ${r.network!.devEui ?? '(none given)'}`,
+    });
+    return false;
+  });
+  const wanted = groupBy(
+    creatable,
+    (r) => `${r.item.env}\n${r.item.keyId!}`,
+    (r) => ({ deviceName: r.deviceName, devEui: r.network!.devEui! }),
+  );
+  const created = new Map(
+    await Promise.all(
+      [...wanted].map(async ([envKey, list]) => {
+        const [env, keyId] = envKey.split('\n') as [string, string];
+        return [
+          envKey,
+          await network!.create(
+            env,
+            keyId,
+            uniqueBy(list, (w) => w.deviceName),
+          ),
+        ] as const;
+      }),
+    ),
+  );
+  for (const r of creatable) {
+    const outcome = created.get(`${r.item.env}\n${r.item.keyId!}`)?.get(r.deviceName);
+    if (outcome === undefined) continue;
+    if ('device' in outcome) adopt(r, outcome.device, devicesByEnv);
+    else refused.set(r, outcome);
+  }
+  return refused;
+}
+
+/** The reading is of `device`: it takes the device's name from here on. */
+function adopt(r: Reading, device: DeviceRecord, devicesByEnv: Map<string, Map<string, DeviceRecord>>): void {
+  r.deviceName = device.deviceName;
+  let devices = devicesByEnv.get(r.item.env);
+  if (!devices) devicesByEnv.set(r.item.env, (devices = new Map<string, DeviceRecord>()));
+  devices.set(device.deviceName, device);
+}
+
+function groupBy<T, V>(items: readonly T[], key: (t: T) => string, value: (t: T) => V): Map<string, V[]> {
+  const out = new Map<string, V[]>();
+  for (const item of items) {
+    const k = key(item);
+    const list = out.get(k);
+    if (list) list.push(value(item));
+    else out.set(k, [value(item)]);
+  }
+  return out;
+}
+
+function uniqueBy<T>(items: readonly T[], key: (t: T) => string): T[] {
+  return [...new Map(items.map((item) => [key(item), item])).values()];
 }
 
 function resolveOne(

@@ -157,8 +157,14 @@ ${p.payloadBytes !== undefined ? html`<p class="small muted">Shortened: the payl
 </li>`;
 }
 
-export function outcomePill(outcome: 'accepted' | 'partial' | 'rejected'): Html {
-  const cls = outcome === 'accepted' ? 'st-ok' : outcome === 'partial' ? 'st-warning' : 'st-error';
-  const label = outcome === 'accepted' ? 'Accepted' : outcome === 'partial' ? 'Partly accepted' : 'Rejected';
+const OUTCOME_PILLS = {
+  accepted: { cls: 'st-ok', label: 'Accepted' },
+  partial: { cls: 'st-warning', label: 'Partly accepted' },
+  rejected: { cls: 'st-error', label: 'Rejected' },
+  ignored: { cls: 'st-none', label: 'Ignored' },
+} as const;
+
+export function outcomePill(outcome: keyof typeof OUTCOME_PILLS): Html {
+  const { cls, label } = OUTCOME_PILLS[outcome];
   return html`<span class="pill ${cls}">${label}</span>`;
 }

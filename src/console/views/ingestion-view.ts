@@ -12,12 +12,12 @@ import { pageHeader } from './layout.ts';
 import { keyedRow, rowsHtml, uniqueKeys, type Region, type Row } from './regions.ts';
 
 export interface IngestFilter {
-  outcome?: 'accepted' | 'partial' | 'rejected' | 'problems' | undefined;
+  outcome?: 'accepted' | 'partial' | 'rejected' | 'ignored' | 'problems' | undefined;
   code?: string | undefined;
   device?: string | undefined;
 }
 
-const OUTCOMES = ['accepted', 'partial', 'rejected', 'problems'] as const;
+const OUTCOMES = ['accepted', 'partial', 'rejected', 'ignored', 'problems'] as const;
 
 export function parseIngestFilter(params: URLSearchParams): IngestFilter {
   const outcome = params.get('outcome') ?? '';
@@ -101,7 +101,7 @@ export function ingestionBody(
   const filtered = filter.outcome || filter.code || filter.device;
   return html`${pageHeader('Ingestion log', 'What became of each submission, newest first.')}
 <form class="filters" method="get" action="${paths.ingestion}">
-<div class="field"><label for="in-outcome">Outcome</label><select id="in-outcome" name="outcome">${opt('', 'Any outcome', filter.outcome)}${opt('problems', 'With problems', filter.outcome)}${opt('accepted', 'Accepted', filter.outcome)}${opt('partial', 'Partly accepted', filter.outcome)}${opt('rejected', 'Rejected', filter.outcome)}</select></div>
+<div class="field"><label for="in-outcome">Outcome</label><select id="in-outcome" name="outcome">${opt('', 'Any outcome', filter.outcome)}${opt('problems', 'With problems', filter.outcome)}${opt('accepted', 'Accepted', filter.outcome)}${opt('partial', 'Partly accepted', filter.outcome)}${opt('rejected', 'Rejected', filter.outcome)}${opt('ignored', 'Ignored', filter.outcome)}</select></div>
 <div class="field"><label for="in-code">Code</label><select id="in-code" name="code">${opt('', 'Any code', filter.code)}${codes.map((c) => opt(c, c, filter.code))}</select></div>
 <div class="field"><label for="in-device">Device</label><input id="in-device" name="device" value="${filter.device ?? ''}" placeholder="Any device" autocomplete="off"></div>
 ${request.limit === INGEST_PAGE_DEFAULT ? '' : html`<input type="hidden" name="limit" value="${request.limit}">`}

@@ -209,17 +209,26 @@ describe('parseDefinitionYaml', () => {
     ],
     [
       'a stale rule of 0',
-      COMFORT.replace('    hysteresis: 0.5', '    hysteresis: 0.5\n    stale: { after: 0m, status: WARNING }'),
+      COMFORT.replace(
+        '    hysteresis: 0.5',
+        '    hysteresis: 0.5\n    stale: { after: 0m, status: WARNING }',
+      ),
       /^comfort\.yaml: dataPoints\[0\]\.stale\.after: must be longer than 0, got "0m" \(line 12, column \d+\)$/,
     ],
     [
       'a stale rule with an unknown key',
-      COMFORT.replace('    hysteresis: 0.5', '    hysteresis: 0.5\n    stale: { after: 30m, level: WARNING }'),
+      COMFORT.replace(
+        '    hysteresis: 0.5',
+        '    hysteresis: 0.5\n    stale: { after: 30m, level: WARNING }',
+      ),
       /dataPoints\[0\]\.stale: unknown field "level" \(expected after, status\)/,
     ],
     [
       'a stale rule with a bad status',
-      COMFORT.replace('    hysteresis: 0.5', '    hysteresis: 0.5\n    stale: { after: 30m, status: SUCCESS }'),
+      COMFORT.replace(
+        '    hysteresis: 0.5',
+        '    hysteresis: 0.5\n    stale: { after: 30m, status: SUCCESS }',
+      ),
       /dataPoints\[0\]\.stale\.status: must be one of INFO, WARNING, ERROR, CRITICAL, got "SUCCESS"/,
     ],
     [
@@ -258,6 +267,50 @@ describe('parseDefinitionYaml', () => {
     );
     expect(refusal(`${text}  - { name: constructor, dataType: number }\n`)).toMatch(
       /duplicate data point name "constructor" \(also dataPoints\[0\]\)/,
+    );
+  });
+
+  it('reads a codec definition with data points from paths and from radio metadata', () => {
+    const { spec } = parseDefinitionYaml(
+      `name: Tracker
+manufacturer: Acme
+version: 1
+parser: tracker.js
+parserFormat: ts013
+dataPoints:
+  - { name: Latitude, dataType: number, source: position.latitude }
+  - { name: First channel, dataType: number, source: "channels[0].value" }
+  - { name: Signal, dataType: number, radio: rssi, thresholds: [{ status: WARNING, below: -115 }] }
+`,
+      'tracker.yaml',
+    );
+    expect(spec.parserFormat).toBe('ts013');
+    expect(spec.dataPoints.map((dp) => [dp.source, dp.radio])).toEqual([
+      ['position.latitude', undefined],
+      ['channels[0].value', undefined],
+      [undefined, 'rssi'],
+    ]);
+    const plain = parseDefinitionYaml(
+      COMFORT.replace('parser: comfort-sensors.js', 'parser: c.js\nparserFormat: parsePayload'),
+      'c.yaml',
+    );
+    expect(plain.spec).not.toHaveProperty('parserFormat');
+  });
+
+  it('refuses an unknown parser format, a bad path, an unknown radio field, and both on one data point', () => {
+    const withPoint = (dp: string, extra = '') =>
+      `name: T\nmanufacturer: A\nversion: 1\nparser: t.js\n${extra}dataPoints:\n  - ${dp}\n`;
+    expect(refusal(withPoint('{ name: A, dataType: number }', 'parserFormat: decodeUplink\n'))).toMatch(
+      /^comfort\.yaml: parserFormat: /,
+    );
+    expect(refusal(withPoint('{ name: A, dataType: number, source: "a..b" }'))).toMatch(
+      /dataPoints\[0\]\.source: /,
+    );
+    expect(refusal(withPoint('{ name: A, dataType: number, radio: rsssi }'))).toMatch(
+      /dataPoints\[0\]\.radio: must be one of rssi, /,
+    );
+    expect(refusal(withPoint('{ name: A, dataType: number, radio: rssi, source: x }'))).toMatch(
+      /dataPoints\[0\]\.radio: /,
     );
   });
 

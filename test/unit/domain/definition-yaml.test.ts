@@ -23,6 +23,13 @@ dataPoints:
 `;
 
 describe('definitionYaml', () => {
+  it('writes a codec definition’s parserFormat, source and radio back', () => {
+    const text =
+      'name: T\nmanufacturer: A\nversion: "1"\nparser: t.js\nparserFormat: ts013\ndataPoints:\n  - { name: Lat, dataType: number, source: position.latitude }\n  - { name: RSSI, dataType: number, radio: rssi }\n';
+    const { spec, parserFile } = parseDefinitionYaml(text, 't.yaml');
+    expect(parseDefinitionYaml(definitionYaml(spec, parserFile), 't.yaml').spec).toEqual(spec);
+  });
+
   it('writes a definition back as the file it was read from: the same spec when read again', () => {
     const { spec, parserFile } = parseDefinitionYaml(TEXT, 'freezer.yaml');
     const written = definitionYaml(spec, parserFile);

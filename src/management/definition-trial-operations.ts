@@ -61,13 +61,14 @@ const RUN_SCHEMA = objectOf({
   code: {
     ...str,
     description:
-      'When not ok: PARSER_ERROR, PARSER_TIMEOUT, PARSER_MEMORY, PARSER_BAD_RESULT, PROCESSING_FAILED.',
+      'When not ok: PARSER_ERROR, PARSER_TIMEOUT, PARSER_MEMORY, PARSER_BAD_RESULT, PARSER_CODEC_ERRORS, PROCESSING_FAILED, INVALID_INPUT (a codec tried on a payload that is neither a network server’s message nor bytes in hex).',
   },
   message: str,
   filename: { ...str, description: 'The parser’s file name that `message` names.' },
   line: { ...int, description: 'The parser error’s line, when the message names one.' },
   column: int,
   logs: arrayOf(str),
+  warnings: { ...arrayOf(str), description: 'A device codec’s warnings (its data is kept); absent when none.' },
 });
 const OUTCOME_SCHEMA = {
   type: 'object',

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { parseAllowedTarget } from '../lib/allowed-targets.ts';
 import { parseDurationMs } from '../lib/duration.ts';
 import { messageOf } from '../lib/message-of.ts';
+import { chirpstackApplications } from './chirpstack-applications.ts';
 
 /** The roles a Vigil process can run; one process runs all of them by default. */
 export const ROLES = ['gateway', 'mqtt', 'worker', 'scheduler', 'api', 'notifier'] as const;
@@ -214,6 +215,13 @@ export const SETTINGS = {
     'Parallel bridge connections in one shared-subscription group (1 when shared subscriptions are off).',
     '4',
     positiveInt,
+  ),
+  mqttBridgeChirpstack: setting(
+    'VIGIL_MQTT_BRIDGE_CHIRPSTACK',
+    'ChirpStack applications whose MQTT integration events the bridge takes, each with the API key (so the environment) that receives them: `<applicationId>=<API_KEY>`, comma-separated. The bridge subscribes to `application/<applicationId>/device/+/event/+` of each (as `$share/<group>/…` when shared subscriptions are on) and ignores other applications; empty = none. Needs VIGIL_MQTT_BRIDGE_URL.',
+    '',
+    chirpstackApplications,
+    { secret: 'value' },
   ),
   redisUrl: setting('VIGIL_REDIS_URL', 'Redis connection URL.', 'redis://127.0.0.1:6379', url, {
     secret: 'url',

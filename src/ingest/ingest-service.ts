@@ -137,7 +137,7 @@ function checkNetworkMessage(
   if (server === 'chirpstack' && (event === undefined || event === '')) {
     return {
       code: 'INVALID_NETWORK_MESSAGE',
-      message: 'ChirpStack events need their type as ?event= (the HTTP integration adds it).',
+      message: 'ChirpStack events need their type: ?event= (the HTTP integration adds it), or the MQTT topic’s last level.',
     };
   }
   const network = readNetworkMessage(server, event, parsed.value);

@@ -1,6 +1,7 @@
 /**
  * MQTT topics mirror the HTTP paths: `<path>/<KEY>`, plus `<raw path>/<KEY>/<deviceName>` for the
- * raw kinds, and `<path>` alone (the key is then the connection's password).
+ * raw kinds, and `<path>` alone (the key is then the connection's password). The bridge also reads
+ * ChirpStack's integration topics, which name an application instead of a key.
  */
 import { GATEWAY_KINDS, GATEWAY_PATHS, isJsonGateway, type GatewayKind } from '../domain/ingest-item.ts';
 
@@ -44,4 +45,28 @@ export function subscriptionKey(filter: string): string | undefined {
   const key = match?.rest[0];
   if (key === undefined || key === '' || key.includes('+') || key.includes('#')) return undefined;
   return key;
+}
+
+/** A topic of ChirpStack v4's MQTT integration (its default `event_topic`). */
+export interface ChirpstackTopic {
+  applicationId: string;
+  devEui: string;
+  /** The event type: `up`, `status`, `join`, `ack`, `txack`, `log`, `location`, `integration`. */
+  event: string;
+}
+
+/** The filter of every event of one ChirpStack application: `application/<id>/device/+/event/+`. */
+export const chirpstackFilter = (applicationId: string): string =>
+  `application/${applicationId}/device/+/event/+`;
+
+/**
+ * The ChirpStack event a topic `application/<applicationId>/device/<devEui>/event/<event>` carries,
+ * or undefined for other topics. Vigil's own forms never start with `application/`.
+ */
+export function parseChirpstackTopic(topic: string): ChirpstackTopic | undefined {
+  const [root, applicationId, device, devEui, eventLevel, event, ...extra] = topic.split('/');
+  if (root !== 'application' || device !== 'device' || eventLevel !== 'event' || extra.length > 0)
+    return undefined;
+  if (applicationId === undefined || devEui === undefined || event === undefined) return undefined;
+  return { applicationId, devEui, event };
 }

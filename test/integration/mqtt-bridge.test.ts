@@ -1,19 +1,19 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import mqtt, { type MqttClient } from 'mqtt';
 import { pino } from 'pino';
-import { freePort, isListening, startRedis } from '../../scripts/lib/local-services.ts';
+import { startRedis } from '../../scripts/lib/local-services.ts';
 import { createIngestService, type IngestService } from '../../src/ingest/ingest-service.ts';
 import { startMqttBridge, type RunningBridge } from '../../src/mqtt/bridge.ts';
 import { eventually } from '../support/eventually.ts';
+import { startMosquitto, type Mosquitto } from '../support/mosquitto.ts';
 import { createIngestHarness, type IngestHarness } from './ingest-harness.ts';
 
 let dir: string;
-let mosquitto: ChildProcess;
+let mosquitto: Mosquitto;
 let brokerUrl: string;
 let h: IngestHarness;
 let ingest: IngestService;
@@ -21,28 +21,10 @@ let bridge: RunningBridge;
 let device: MqttClient;
 let key: string;
 
-/** Starts Debian's mosquitto 2.0 (which has shared subscriptions) on a free loopback port. */
-async function startMosquitto(): Promise<{ url: string; process: ChildProcess }> {
-  const port = await freePort();
-  const conf = join(dir, 'mosquitto.conf');
-  writeFileSync(
-    conf,
-    [`listener ${port} 127.0.0.1`, 'allow_anonymous true', 'persistence false', ''].join('\n'),
-  );
-  const child = spawn('/usr/sbin/mosquitto', ['-c', conf], { stdio: 'ignore' });
-  await eventually(async () => child.exitCode !== null || (await isListening(port)), {
-    timeoutMs: 10_000,
-    message: 'mosquitto listening',
-  });
-  if (child.exitCode !== null) throw new Error('mosquitto did not start');
-  return { url: `mqtt://127.0.0.1:${port}`, process: child };
-}
-
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'vigil-bridge-'));
-  const m = await startMosquitto();
-  mosquitto = m.process;
-  brokerUrl = m.url;
+  mosquitto = await startMosquitto(dir);
+  brokerUrl = mosquitto.url;
   h = createIngestHarness({
     mqttBridgeUrl: brokerUrl,
     mqttBridgeShared: true,
@@ -60,7 +42,7 @@ afterAll(async () => {
   await bridge?.close();
   await ingest?.close();
   await h?.close();
-  mosquitto?.kill('SIGTERM');
+  await mosquitto?.stop();
   rmSync(dir, { recursive: true, force: true });
 });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parsePublishTopic, subscriptionKey } from '../../../src/mqtt/topics.ts';
+import { parseChirpstackTopic, parsePublishTopic, subscriptionKey } from '../../../src/mqtt/topics.ts';
 import { bridgeFilters } from '../../../src/mqtt/bridge.ts';
 
 describe('MQTT publish topics', () => {
@@ -42,5 +42,32 @@ describe('MQTT subscription filters', () => {
       expect.arrayContaining(['$share/g/gateway/submit/+', '$share/g/raw/+/+']),
     );
     expect(bridgeFilters('g', true)).toHaveLength(9);
+  });
+
+  it('bridges the events of each ChirpStack application given, and of no other', () => {
+    const app = '17c82e96-be03-4f38-aef3-f83d48582d97';
+    expect(bridgeFilters('g', true, [app])).toContain(`$share/g/application/${app}/device/+/event/+`);
+    expect(bridgeFilters('g', false, [app])).toContain(`application/${app}/device/+/event/+`);
+    expect(bridgeFilters('g', false, [app]).filter((f) => f.startsWith('application/'))).toHaveLength(1);
+  });
+});
+
+describe('ChirpStack integration topics', () => {
+  const app = '17c82e96-be03-4f38-aef3-f83d48582d97';
+  it.each([
+    [
+      `application/${app}/device/0101010101010101/event/up`,
+      { applicationId: app, devEui: '0101010101010101', event: 'up' },
+    ],
+    [
+      `application/${app}/device/0101010101010101/event/status`,
+      { applicationId: app, devEui: '0101010101010101', event: 'status' },
+    ],
+    [`application/${app}/device/0101010101010101/event/up/extra`, undefined],
+    [`application/${app}/device/0101010101010101/command/down`, undefined],
+    [`application/${app}/device/0101010101010101`, undefined],
+    ['gateway/submit/vk_k', undefined],
+  ])('%s → %j', (topic, expected) => {
+    expect(parseChirpstackTopic(topic)).toEqual(expected);
   });
 });

@@ -4,7 +4,7 @@
  * else INVALID_INPUT; one device per DevEUI (DEV_EUI_TAKEN) on create, update and import — within
  * one import too, and for two creates at once, exactly one of which wins —; changing, removing or
  * deleting frees it. The worker's catalog finds devices by DevEUI after the refresh that shows a
- * change, and layout 7 gives the devices stored before their claims.
+ * change, the read API's label filter in either case, and layout 7 gives the devices stored before their claims.
  */
 /* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-call --
    response bodies are untyped on purpose: these tests check them at run time. */
@@ -168,6 +168,9 @@ describe('management API: DevEUIs', () => {
       [eui]: 'lora-6',
       f0f0f0f0f0f0f0f0: 'lora-3',
     });
+    // The read API's label filter finds it in either case too.
+    const listed = await post('/devices/list', { labels: `devEui=${EUI}` });
+    expect(listed.json.data.map((d: { deviceName: string }) => d.deviceName)).toEqual(['lora-6']);
   });
 
   it('claims at layout 7 the DevEUIs of devices stored before, lowercase, the first of two', async () => {

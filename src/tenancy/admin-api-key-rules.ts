@@ -10,7 +10,7 @@ import { AppError } from '../errors/app-error.ts';
 import { DEV_EUI_LABEL, LABELS_MAX, labelsProblem } from '../domain/identifiers.ts';
 import { describeScope } from './admin-definition-versions.ts';
 import { checkName, invalid, type AdminContext } from './admin-support.ts';
-import { scopeOf } from './tenancy-store.ts';
+import type { DefinitionScope } from './tenancy-keys.ts';
 import { AUTO_CREATE_MAX_DEVICES, type AutoCreateRule } from './types.ts';
 
 /** A rule as given: `definitionIsPublic` false and `labels` none when absent. */
@@ -62,7 +62,7 @@ export function checkAutoCreateRule(input: AutoCreateRuleInput): AutoCreateRule 
 
 /** DEFINITION_NOT_FOUND unless the rule's definition exists for `env`. */
 export async function requireRuleDefinition(ctx: AdminContext, env: string, rule: AutoCreateRule) {
-  const scope = scopeOf(env, rule.definitionIsPublic);
+  const scope: DefinitionScope = rule.definitionIsPublic ? { kind: 'public' } : { kind: 'private', env };
   if (await ctx.redis.hexists(ctx.keys.definition(scope, rule.definitionName), 'spec')) return;
   throw new AppError(
     'DEFINITION_NOT_FOUND',

@@ -71,65 +71,37 @@ export function apiKeysBody(o: {
     sub: 'What devices send with their payloads (in the gateway’s URL, or as the MQTT password).',
     error: o.error,
     body: html`${o.shown ?? ''}
-      <div class="card table-card table-wrap">
-        <table class="table api-keys">
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Created</th>
-              <th scope="col">Works until</th>
-              <th scope="col">Auto-create</th>
-              <th scope="col">Rotate</th>
-              <th scope="col">Revoke</th>
-            </tr>
-          </thead>
-          <tbody id="api-key-rows">
-            ${o.keys.map((k) => keyRow(o.session, k, o.nowMs))}
-          </tbody>
-        </table>
-      </div>
-      ${o.keys.length === 0 ? html`<p class="empty">No API keys: devices of this environment cannot send.</p>` : ''}
-      <form class="card stack-form manage-form narrow-form" method="post" action="${paths.apiKeys}/create">
-        <h2>New API key</h2>
-        ${csrfField(o.session)}
-        ${textField({ id: 'key-name', name: 'name', label: 'Name', value: o.name ?? '', hint: 'To find it by, e.g. the site or the batch of devices that use it; key-<id> when empty.' })}
-        ${autoCreateFields(o.autoCreate ?? NO_AUTO_CREATE, o.definitions, 'key-auto')}
-        <div class="actions"><button type="submit" class="btn btn-primary">Create API key</button></div>
-      </form>`,
+<div class="card table-card table-wrap">
+<table class="table api-keys">
+<thead><tr><th scope="col">Name</th><th scope="col">Created</th><th scope="col">Works until</th><th scope="col">Auto-create</th><th scope="col">Rotate</th><th scope="col">Revoke</th></tr></thead>
+<tbody id="api-key-rows">${o.keys.map((k) => keyRow(o.session, k, o.nowMs))}</tbody>
+</table>
+</div>
+${o.keys.length === 0 ? html`<p class="empty">No API keys: devices of this environment cannot send.</p>` : ''}
+<form class="card stack-form manage-form narrow-form" method="post" action="${paths.apiKeys}/create">
+<h2>New API key</h2>
+${csrfField(o.session)}
+${textField({ id: 'key-name', name: 'name', label: 'Name', value: o.name ?? '', hint: 'To find it by, e.g. the site or the batch of devices that use it; key-<id> when empty.' })}
+${autoCreateFields(o.autoCreate ?? NO_AUTO_CREATE, o.definitions, 'key-auto')}
+<div class="actions"><button type="submit" class="btn btn-primary">Create API key</button></div>
+</form>`,
   });
 }
 
 function keyRow(session: ConsoleSession, k: PublicApiKey, nowMs: number): Html {
   const expiring = k.expiresUTC !== null;
-  return html`<tr data-key="${k.id}" ${expiring ? html` class="is-expiring"` : ''}>
-    <td data-label="Name">
-      <span class="strong">${k.name}</span>
-      <div class="mono muted small">${k.id}</div>
-    </td>
-    <td data-label="Created">${utcText(k.createdUTC)}</td>
-    <td data-label="Works until">
-      ${expiring ? html`<span class="tag tag-warning" title="Replaced by a rotation">${utcText(k.expiresUTC)}${Date.parse(k.expiresUTC ?? '') <= nowMs ? ' (ended)' : ''}</span>` : html`<span class="muted">until revoked</span>`}
-    </td>
-    <td data-label="Auto-create">${autoCreateCell(k)}</td>
-    <td data-label="Rotate">
-      ${
-        expiring
-          ? html`<span class="muted small">rotated</span>`
-          : html`<form class="inline-form" method="post" action="${paths.apiKeys}/rotate">
-              ${csrfField(session)}${hidden('id', k.id)}<label class="visually-hidden" for="overlap-${k.id}"
-                >Overlap of ${k.name}</label
-              ><select id="overlap-${k.id}" name="overlapMinutes">
-                ${OVERLAPS.map(([v, l]) => html`<option value="${v}" ${v === '1440' ? html` selected` : ''}>${l}</option>`)}</select
-              ><button type="submit" class="btn btn-small">Rotate</button>
-            </form>`
-      }
-    </td>
-    <td data-label="Revoke">
-      <a class="btn btn-small btn-danger-ghost" href="${paths.apiKeys}/${encodeURIComponent(k.id)}/revoke"
-        >Revoke</a
-      >
-    </td>
-  </tr>`;
+  return html`<tr data-key="${k.id}"${expiring ? html` class="is-expiring"` : ''}>
+<td data-label="Name"><span class="strong">${k.name}</span><div class="mono muted small">${k.id}</div></td>
+<td data-label="Created">${utcText(k.createdUTC)}</td>
+<td data-label="Works until">${expiring ? html`<span class="tag tag-warning" title="Replaced by a rotation">${utcText(k.expiresUTC)}${Date.parse(k.expiresUTC ?? '') <= nowMs ? ' (ended)' : ''}</span>` : html`<span class="muted">until revoked</span>`}</td>
+<td data-label="Auto-create">${autoCreateCell(k)}</td>
+<td data-label="Rotate">${
+    expiring
+      ? html`<span class="muted small">rotated</span>`
+      : html`<form class="inline-form" method="post" action="${paths.apiKeys}/rotate">${csrfField(session)}${hidden('id', k.id)}<label class="visually-hidden" for="overlap-${k.id}">Overlap of ${k.name}</label><select id="overlap-${k.id}" name="overlapMinutes">${OVERLAPS.map(([v, l]) => html`<option value="${v}"${v === '1440' ? html` selected` : ''}>${l}</option>`)}</select><button type="submit" class="btn btn-small">Rotate</button></form>`
+  }</td>
+<td data-label="Revoke"><a class="btn btn-small btn-danger-ghost" href="${paths.apiKeys}/${encodeURIComponent(k.id)}/revoke">Revoke</a></td>
+</tr>`;
 }
 
 export function newKeyShown(created: { name: string; key: string }): Html {
@@ -137,8 +109,7 @@ export function newKeyShown(created: { name: string; key: string }): Html {
     id: 'new-key',
     label: `API key ${created.name}`,
     secret: created.key,
-    about: html`Devices send it in the gateway’s URL (<code>POST /gateway/submit/&lt;key&gt;</code>) or as
-      their MQTT password.`,
+    about: html`Devices send it in the gateway’s URL (<code>POST /gateway/submit/&lt;key&gt;</code>) or as their MQTT password.`,
   });
 }
 
@@ -154,9 +125,7 @@ export function rotatedKeyShown(
     about:
       at <= nowMs
         ? html`The old key ${r.previous.name} is refused from now on.`
-        : html`The old key <strong>${r.previous.name}</strong> keeps working until
-            <strong>${utcText(r.previous.expiresUTC)}</strong>, then is refused: give the devices the new key
-            before then.`,
+        : html`The old key <strong>${r.previous.name}</strong> keeps working until <strong>${utcText(r.previous.expiresUTC)}</strong>, then is refused: give the devices the new key before then.`,
   });
 }
 
@@ -189,53 +158,30 @@ export function tokensBody(o: {
     sub: 'Bearer tokens for automation and scripts, each with its scopes; users sign in with their own.',
     error: o.error,
     body: html`${o.shown ?? ''}
-      <div class="card table-card table-wrap">
-        <table class="table tokens">
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Scopes</th>
-              <th scope="col">Created</th>
-              <th scope="col">Expires</th>
-              <th scope="col">Last used</th>
-              <th scope="col">Revoke</th>
-            </tr>
-          </thead>
-          <tbody id="token-rows">
-            ${o.tokens.map(
-              (t) =>
-                html`<tr data-key="${t.id}">
-                  <td data-label="Name">
-                    <span class="strong">${t.name}</span>
-                    <div class="mono muted small">${t.id}</div>
-                  </td>
-                  <td data-label="Scopes"><span class="mono">${t.scopes.join(',')}</span></td>
-                  <td data-label="Created">${utcText(t.createdUTC)}</td>
-                  <td data-label="Expires">${utcText(t.expiresUTC)}</td>
-                  <td data-label="Last used">
-                    ${t.lastUsedUTC ? html`<time datetime="${t.lastUsedUTC}" title="${utcText(t.lastUsedUTC)}" data-rel>${utcText(t.lastUsedUTC)}</time>` : html`<span class="muted">never</span>`}
-                  </td>
-                  <td data-label="Revoke">
-                    <a
-                      class="btn btn-small btn-danger-ghost"
-                      href="${paths.tokens}/${encodeURIComponent(t.id)}/revoke"
-                      >Revoke</a
-                    >
-                  </td>
-                </tr>`,
-            )}
-          </tbody>
-        </table>
-      </div>
-      ${o.tokens.length === 0 ? html`<p class="empty">No service tokens.</p>` : ''}
-      <form class="card stack-form manage-form narrow-form" method="post" action="${paths.tokens}/create">
-        <h2>New service token</h2>
-        ${csrfField(o.session)}
-        ${textField({ id: 'token-name', name: 'name', label: 'Name', value: v.name, hint: 'What uses it (token:<name> in the audit log); token-<id> when empty.' })}
-        ${selectField({ id: 'token-scopes', name: 'scopes', label: 'Scopes', options: SCOPE_CHOICES, value: v.scopes })}
-        ${selectField({ id: 'token-expiry', name: 'expiresInDays', label: 'Expires', options: TOKEN_LIFETIMES, value: v.days })}
-        <div class="actions"><button type="submit" class="btn btn-primary">Create token</button></div>
-      </form>`,
+<div class="card table-card table-wrap">
+<table class="table tokens">
+<thead><tr><th scope="col">Name</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col">Revoke</th></tr></thead>
+<tbody id="token-rows">${o.tokens.map(
+      (t) => html`<tr data-key="${t.id}">
+<td data-label="Name"><span class="strong">${t.name}</span><div class="mono muted small">${t.id}</div></td>
+<td data-label="Scopes"><span class="mono">${t.scopes.join(',')}</span></td>
+<td data-label="Created">${utcText(t.createdUTC)}</td>
+<td data-label="Expires">${utcText(t.expiresUTC)}</td>
+<td data-label="Last used">${t.lastUsedUTC ? html`<time datetime="${t.lastUsedUTC}" title="${utcText(t.lastUsedUTC)}" data-rel>${utcText(t.lastUsedUTC)}</time>` : html`<span class="muted">never</span>`}</td>
+<td data-label="Revoke"><a class="btn btn-small btn-danger-ghost" href="${paths.tokens}/${encodeURIComponent(t.id)}/revoke">Revoke</a></td>
+</tr>`,
+    )}</tbody>
+</table>
+</div>
+${o.tokens.length === 0 ? html`<p class="empty">No service tokens.</p>` : ''}
+<form class="card stack-form manage-form narrow-form" method="post" action="${paths.tokens}/create">
+<h2>New service token</h2>
+${csrfField(o.session)}
+${textField({ id: 'token-name', name: 'name', label: 'Name', value: v.name, hint: 'What uses it (token:<name> in the audit log); token-<id> when empty.' })}
+${selectField({ id: 'token-scopes', name: 'scopes', label: 'Scopes', options: SCOPE_CHOICES, value: v.scopes })}
+${selectField({ id: 'token-expiry', name: 'expiresInDays', label: 'Expires', options: TOKEN_LIFETIMES, value: v.days })}
+<div class="actions"><button type="submit" class="btn btn-primary">Create token</button></div>
+</form>`,
   });
 }
 
@@ -249,8 +195,7 @@ export function newTokenShown(t: {
     id: 'new-token',
     label: `Token ${t.name}`,
     secret: t.token,
-    about: html`Send it as <code>Authorization: Bearer &lt;token&gt;</code>. Scopes ${t.scopes.join(',')};
-      ${t.expiresUTC ? `expires ${utcText(t.expiresUTC)}` : 'never expires'}.`,
+    about: html`Send it as <code>Authorization: Bearer &lt;token&gt;</code>. Scopes ${t.scopes.join(',')}; ${t.expiresUTC ? `expires ${utcText(t.expiresUTC)}` : 'never expires'}.`,
   });
 }
 
@@ -284,76 +229,39 @@ export function usersBody(o: {
     sub: 'admin manages the environment, operator also acknowledges alarms and runs parsers, viewer only reads.',
     error: o.error,
     body: html`<div class="card table-card table-wrap">
-        <table class="table users">
-          <thead>
-            <tr>
-              <th scope="col">User</th>
-              <th scope="col">Role</th>
-              <th scope="col">Sign-in</th>
-              <th scope="col">Actions</th>
-            </tr>
-          </thead>
-          <tbody id="user-rows">
-            ${o.users.map((u) => userRow(o.session, u))}
-          </tbody>
-        </table>
-      </div>
-      <form class="card stack-form manage-form narrow-form" method="post" action="${paths.users}/create">
-        <h2>New user</h2>
-        ${csrfField(o.session)}
-        ${textField({ id: 'user-name', name: 'username', label: 'Username', value: v.username, required: true })}
-        ${textField({ id: 'user-password', name: 'password', label: 'Password', type: 'password', required: true, autocomplete: 'new-password', hint: '8 to 1024 characters. Tell it to the user; they sign in with it.' })}
-        ${selectField({ id: 'user-role', name: 'role', label: 'Role', options: ROLE_OPTIONS, value: v.role })}
-        <div class="actions"><button type="submit" class="btn btn-primary">Create user</button></div>
-      </form>`,
+<table class="table users">
+<thead><tr><th scope="col">User</th><th scope="col">Role</th><th scope="col">Sign-in</th><th scope="col">Actions</th></tr></thead>
+<tbody id="user-rows">${o.users.map((u) => userRow(o.session, u))}</tbody>
+</table>
+</div>
+<form class="card stack-form manage-form narrow-form" method="post" action="${paths.users}/create">
+<h2>New user</h2>
+${csrfField(o.session)}
+${textField({ id: 'user-name', name: 'username', label: 'Username', value: v.username, required: true })}
+${textField({ id: 'user-password', name: 'password', label: 'Password', type: 'password', required: true, autocomplete: 'new-password', hint: '8 to 1024 characters. Tell it to the user; they sign in with it.' })}
+${selectField({ id: 'user-role', name: 'role', label: 'Role', options: ROLE_OPTIONS, value: v.role })}
+<div class="actions"><button type="submit" class="btn btn-primary">Create user</button></div>
+</form>`,
   });
 }
 
 function userRow(session: ConsoleSession, u: PublicUser): Html {
   const id = Buffer.from(u.username).toString('hex').slice(0, 40);
   const form = (action: string, label: string, cls = 'btn btn-small', extra: Html | string = '') =>
-    html`<form class="inline-form" method="post" action="${paths.users}/${action}">
-      ${csrfField(session)}${hidden('username', u.username)}${hidden('revision', u.revision)}${extra}<button
-        type="submit"
-        class="${cls}"
-      >
-        ${label}
-      </button>
-    </form>`;
-  return html`<tr data-key="${u.username}" ${u.disabled ? html` class="is-disabled"` : ''}>
-    <td data-label="User">
-      <span class="strong">${u.username}</span
-      >${u.username === session.username ? html` <span class="tag">you</span>` : ''}
-      <div class="muted small">since ${utcText(u.createdUTC)}</div>
-    </td>
-    <td data-label="Role">
-      ${form(
-        'role',
-        'Change',
-        'btn btn-small',
-        html`<label class="visually-hidden" for="role-${id}">Role of ${u.username}</label
-          ><select id="role-${id}" name="role">
-            ${USER_ROLES.map((r) => html`<option value="${r}" ${r === u.role ? html` selected` : ''}>${r}</option>`)}
-          </select>`,
-      )}
-    </td>
-    <td data-label="Sign-in">
-      <span class="stack"
-        >${u.disabled ? html`<span class="pill st-error">Disabled</span>` : html`<span class="pill st-ok">Enabled</span>`}${u.mfaEnabled ? html`<span class="tag">MFA</span>` : ''}</span
-      >
-    </td>
-    <td data-label="Actions">
-      <span class="row-actions"
-        >${u.disabled ? form('enable', 'Enable') : form('disable', 'Disable')}${
-          u.mfaEnabled ? form('reset-mfa', 'Reset MFA') : ''
-        }<a
-          class="btn btn-small btn-danger-ghost"
-          href="${paths.users}/${encodeURIComponent(u.username)}/delete"
-          >Delete</a
-        ></span
-      >
-    </td>
-  </tr>`;
+    html`<form class="inline-form" method="post" action="${paths.users}/${action}">${csrfField(session)}${hidden('username', u.username)}${hidden('revision', u.revision)}${extra}<button type="submit" class="${cls}">${label}</button></form>`;
+  return html`<tr data-key="${u.username}"${u.disabled ? html` class="is-disabled"` : ''}>
+<td data-label="User"><span class="strong">${u.username}</span>${u.username === session.username ? html` <span class="tag">you</span>` : ''}<div class="muted small">since ${utcText(u.createdUTC)}</div></td>
+<td data-label="Role">${form(
+    'role',
+    'Change',
+    'btn btn-small',
+    html`<label class="visually-hidden" for="role-${id}">Role of ${u.username}</label><select id="role-${id}" name="role">${USER_ROLES.map((r) => html`<option value="${r}"${r === u.role ? html` selected` : ''}>${r}</option>`)}</select>`,
+  )}</td>
+<td data-label="Sign-in"><span class="stack">${u.disabled ? html`<span class="pill st-error">Disabled</span>` : html`<span class="pill st-ok">Enabled</span>`}${u.mfaEnabled ? html`<span class="tag">MFA</span>` : ''}</span></td>
+<td data-label="Actions"><span class="row-actions">${u.disabled ? form('enable', 'Enable') : form('disable', 'Disable')}${
+    u.mfaEnabled ? form('reset-mfa', 'Reset MFA') : ''
+  }<a class="btn btn-small btn-danger-ghost" href="${paths.users}/${encodeURIComponent(u.username)}/delete">Delete</a></span></td>
+</tr>`;
 }
 
 export function deleteUserBody(session: ConsoleSession, u: PublicUser, error?: AppError): Html {

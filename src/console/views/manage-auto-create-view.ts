@@ -41,50 +41,25 @@ export function autoCreateFields(
   idPrefix: string,
 ): Html {
   const option = (d: DefinitionChoice) =>
-    html`<option value="${definitionValue(d)}" ${definitionValue(d) === v.definition ? html` selected` : ''}>
-      ${d.definitionName}${d.definitionIsPublic ? ' (public)' : ''}
-    </option>`;
+    html`<option value="${definitionValue(d)}"${definitionValue(d) === v.definition ? html` selected` : ''}>${d.definitionName}${d.definitionIsPublic ? ' (public)' : ''}</option>`;
   const own = definitions.filter((d) => !d.definitionIsPublic);
   const shared = definitions.filter((d) => d.definitionIsPublic);
-  return html`<div class="field">
-      <label for="${idPrefix}-definition">Create unknown devices of</label
-      ><select
-        id="${idPrefix}-definition"
-        name="autoCreateDefinition"
-        aria-describedby="${idPrefix}-definition-hint"
-      >
-        <option value="" ${v.definition === '' ? html` selected` : ''}>
-          No one: refuse devices it does not know
-        </option>
-        ${own.length > 0 ? html`<optgroup label="This environment">${own.map(option)}</optgroup>` : ''}
-        ${shared.length > 0 ? html`<optgroup label="Public">${shared.map(option)}</optgroup>` : ''}
-      </select>
-      <p class="hint" id="${idPrefix}-definition-hint">
-        An uplink from a network server (The Things Stack, ChirpStack) naming a device Vigil does not know
-        creates it, with the uplink’s DevEUI as its <code>devEui</code> label.
-      </p>
-    </div>
-    ${labelRows(v.labels, `${idPrefix}-label`)}
-    ${textField({ id: `${idPrefix}-max`, name: 'autoCreateMax', label: 'At most (devices)', value: v.maxDevices, attrs: html` inputmode="numeric"`, hint: `1 to ${AUTO_CREATE_MAX_DEVICES.toLocaleString('en')}; the devices its predecessors created by rotation count too.` })}`;
+  return html`<div class="field"><label for="${idPrefix}-definition">Create unknown devices of</label><select id="${idPrefix}-definition" name="autoCreateDefinition" aria-describedby="${idPrefix}-definition-hint">
+<option value=""${v.definition === '' ? html` selected` : ''}>No one: refuse devices it does not know</option>
+${own.length > 0 ? html`<optgroup label="This environment">${own.map(option)}</optgroup>` : ''}
+${shared.length > 0 ? html`<optgroup label="Public">${shared.map(option)}</optgroup>` : ''}
+</select><p class="hint" id="${idPrefix}-definition-hint">An uplink from a network server (The Things Stack, ChirpStack) naming a device Vigil does not know creates it, with the uplink’s DevEUI as its <code>devEui</code> label.</p></div>
+${labelRows(v.labels, `${idPrefix}-label`)}
+${textField({ id: `${idPrefix}-max`, name: 'autoCreateMax', label: 'At most (devices)', value: v.maxDevices, attrs: html` inputmode="numeric"`, hint: `1 to ${AUTO_CREATE_MAX_DEVICES.toLocaleString('en')}; the devices its predecessors created by rotation count too.` })}`;
 }
 
 /** A key's rule in one cell: its definition, labels and how many of its devices exist. */
 export function autoCreateCell(k: PublicApiKey): Html {
-  const link = html`<a class="btn btn-small" href="${autoCreatePath(k.id)}"
-    >${k.autoCreate ? 'Change' : 'Set'}</a
-  >`;
-  if (k.autoCreate === null)
-    return html`<span class="row-actions"><span class="muted">off</span>${link}</span>`;
+  const link = html`<a class="btn btn-small" href="${autoCreatePath(k.id)}">${k.autoCreate ? 'Change' : 'Set'}</a>`;
+  if (k.autoCreate === null) return html`<span class="row-actions"><span class="muted">off</span>${link}</span>`;
   const r = k.autoCreate;
-  return html`<span class="row-actions"
-    ><span
-      >${r.definitionName}${r.definitionIsPublic ? html` <span class="tag">public</span>` : ''}<span
-        class="muted small"
-      >
-        · ${k.devicesCreated} of ${r.maxDevices} created</span
-      >${Object.entries(r.labels).map(([key, v]) => html` <span class="tag">${key}=${v}</span>`)}</span
-    >${link}</span
-  >`;
+  const labels = Object.entries(r.labels).map(([key, v]) => html` <span class="tag">${key}=${v}</span>`);
+  return html`<span class="row-actions"><span>${r.definitionName}${r.definitionIsPublic ? html` <span class="tag">public</span>` : ''}<span class="muted small"> · ${k.devicesCreated} of ${r.maxDevices} created</span>${labels}</span>${link}</span>`;
 }
 
 export function autoCreateBody(o: {
@@ -98,20 +73,13 @@ export function autoCreateBody(o: {
   return manageFrame({
     section: 'apikeys',
     title: `Auto-create of ${k.name}`,
-    sub: html`<span class="mono">${k.id}</span> · ${k.devicesCreated}
-      device${k.devicesCreated === 1 ? '' : 's'} created so far`,
+    sub: html`<span class="mono">${k.id}</span> · ${k.devicesCreated} device${k.devicesCreated === 1 ? '' : 's'} created so far`,
     error: o.error,
-    body: html`<form
-      class="card stack-form manage-form narrow-form"
-      method="post"
-      action="${autoCreatePath(k.id)}"
-    >
-      ${csrfField(o.session)} ${hidden('revision', k.revision)}
-      ${autoCreateFields(o.values, o.definitions, 'auto')}
-      <div class="actions">
-        <button type="submit" class="btn btn-primary">Save</button
-        ><a class="btn btn-ghost" href="${paths.apiKeys}">Cancel</a>
-      </div>
-    </form>`,
+    body: html`<form class="card stack-form manage-form narrow-form" method="post" action="${autoCreatePath(k.id)}">
+${csrfField(o.session)}
+${hidden('revision', k.revision)}
+${autoCreateFields(o.values, o.definitions, 'auto')}
+<div class="actions"><button type="submit" class="btn btn-primary">Save</button><a class="btn btn-ghost" href="${paths.apiKeys}">Cancel</a></div>
+</form>`,
   });
 }

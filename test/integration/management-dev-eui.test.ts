@@ -2,16 +2,21 @@
  * A device's `devEui` label as the identity of a LoRaWAN device, on every write path of the
  * management API that `startVigil` serves: 16 hex digits in either case, stored lowercase, anything
  * else INVALID_INPUT; one device per DevEUI (DEV_EUI_TAKEN) on create, update and import — within
- * one import too, and for two creates at once, exactly one of which wins —; changing, removing or
+ * one import too, in provisioning files, and for two creates at once, exactly one of which wins —;
+ * changing, removing or
  * deleting frees it. The worker's catalog finds devices by DevEUI after the refresh that shows a
  * change, the read API's label filter in either case, and layout 7 gives the devices stored before their claims.
  */
 /* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-call --
    response bodies are untyped on purpose: these tests check them at run time. */
-import { beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { createLogger } from '../../src/log/logger.ts';
 import { claimDevEuis } from '../../src/state/dev-eui-migration.ts';
 import { createCatalog } from '../../src/tenancy/catalog.ts';
+import { applyProvisioning } from '../../src/tenancy/provisioning-apply.ts';
 import { createTenancyStore } from '../../src/tenancy/tenancy-store.ts';
 import { call, type ApiHarness, type CallResult } from './api-harness.ts';
 import { startManagementHarness } from './management-harness.ts';
@@ -171,6 +176,46 @@ describe('management API: DevEUIs', () => {
     // The read API's label filter finds it in either case too.
     const listed = await post('/devices/list', { labels: `devEui=${EUI}` });
     expect(listed.json.data.map((d: { deviceName: string }) => d.deviceName)).toEqual(['lora-6']);
+  });
+
+  it('refuses provisioning files whose devices share a DevEUI or take another device’s, before writing', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vigil-dev-eui-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const apply = (devices: [string, string][]) => {
+      writeFileSync(
+        join(dir, 'environments.yaml'),
+        [
+          'environments:',
+          '  - name: acme',
+          '    devices:',
+          ...devices.map(
+            ([name, devEui]) =>
+              `      - { name: ${name}, definition: ComfortSensors, labels: { devEui: "${devEui}" } }`,
+          ),
+        ].join('\n'),
+      );
+      const store = createTenancyStore({ redis: h.redis, keys: h.keys });
+      const unused = () => Promise.reject(new Error('no files to load'));
+      return applyProvisioning(
+        dir,
+        { admin: h.admin, store, loadDefinition: unused, loadPreparser: unused },
+        {},
+      );
+    };
+    await expect(
+      apply([
+        ['prov-1', '9999999999999999'],
+        ['prov-2', '9999999999999999'],
+      ]),
+    ).rejects.toMatchObject({
+      code: 'DEV_EUI_TAKEN',
+    });
+    await expect(apply([['prov-1', EUI]])).rejects.toMatchObject({ code: 'DEV_EUI_TAKEN' });
+    await expect(apply([['prov-1', 'nothex']])).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    expect(await h.redis.zscore(h.keys.devices('acme'), 'prov-1')).toBeNull();
+    expect(await apply([['prov-1', '9999999999999ABC']])).toEqual(['acme: device prov-1']);
+    expect(await holder('9999999999999abc')).toBe('prov-1');
+    expect(await apply([['prov-1', '9999999999999ABC']])).toEqual([]);
   });
 
   it('claims at layout 7 the DevEUIs of devices stored before, lowercase, the first of two', async () => {

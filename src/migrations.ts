@@ -11,6 +11,7 @@ import { repackPoints } from './state/point-layout-migration.ts';
 import { moveAuditLogsToStreams } from './state/audit-migration.ts';
 import { giveDefinitionsVersions } from './state/definition-version-migration.ts';
 import { keepUnheardDevices } from './state/unheard.ts';
+import { claimDevEuis } from './state/dev-eui-migration.ts';
 
 export const MIGRATIONS: readonly Migration<Keys>[] = [
   buildAlarmIndexes,
@@ -18,6 +19,7 @@ export const MIGRATIONS: readonly Migration<Keys>[] = [
   moveAuditLogsToStreams,
   giveDefinitionsVersions,
   keepUnheardDevices,
+  claimDevEuis,
 ];
 
 /** The layout of Redis data this version of Vigil reads and writes. */

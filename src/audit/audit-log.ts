@@ -27,7 +27,8 @@ export interface AuditRecord {
   atUTC: string;
   /**
    * Who: a username (a login token or console session), `token:<name>` (a service token),
-   * `cli:<OS user>` (the `vigil` command on the server, in its direct mode).
+   * `cli:<OS user>` (the `vigil` command on the server, in its direct mode), `apiKey:<name>` (a
+   * device the key's auto-create rule created, src/tenancy/auto-devices.ts).
    */
   actor: string;
   action: AuditAction;

@@ -1,14 +1,15 @@
 /**
  * The console's pages of API keys, service tokens and users (admins). A new key or token is shown
  * once, in the answer to the form that made it (never in a redirect's URL, never stored for a later
- * page); every change is a management operation run as the session's user.
+ * page); every change is a management operation run as the session's user. A key's auto-create
+ * rule is set in the new key's form, and changed or cleared on a page of its own.
  */
 import type { Router } from 'express';
 import { AppError } from '../errors/app-error.ts';
 import type { PublicApiKey, PublicToken } from '../tenancy/admin-credentials.ts';
 import type { PublicUser } from '../tenancy/admin-users.ts';
 import type { ConsoleContext } from './console-context.ts';
-import { adminPage, postForm, runAs, type FormRequest } from './manage-forms.ts';
+import { adminPage, labelRowsOf, labelsOf, postForm, runAs, type FormRequest } from './manage-forms.ts';
 import type { ConsoleSession } from './sessions.ts';
 import { paths } from './views/format.ts';
 import {
@@ -22,11 +23,32 @@ import {
   tokensBody,
   usersBody,
 } from './views/manage-access-view.ts';
+import {
+  autoCreateBody,
+  autoCreateValuesOf,
+  type AutoCreateValues,
+} from './views/manage-auto-create-view.ts';
+import { definitionOfValue, type DefinitionChoice } from './views/manage-devices-view.ts';
+
+/** The auto-create fields as typed, for the form shown again. */
+const typedRule = (f: FormRequest): AutoCreateValues => ({
+  definition: f.text('autoCreateDefinition'),
+  labels: labelRowsOf(f),
+  maxDevices: f.text('autoCreateMax'),
+});
+
+/** The auto-create rule of a form, as the operations take it; null when no definition is chosen. */
+function ruleOf(f: FormRequest): Record<string, unknown> | null {
+  const definition = definitionOfValue(f.text('autoCreateDefinition'));
+  if (!definition) return null;
+  return { ...definition, labels: labelsOf(labelRowsOf(f)), maxDevices: f.text('autoCreateMax') };
+}
 
 export function manageAccessRoutes(router: Router, ctx: ConsoleContext): void {
   const keysOf = (s: ConsoleSession) => runAs<PublicApiKey[]>(ctx, s, '/apikeys/list', {});
   const tokensOf = (s: ConsoleSession) => runAs<PublicToken[]>(ctx, s, '/tokens/list', {});
   const usersOf = (s: ConsoleSession) => runAs<PublicUser[]>(ctx, s, '/users/list', {});
+  const definitionsOf = (s: ConsoleSession) => runAs<DefinitionChoice[]>(ctx, s, '/definitions/list', {});
   const now = () => ctx.clock();
 
   // API keys.
@@ -38,27 +60,82 @@ export function manageAccessRoutes(router: Router, ctx: ConsoleContext): void {
     f.show(
       status,
       'API keys',
-      apiKeysBody({ session: f.session, keys: await keysOf(f.session), nowMs: now(), ...o }),
+      apiKeysBody({
+        session: f.session,
+        keys: await keysOf(f.session),
+        definitions: await definitionsOf(f.session),
+        nowMs: now(),
+        ...o,
+      }),
     );
+  const keyOf = async (s: ConsoleSession, id: string) => {
+    const key = (await keysOf(s)).find((k) => k.id === id);
+    if (!key) throw new AppError('CREDENTIAL_NOT_FOUND', `This environment has no API key ${id}.`);
+    return key;
+  };
   adminPage(router, ctx, '/manage/api-keys', async (_req, res, session) => {
     ctx.render(res, 200, {
       title: 'API keys',
       session,
       active: 'manage',
-      body: apiKeysBody({ session, keys: await keysOf(session), nowMs: now() }),
+      body: apiKeysBody({
+        session,
+        keys: await keysOf(session),
+        definitions: await definitionsOf(session),
+        nowMs: now(),
+      }),
     });
   });
   postForm(router, ctx, '/manage/api-keys/create', {
     async submit(f) {
       const name = f.text('name');
-      const created = await f.run<{ name: string; key: string }>(
-        '/apikeys/create',
-        name === '' ? {} : { name },
-      );
+      const autoCreate = ruleOf(f);
+      const created = await f.run<{ name: string; key: string }>('/apikeys/create', {
+        ...(name === '' ? {} : { name }),
+        ...(autoCreate === null ? {} : { autoCreate }),
+      });
       await keysPage(f, 200, { shown: newKeyShown(created) });
       return 'shown';
     },
-    again: (f, error) => keysPage(f, error.status, { error, name: f.text('name') }),
+    again: (f, error) => keysPage(f, error.status, { error, name: f.text('name'), autoCreate: typedRule(f) }),
+  });
+  adminPage(router, ctx, '/manage/api-keys/:id/auto-create', async (req, res, session) => {
+    const apiKey = await keyOf(session, String(req.params.id));
+    ctx.render(res, 200, {
+      title: `Auto-create of ${apiKey.name}`,
+      session,
+      active: 'manage',
+      body: autoCreateBody({
+        session,
+        apiKey,
+        values: autoCreateValuesOf(apiKey),
+        definitions: await definitionsOf(session),
+      }),
+    });
+  });
+  postForm(router, ctx, '/manage/api-keys/:id/auto-create', {
+    async submit(f) {
+      const updated = await f.run<PublicApiKey>('/apikeys/update', {
+        id: String(f.req.params.id),
+        autoCreate: ruleOf(f),
+        ...(f.text('revision') === '' ? {} : { revision: f.text('revision') }),
+      });
+      const what = updated.autoCreate
+        ? `creates devices of ${updated.autoCreate.definitionName} it does not know, at most ${updated.autoCreate.maxDevices}`
+        : 'creates no devices';
+      return { redirect: paths.apiKeys, flash: `API key ${updated.name} ${what}.` };
+    },
+    async again(f, error) {
+      const apiKey = await keyOf(f.session, String(f.req.params.id));
+      // A change made meanwhile: the current rule, to make the change again on; else what was typed.
+      const values = error.code === 'CONFLICT' ? autoCreateValuesOf(apiKey) : typedRule(f);
+      const definitions = await definitionsOf(f.session);
+      f.show(
+        error.status,
+        `Auto-create of ${apiKey.name}`,
+        autoCreateBody({ session: f.session, apiKey, values, definitions, error }),
+      );
+    },
   });
   postForm(router, ctx, '/manage/api-keys/rotate', {
     async submit(f) {
@@ -72,11 +149,6 @@ export function manageAccessRoutes(router: Router, ctx: ConsoleContext): void {
     },
     again: (f, error) => keysPage(f, error.status, { error }),
   });
-  const keyOf = async (s: ConsoleSession, id: string) => {
-    const key = (await keysOf(s)).find((k) => k.id === id);
-    if (!key) throw new AppError('CREDENTIAL_NOT_FOUND', `This environment has no API key ${id}.`);
-    return key;
-  };
   adminPage(router, ctx, '/manage/api-keys/:id/revoke', async (req, res, session) => {
     const key = await keyOf(session, String(req.params.id));
     ctx.render(res, 200, {

@@ -92,3 +92,36 @@ export function labelsProblem(labels: Readonly<Record<string, unknown>>): string
   }
   return undefined;
 }
+
+/**
+ * The label that holds a LoRaWAN device's DevEUI: unique within its environment, so that an uplink
+ * a network server sends finds its device by it (src/tenancy/catalog.ts).
+ */
+export const DEV_EUI_LABEL = 'devEui';
+/** A DevEUI as a label takes it: 16 hex digits, either case (stored lowercase). */
+export const DEV_EUI_PATTERN = /^[0-9A-Fa-f]{16}$/;
+
+/** The reason `value` is not a DevEUI, or undefined when it is one. */
+export function devEuiProblem(value: unknown): string | undefined {
+  if (typeof value === 'string' && DEV_EUI_PATTERN.test(value)) return undefined;
+  return `invalid value of label ${DEV_EUI_LABEL} ${show(value)}: use 16 hex digits (upper or lower case), such as 70b3d57ed0001234`;
+}
+
+/** A DevEUI as it is stored and looked up: lowercase; null when it is not one. */
+export const normalDevEui = (value: unknown): string | null =>
+  typeof value === 'string' && DEV_EUI_PATTERN.test(value) ? value.toLowerCase() : null;
+
+/** `labels` as a device keeps them: its devEui lowercase, every other label as it is. */
+export function normalDeviceLabels(labels: Readonly<Record<string, string>>): Record<string, string> {
+  const eui = labels[DEV_EUI_LABEL];
+  if (eui === undefined) return { ...labels };
+  return { ...labels, [DEV_EUI_LABEL]: normalDevEui(eui) ?? eui };
+}
+
+/** As labelsProblem, for a device's labels: a devEui label must also be a DevEUI. */
+export function deviceLabelsProblem(labels: Readonly<Record<string, unknown>>): string | undefined {
+  return (
+    labelsProblem(labels) ??
+    (Object.hasOwn(labels, DEV_EUI_LABEL) ? devEuiProblem(labels[DEV_EUI_LABEL]) : undefined)
+  );
+}

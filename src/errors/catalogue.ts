@@ -211,6 +211,12 @@ export const ERROR_CODES = {
     description:
       'The record changed since the revision the update was based on (another change came first): read it again, and repeat the change on what it is now.',
   },
+  DEV_EUI_TAKEN: {
+    status: 409,
+    retryable: false,
+    description:
+      'Another device of the environment has this DevEUI as its `devEui` label already (a DevEUI names one device): change or remove it there first.',
+  },
   ENVIRONMENT_NOT_FOUND: { status: 404, retryable: false, description: 'No such environment.' },
   PREPARSER_NOT_FOUND: {
     status: 404,
@@ -282,6 +288,12 @@ export const ERROR_CODES = {
     retryable: false,
     description:
       'The network server’s device id is not a valid Vigil device name, and no device has the message’s DevEUI as its `devEui` label; it is not stored.',
+  },
+  AUTO_CREATE_LIMIT: {
+    status: 0,
+    retryable: false,
+    description:
+      'The payload names a device that does not exist, and the API key it came with has created as many devices as its auto-create rule allows (`maxDevices`); it is not stored.',
   },
   UNKNOWN_DATA_POINT: {
     status: 0,

@@ -4,10 +4,12 @@
  * token is answered once, by the operation that creates it, and is never in a listing or the audit
  * log. The rules are the CLI's (tenancy/admin-credentials.ts): rotating a key gives its successor
  * and lets the old key work `overlapMinutes` more, then refuses it everywhere, like a revoked one.
+ * A key may carry an auto-create rule (tenancy/admin-api-key-rules.ts): the devices it may create
+ * when an uplink names one Vigil does not know; `/apikeys/update` sets, changes or clears it.
  */
 import { z } from 'zod';
 import { attr, strictAttributes } from '../api/attributes.ts';
-import { arrayOf, bool, objectOf, str, ts } from '../api/json-schema.ts';
+import { arrayOf, bool, int, objectOf, str, ts } from '../api/json-schema.ts';
 import { AppError } from '../errors/app-error.ts';
 import {
   checkScopes,
@@ -15,13 +17,16 @@ import {
   type CredentialAdmin,
   type PublicToken,
 } from '../tenancy/admin-credentials.ts';
-import { SCOPES } from '../tenancy/types.ts';
+import { AUTO_CREATE_MAX_DEVICES, SCOPES } from '../tenancy/types.ts';
+import { labelsAttribute } from './device-operations.ts';
+import { LABELS_SCHEMA } from './device-shape.ts';
 import { changed, operation, unchanged, type Operation } from './operation.ts';
 
 export interface CredentialOperationDeps {
   credentials: Pick<
     CredentialAdmin,
     | 'createApiKey'
+    | 'updateApiKey'
     | 'listApiKeys'
     | 'revokeApiKey'
     | 'rotateApiKey'
@@ -63,7 +68,35 @@ const timeMs = (t: number | string): number => (typeof t === 'number' ? t * 1000
 
 const idAttribute = () => attr.string().describe('The id, or the name, of the credential.');
 
-const API_KEY_SCHEMA = objectOf({ id: str, name: str, createdUTC: str, expiresUTC: ts });
+/** An auto-create rule as the operations take it. */
+const autoCreateAttribute = () =>
+  z
+    .strictObject({
+      definitionName: attr.string().describe('The definition of the devices it creates.'),
+      definitionIsPublic: attr.boolean().optional().describe('A public definition; absent: false.'),
+      labels: labelsAttribute()
+        .optional()
+        .describe('Labels each device created gets besides its devEui (which is the uplink’s).'),
+      maxDevices: attr
+        .number({ integer: true, min: 1, max: AUTO_CREATE_MAX_DEVICES })
+        .describe('Most devices the key creates, its predecessors’ by rotation counted.'),
+    })
+    .describe('What the key may create of devices it does not know (LoRaWAN uplinks).');
+
+const AUTO_CREATE_SCHEMA = {
+  ...objectOf({ definitionName: str, definitionIsPublic: bool, labels: LABELS_SCHEMA, maxDevices: int }),
+  type: ['object', 'null'],
+  description: 'The auto-create rule; null: the key creates no device.',
+};
+const API_KEY_SCHEMA = objectOf({
+  id: str,
+  name: str,
+  createdUTC: str,
+  expiresUTC: ts,
+  autoCreate: AUTO_CREATE_SCHEMA,
+  devicesCreated: { ...int, description: 'Devices its rule created, its predecessors’ by rotation counted.' },
+  revision: int,
+});
 const TOKEN_SCHEMA = objectOf({
   id: str,
   name: str,
@@ -85,18 +118,60 @@ export function credentialOperations(deps: CredentialOperationDeps): Operation[]
       scope: 'admin',
       attributes: strictAttributes({
         name: attr.string().optional().describe('A name to find the key by; `key-<id>` when absent.'),
+        autoCreate: autoCreateAttribute().optional(),
       }),
       answer: {
         summary: 'Create an API key for the gateway and MQTT (the key is in this answer only)',
-        data: objectOf({ id: str, name: str, createdUTC: str, key: str }),
-        errors: ['409'],
+        data: objectOf({ id: str, name: str, createdUTC: str, autoCreate: AUTO_CREATE_SCHEMA, key: str }),
+        errors: ['404', '409'],
       },
       async run(caller, a) {
-        const created = await credentials.createApiKey(caller.env, a.name);
+        const created = await credentials.createApiKey(caller.env, a.name, a.autoCreate);
+        const { key: _key, ...listed } = created;
         return changed(created, {
           action: 'apikey.create',
           target: created.name,
-          after: { id: created.id, name: created.name, createdUTC: created.createdUTC, expiresUTC: null },
+          after: { ...listed, expiresUTC: null, devicesCreated: 0, revision: 1 },
+        });
+      },
+    }),
+    operation({
+      path: '/apikeys/update',
+      scope: 'admin',
+      attributes: strictAttributes({
+        id: idAttribute(),
+        autoCreate: autoCreateAttribute()
+          .nullable()
+          .describe('The new rule (it replaces the key’s), or null: the key creates no more devices.'),
+        revision: attr
+          .number({ integer: true, min: 1 })
+          .optional()
+          .describe(
+            'The revision the change is based on; 409 CONFLICT when the key has another. Absent: last writer wins.',
+          ),
+      }),
+      answer: {
+        summary: 'Set, change or clear an API key’s auto-create rule',
+        data: API_KEY_SCHEMA,
+        errors: ['404', '409'],
+      },
+      async run(caller, a) {
+        const {
+          before,
+          after,
+          changed: moved,
+        } = await credentials.updateApiKey(caller.env, a.id, {
+          autoCreate: a.autoCreate,
+          ...(a.revision === undefined ? {} : { revision: a.revision }),
+        });
+        if (!moved) return unchanged(after);
+        const verb = before.autoCreate === null ? 'set' : after.autoCreate === null ? 'cleared' : 'changed';
+        return changed(after, {
+          action: 'apikey.update',
+          target: after.name,
+          before,
+          after,
+          details: { autoCreate: verb },
         });
       },
     }),

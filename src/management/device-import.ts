@@ -16,7 +16,13 @@ import { parse as parseCsv } from 'csv-parse/sync';
 import { stringify as stringifyCsv } from 'csv-stringify/sync';
 import { attr, strictAttributes } from '../api/attributes.ts';
 import { arrayOf, bool, int, objectOf, str } from '../api/json-schema.ts';
-import { displayNameProblem, labelsProblem, nameProblem } from '../domain/identifiers.ts';
+import {
+  DEV_EUI_LABEL,
+  deviceLabelsProblem,
+  displayNameProblem,
+  nameProblem,
+  normalDeviceLabels,
+} from '../domain/identifiers.ts';
 import { AppError } from '../errors/app-error.ts';
 import type { ErrorCode } from '../errors/catalogue.ts';
 import type { DeviceInput } from '../tenancy/admin-devices.ts';
@@ -69,7 +75,10 @@ interface Row {
 }
 
 export interface DeviceImportDeps {
-  store: Pick<TenancyStore, 'listDevices' | 'getDevices' | 'listedDevices' | 'listDefinitions'>;
+  store: Pick<
+    TenancyStore,
+    'listDevices' | 'getDevices' | 'listedDevices' | 'listDefinitions' | 'devEuiOwners'
+  >;
   devices: Pick<DeviceImporter, 'importDevices'>;
 }
 
@@ -166,10 +175,14 @@ export function deviceImportOperations(deps: DeviceImportDeps): Operation[] {
     const known = names.filter((_, i) => inList[i]);
     const found = new Map((await deps.store.getDevices(env, known)).map((d, i) => [known[i], d]));
     const current = names.map((n) => found.get(n) ?? null);
-    const plan = checked.map((c, n) => {
+    const merges = checked.map((c, n) => {
       const now = current[n] ?? null;
       return { line: c.line, current: now, input: merged(c.device, now) };
     });
+    const taken = await takenDevEuis(env, merges);
+    failed.push(...taken.failures);
+    failed.sort((a, b) => a.line - b.line);
+    const plan = merges.filter((m) => !taken.lines.has(m.line));
     const changes = plan.filter((p) => !p.current || !sameAsInput(p.current, p.input));
     const report: ImportReport = {
       created: plan.filter((p) => !p.current).length,
@@ -187,13 +200,47 @@ export function deviceImportOperations(deps: DeviceImportDeps): Operation[] {
     );
     if (conflicts.length === 0) return report;
     const lineOf = new Map(changes.map((c) => [c.input.name, c.line]));
-    const lost = conflicts.map((name) => ({
+    const lost = conflicts.map(({ deviceName: name, code, holder }) => ({
       line: lineOf.get(name) ?? 0,
-      field: null,
-      code: 'CONFLICT' as const,
-      message: `device ${name} changed while the import ran: not written; import again to apply this row`,
+      field: code === 'CONFLICT' ? null : ('labels' as const),
+      code,
+      message:
+        code === 'CONFLICT'
+          ? `device ${name} changed while the import ran: not written; import again to apply this row`
+          : `device ${holder ?? ''} took this ${DEV_EUI_LABEL} while the import ran: device ${name} not written`,
     }));
     return { ...report, failed: lost.slice(0, FAILURES_SHOWN), failedCount: lost.length };
+  }
+
+  /**
+   * The rows whose DevEUI another row has (an earlier line) or another device holds, as failures:
+   * a DevEUI moves from one device to another in two steps (removed, then given), never within one
+   * import, whose rows are written in batches.
+   */
+  async function takenDevEuis(
+    env: string,
+    rows: readonly { line: number; input: DeviceInput }[],
+  ): Promise<{ failures: ImportFailure[]; lines: Set<number> }> {
+    const withEui = rows.filter((r) => r.input.labels?.[DEV_EUI_LABEL] !== undefined);
+    const euis = withEui.map((r) => r.input.labels?.[DEV_EUI_LABEL] ?? '');
+    const owners = await deps.store.devEuiOwners(env, euis);
+    const failures: ImportFailure[] = [];
+    const seen = new Map<string, number>();
+    withEui.forEach((r, i) => {
+      const eui = euis[i] ?? '';
+      const earlier = seen.get(eui);
+      const holder = owners[i];
+      const message =
+        earlier !== undefined
+          ? `${DEV_EUI_LABEL} ${eui} is also on line ${earlier}`
+          : holder !== null && holder !== undefined && holder !== r.input.name
+            ? `${DEV_EUI_LABEL} ${eui} is device ${holder}'s already: change or remove it there first`
+            : undefined;
+      if (earlier === undefined) seen.set(eui, r.line);
+      if (message !== undefined)
+        failures.push({ line: r.line, field: 'labels', code: 'DEV_EUI_TAKEN', message });
+    });
+    return { failures, lines: new Set(failures.map((f) => f.line)) };
   }
 }
 
@@ -328,9 +375,9 @@ function checkRow(
   if (v.labels !== undefined) {
     const labels = labelsOf(v.labels);
     if (typeof labels === 'string') return fail('labels', 'INVALID_INPUT', labels);
-    const labelProblem = labelsProblem(labels);
+    const labelProblem = deviceLabelsProblem(labels);
     if (labelProblem) return fail('labels', 'INVALID_INPUT', labelProblem);
-    device.labels = Object.keys(labels).length === 0 ? null : labels;
+    device.labels = Object.keys(labels).length === 0 ? null : normalDeviceLabels(labels);
   }
   if (v.availabilityMinutes !== undefined) {
     const raw = text(v.availabilityMinutes);

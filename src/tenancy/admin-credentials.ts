@@ -8,13 +8,30 @@
  *
  * Rotating an API key creates its successor and gives the old one an expiry (`expiresMs` on its
  * record, which Redis drops then: PEXPIREAT), so devices can move over while both work; the
- * gateway, MQTT and login refuse the old key once past it, as if it were revoked.
+ * gateway, MQTT and login refuse the old key once past it, as if it were revoked. The successor keeps
+ * the old key's auto-create rule and the count of the devices it created (admin-api-key-rules.ts).
  */
 import { AppError } from '../errors/app-error.ts';
+import {
+  checkAutoCreateRule,
+  createApiKeyRuleAdmin,
+  devicesCreatedBy,
+  inheritedRule,
+  requireRuleDefinition,
+  revisionOf,
+  type AutoCreateRuleInput,
+} from './admin-api-key-rules.ts';
 import { checkName, invalid, type AdminContext } from './admin-support.ts';
 import { encodeToken, pipelineValues } from './records.ts';
 import { generateApiKey, generateToken, secretId, sha256Hex } from './secrets.ts';
-import { SCOPES, USER_ROLES, type Scope, type TokenRecord, type UserRole } from './types.ts';
+import {
+  SCOPES,
+  USER_ROLES,
+  type AutoCreateRule,
+  type Scope,
+  type TokenRecord,
+  type UserRole,
+} from './types.ts';
 
 /** Metadata kept per API key / CLI token in `Keys.envApiKeys` / `Keys.envTokens`. */
 export interface CredentialMeta {
@@ -27,6 +44,12 @@ export interface CredentialMeta {
   expiresUTC?: string | null;
   /** Tokens only; absent on tokens created before scopes existed: `read`. */
   scopes?: Scope[];
+  /** API keys: counts the changes of the key's auto-create rule; absent (stored before): 1. */
+  revision?: number;
+  /** API keys: what the key may create of devices it does not know; absent: nothing. */
+  autoCreate?: AutoCreateRule;
+  /** API keys: where the devices it created are counted (Keys.autoCreated); absent: its id. */
+  counterId?: string;
 }
 
 export const API_KEY_FORMAT = /^vk_[A-Za-z0-9_-]{20,}$/;
@@ -80,13 +103,21 @@ export interface PublicApiKey {
   createdUTC: string;
   /** Null: no expiry; set on a key replaced by a rotation. */
   expiresUTC: string | null;
+  /** Null: the key creates no device. */
+  autoCreate: AutoCreateRule | null;
+  /** Devices its auto-create rule created, its predecessors' by rotation counted. */
+  devicesCreated: number;
+  revision: number;
 }
 
-export const publicApiKey = (m: CredentialMeta): PublicApiKey => ({
+export const publicApiKey = (m: CredentialMeta, devicesCreated = 0): PublicApiKey => ({
   id: m.id,
   name: m.name,
   createdUTC: m.createdUTC,
   expiresUTC: m.expiresUTC ?? null,
+  autoCreate: m.autoCreate ?? null,
+  devicesCreated,
+  revision: revisionOf(m),
 });
 
 /** A service token as it is listed (with its last use) and audited: never the token or its hash. */
@@ -160,13 +191,22 @@ export function createCredentialAdmin(ctx: AdminContext) {
     env: string,
     name: string,
     key: string,
+    autoCreate?: AutoCreateRule,
   ): Promise<{ meta: CredentialMeta; changed: boolean }> {
     await ctx.requireEnv(env);
     const hash = sha256Hex(key);
     const existing = (await listMeta(keys.envApiKeys(env))).find((m) => m.name === name);
     if (existing?.hash === hash) return { meta: existing, changed: false };
     await refuseReuse(keys.apiKey(hash), 'API key');
-    const meta: CredentialMeta = { id: secretId(hash), name, createdUTC: ctx.nowUTC(), hash };
+    // A key of the same name given another secret keeps its rule and count, as a rotation does.
+    const meta: CredentialMeta = {
+      id: secretId(hash),
+      name,
+      createdUTC: ctx.nowUTC(),
+      hash,
+      ...(existing ? inheritedRule(existing) : {}),
+      ...(autoCreate === undefined ? {} : { autoCreate }),
+    };
     const m = redis.multi();
     if (existing) m.del(keys.apiKey(existing.hash)).hdel(keys.envApiKeys(env), existing.id);
     m.hset(keys.apiKey(hash), { env, id: meta.id, name, createdUTC: meta.createdUTC });
@@ -235,16 +275,51 @@ export function createCredentialAdmin(ctx: AdminContext) {
     return meta;
   }
 
+  /** The key's metadata by id or name; CREDENTIAL_NOT_FOUND when there is none (or it expired). */
+  async function liveApiKey(env: string, idOrName: string): Promise<CredentialMeta> {
+    const meta = await findMeta(keys.envApiKeys(env), idOrName);
+    if (hasPassed(meta.expiresUTC, ctx.clock())) throw notFound(idOrName);
+    return meta;
+  }
+
+  /** The key as listed, with the count of the devices it created. */
+  async function shown(env: string, meta: CredentialMeta): Promise<PublicApiKey> {
+    const [count] = await devicesCreatedBy(ctx, env, [meta]);
+    return publicApiKey(meta, count);
+  }
+
+  const rules = createApiKeyRuleAdmin(ctx, liveApiKey);
+
   return {
-    async createApiKey(env: string, name?: string) {
+    /**
+     * Creates an API key (shown once, in the answer), with an auto-create rule when `autoCreate`
+     * is given (its definition must exist: DEFINITION_NOT_FOUND).
+     */
+    async createApiKey(env: string, name?: string, autoCreate?: AutoCreateRuleInput) {
       if (name !== undefined) checkName('key name', name);
+      const rule = autoCreate === undefined ? undefined : checkAutoCreateRule(autoCreate);
+      await ctx.requireEnv(env);
+      if (rule) await requireRuleDefinition(ctx, env, rule);
       const key = generateApiKey();
       const keyName = name ?? `key-${secretId(sha256Hex(key))}`;
       if (name !== undefined && (await listMeta(keys.envApiKeys(env))).some((m) => m.name === name)) {
         throw new AppError('ALREADY_EXISTS', `an API key named ${name} exists already in ${env}`);
       }
-      const { meta } = await storeApiKey(env, keyName, key);
-      return { id: meta.id, name: meta.name, createdUTC: meta.createdUTC, key };
+      const { meta } = await storeApiKey(env, keyName, key, rule);
+      return { id: meta.id, name: meta.name, createdUTC: meta.createdUTC, autoCreate: rule ?? null, key };
+    },
+    /**
+     * Sets, changes (a rule) or clears (null) the key's auto-create rule; `revision`: the key's
+     * revision the change is based on (CONFLICT when it has another). Answers the key before and
+     * after, as listed, and whether anything changed.
+     */
+    async updateApiKey(
+      env: string,
+      idOrName: string,
+      change: { autoCreate: AutoCreateRuleInput | null; revision?: number },
+    ): Promise<{ before: PublicApiKey; after: PublicApiKey; changed: boolean }> {
+      const r = await rules.setAutoCreate(env, idOrName, change.autoCreate, change.revision);
+      return { before: await shown(env, r.before), after: await shown(env, r.after), changed: r.changed };
     },
     /** Provisioning: stores a given key under `name`. */
     async putApiKey(env: string, name: string, key: string): Promise<boolean> {
@@ -256,19 +331,19 @@ export function createCredentialAdmin(ctx: AdminContext) {
     /** API keys; the metadata of expired ones (whose records Redis already dropped) is pruned. */
     async listApiKeys(env: string): Promise<PublicApiKey[]> {
       await ctx.requireEnv(env);
-      return (await listLive(keys.envApiKeys(env))).map(publicApiKey);
+      const live = await listLive(keys.envApiKeys(env));
+      const counts = await devicesCreatedBy(ctx, env, live);
+      return live.map((m, i) => publicApiKey(m, counts[i]));
     },
     /** The key, by id or name, as it is listed; CREDENTIAL_NOT_FOUND when there is none (or it expired). */
     async getApiKey(env: string, idOrName: string): Promise<PublicApiKey> {
       await ctx.requireEnv(env);
-      const meta = await findMeta(keys.envApiKeys(env), idOrName);
-      if (hasPassed(meta.expiresUTC, ctx.clock())) throw notFound(idOrName);
-      return publicApiKey(meta);
+      return shown(env, await liveApiKey(env, idOrName));
     },
     /** Revokes the key at once; answers it as it was listed. */
     async revokeApiKey(env: string, idOrName: string): Promise<PublicApiKey> {
       await ctx.requireEnv(env);
-      return publicApiKey(await revoke(keys.envApiKeys(env), (h) => keys.apiKey(h), idOrName));
+      return shown(env, await revoke(keys.envApiKeys(env), (h) => keys.apiKey(h), idOrName));
     },
     /**
      * Creates the successor of an API key (named `name`, or the old name with a suffix:
@@ -296,6 +371,7 @@ export function createCredentialAdmin(ctx: AdminContext) {
         name: name ?? successorName(old.name, names),
         createdUTC: new Date(now).toISOString(),
         hash,
+        ...inheritedRule(old),
       };
       const keptMs = old.expiresUTC ? Date.parse(old.expiresUTC) : Infinity;
       const expiresMs = Math.min(now + overlapMs, keptMs);
@@ -312,10 +388,11 @@ export function createCredentialAdmin(ctx: AdminContext) {
         m.hset(metaKey, old.id, JSON.stringify(after));
       }
       pipelineValues(await m.exec());
+      const [count = 0] = await devicesCreatedBy(ctx, env, [old]);
       return {
-        created: { ...publicApiKey(created), key },
-        before: publicApiKey(old),
-        after: after && publicApiKey(after),
+        created: { ...publicApiKey(created, count), key },
+        before: publicApiKey(old, count),
+        after: after && publicApiKey(after, count),
       };
     },
 

@@ -2,16 +2,24 @@
  * Administration of devices and their per-device settings: threshold overrides and suppressed
  * data points. A device's definition and sensor names are checked before anything is written.
  *
- * A device record is written by one script that checks its revision (lua/put-record.lua), so two
+ * A device record is written by one script that checks its revision (lua/put-device.lua), so two
  * administrators never overwrite each other silently: an update based on an older revision is
- * refused with CONFLICT. What else a device has — its place in the environment's device list, the
+ * refused with CONFLICT. The same script claims the device's DevEUI (its `devEui` label, 16 hex
+ * digits stored lowercase): a DevEUI another device holds is refused with DEV_EUI_TAKEN, and one a
+ * device no longer has, or a deleted device had, is free again. What else a device has — its place in the environment's device list, the
  * label index, overrides of data points its new definition lacks — is written in steps that are safe
  * to repeat, around the record: the list and index first on creation (a reader checks each name
  * against its record, so a name without one is skipped), last on deletion.
  */
 import { readFileSync } from 'node:fs';
 import { AppError } from '../errors/app-error.ts';
-import { displayNameProblem, labelsProblem } from '../domain/identifiers.ts';
+import {
+  DEV_EUI_LABEL,
+  devEuiProblem,
+  displayNameProblem,
+  labelsProblem,
+  normalDeviceLabels,
+} from '../domain/identifiers.ts';
 import { parseThresholdSet, type ThresholdInput } from '../domain/thresholds.ts';
 import type { DataPointSpec } from '../domain/types.ts';
 import { checkName, invalid, type AdminContext } from './admin-support.ts';
@@ -30,7 +38,8 @@ import {
 import { scopeOf } from './tenancy-store.ts';
 import type { DefinitionRecord, DeviceRecord } from './types.ts';
 
-const PUT_RECORD = readFileSync(new URL('./lua/put-record.lua', import.meta.url), 'utf8');
+const PUT_DEVICE = readFileSync(new URL('./lua/put-device.lua', import.meta.url), 'utf8');
+const RELEASE_DEV_EUI = readFileSync(new URL('./lua/release-dev-eui.lua', import.meta.url), 'utf8');
 
 export interface DeviceInput {
   name: string;
@@ -69,7 +78,7 @@ export interface DeviceRules {
   suppressed: Map<string, number>;
 }
 
-/** What writing a device record expects of the one stored (put-record.lua's ARGV[1]). */
+/** What writing a device record expects of the one stored (put-device.lua's ARGV[1]). */
 type Expectation = { kind: 'absent' } | { kind: 'present'; revision?: number } | { kind: 'any' };
 
 export function createDeviceAdmin(ctx: AdminContext) {
@@ -132,18 +141,31 @@ export function createDeviceAdmin(ctx: AdminContext) {
       (fields.displayName === undefined ? undefined : displayNameProblem(fields.displayName)) ??
       (fields.labels === undefined ? undefined : labelsProblem(fields.labels));
     if (problem !== undefined) throw invalid(problem);
+    const labels = fields.labels;
+    const euiProblem =
+      labels !== undefined && Object.hasOwn(labels, DEV_EUI_LABEL)
+        ? devEuiProblem(labels[DEV_EUI_LABEL])
+        : undefined;
+    if (euiProblem !== undefined)
+      throw new AppError('INVALID_INPUT', euiProblem, { details: { label: DEV_EUI_LABEL } });
     const minutes = fields.availabilityMinutes;
     if (minutes !== undefined && minutes !== null && !(Number.isFinite(minutes) && minutes > 0)) {
       throw invalid(`availability minutes must be a positive number, not ${String(minutes)}`);
     }
   }
-
-
+  /** DEV_EUI_TAKEN when another device than `deviceName` holds `eui` (undefined: none wanted). */
+  async function refuseTakenDevEui(env: string, deviceName: string, eui: string | undefined) {
+    if (eui === undefined) return;
+    const holder = await redis.hget(keys.devEuis(env), eui);
+    if (holder !== null && holder !== deviceName) throw devEuiTaken(eui, holder);
+  }
 
   /**
-   * Writes `record` if the stored one meets `expect`; returns it with its new revision. Before: the
-   * device list and label index gain it, and a new device is marked never heard from. After: the index loses `previous`'s labels that it no
-   * longer has, and overrides and suppressions of data points `def` does not have are dropped.
+   * Writes `record` if the stored one meets `expect`, claiming its DevEUI; returns it with its new
+   * revision. Before: the device list and label index gain it, and a new device is marked never
+   * heard from (a DevEUI held by another device is refused before that; the script refuses a
+   * race). After: the index loses `previous`'s labels that it no longer has, and overrides and
+   * suppressions of data points `def` does not have are dropped.
    */
   async function writeDevice(
     record: DeviceRecord,
@@ -152,19 +174,28 @@ export function createDeviceAdmin(ctx: AdminContext) {
     previous: DeviceRecord | null,
   ): Promise<DeviceRecord> {
     const { env, deviceName } = record;
+    const eui = record.labels[DEV_EUI_LABEL];
+    await refuseTakenDevEui(env, deviceName, eui);
     const before = redis.pipeline().zadd(keys.devices(env), 0, deviceName);
     for (const [k, v] of Object.entries(record.labels))
       before.zadd(keys.labelIndex(env, k), 0, `${v}\n${deviceName}`);
     if (previous === null) ctx.dependents.createDevices(before, env, [deviceName]);
     await before.exec();
     const fields = Object.entries(encodeDevice(record)).flat();
-    const [written, revision] = (await redis.eval(
-      PUT_RECORD,
-      1,
+    const [written, revision, holder] = (await redis.eval(
+      PUT_DEVICE,
+      2,
       keys.device(env, deviceName),
+      keys.devEuis(env),
       expectationArg(expect),
+      deviceName,
+      eui ?? '',
       ...fields,
-    )) as [number, number];
+    )) as [number, number, string?];
+    if (written === 2) {
+      if (previous === null) await dropUnwritten(ctx, record);
+      throw devEuiTaken(eui ?? '', holder ?? '');
+    }
     if (written !== 1) throw refused(expect, deviceName, revision);
     await tidyAfterWrite(record, def, previous);
     return { ...record, revision };
@@ -202,7 +233,7 @@ export function createDeviceAdmin(ctx: AdminContext) {
       definitionName: changes.definitionName ?? device.definitionName,
       definitionIsPublic: changes.definitionIsPublic ?? device.definitionIsPublic,
       ...(minutes === undefined ? {} : { availabilityMinutes: minutes }),
-      labels: changes.labels === undefined ? device.labels : { ...changes.labels },
+      labels: changes.labels === undefined ? device.labels : normalDeviceLabels(changes.labels),
     };
   }
 
@@ -283,6 +314,7 @@ export function createDeviceAdmin(ctx: AdminContext) {
       const device = await requireDevice(env, name);
       const m = redis
         .multi()
+        .eval(RELEASE_DEV_EUI, 2, keys.device(env, name), keys.devEuis(env), name)
         .del(keys.device(env, name), keys.deviceThresholds(env, name), keys.deviceSuppressed(env, name));
       ctx.dependents.deleteDevice(m, env, name);
       await m.exec();
@@ -380,7 +412,7 @@ export function recordOf(env: string, input: DeviceInput, createdUTC: string): D
     definitionName: input.definitionName,
     definitionIsPublic: input.definitionIsPublic,
     ...(input.availabilityMinutes === undefined ? {} : { availabilityMinutes: input.availabilityMinutes }),
-    labels: { ...input.labels },
+    labels: normalDeviceLabels(input.labels ?? {}),
     revision: 0,
     createdUTC,
   };
@@ -411,7 +443,40 @@ function overrideConflict(device: string, sensor: string, expected: number, curr
   );
 }
 
-/** Why put-record.lua refused a write that expected `expect`, the record being at `revision` (0: none). */
+/**
+ * Takes a new device whose record was refused (its DevEUI taken meanwhile) out of the device list,
+ * the label index and what depends on it, which gained it before the write — unless its record
+ * exists by now (another creation of that name came first), checked in one transaction.
+ */
+export async function dropUnwritten(ctx: AdminContext, record: DeviceRecord): Promise<void> {
+  const { keys } = ctx;
+  const { env, deviceName } = record;
+  let absent = false;
+  await ctx.atomically(
+    [keys.device(env, deviceName)],
+    async () => {
+      absent = (await ctx.redis.exists(keys.device(env, deviceName))) === 0;
+    },
+    (m) => {
+      if (!absent) return;
+      m.zrem(keys.devices(env), deviceName);
+      for (const [k, v] of Object.entries(record.labels))
+        m.zrem(keys.labelIndex(env, k), `${v}\n${deviceName}`);
+      ctx.dependents.deleteDevice(m, env, deviceName);
+    },
+  );
+}
+
+/** DEV_EUI_TAKEN: `holder` has the DevEUI `eui` already. */
+export function devEuiTaken(eui: string, holder: string): AppError {
+  return new AppError(
+    'DEV_EUI_TAKEN',
+    `DevEUI ${eui} is the ${DEV_EUI_LABEL} of device ${holder} already: change or remove it there first`,
+    { details: { devEui: eui, deviceName: holder } },
+  );
+}
+
+/** Why put-device.lua refused a write that expected `expect`, the record being at `revision` (0: none). */
 function refused(expect: Expectation, deviceName: string, revision: number): AppError {
   if (revision === 0)
     return new AppError('DEVICE_NOT_FOUND', `no device ${deviceName}`, { details: { deviceName } });

@@ -83,7 +83,7 @@ export function createEnvironmentAdmin(ctx: AdminContext) {
       ]);
       const m = redis.multi().srem(keys.envs(), env);
       m.del(keys.env(env), keys.envApiKeys(env), keys.envTokens(env), keys.users(env), keys.preparser(env));
-      m.del(keys.devices(env), keys.definitions(priv));
+      m.del(keys.devices(env), keys.definitions(priv), keys.devEuis(env), keys.autoCreated(env));
       ctx.dependents.deleteEnvironment(m, env);
       for (const h of apiKeyHashes) m.del(keys.apiKey(h));
       for (const h of tokenHashes) m.del(keys.token(h));

@@ -8,6 +8,7 @@
  * another definition), in every worker. Changes that do not raise an epoch (made by an older
  * version) still reach it within `ttlMs`.
  */
+import { DEV_EUI_LABEL, normalDevEui } from '../domain/identifiers.ts';
 import { createLoadingCache, type LoadingCache } from '../lib/loading-cache.ts';
 import type { DeviceSettings, TenancyStore } from './tenancy-store.ts';
 import type { DefinitionRecord, DeviceRecord, Environment, PreparserRecord } from './types.ts';
@@ -17,6 +18,12 @@ export interface Catalog {
   preparser(env: string): Promise<PreparserRecord | null>;
   /** Devices by name, one pipelined read for the names not cached. */
   devices(env: string, names: string[]): Promise<Map<string, DeviceRecord>>;
+  /**
+   * Devices by DevEUI (their `devEui` label; either case asked, keys lowercase), those found only:
+   * one HMGET for the DevEUIs not cached, then `devices` for their names. Cached and forgotten as
+   * `devices` is, so a device created or relabelled is found after the refresh that shows it.
+   */
+  devicesByDevEui(env: string, euis: readonly string[]): Promise<Map<string, DeviceRecord>>;
   definition(env: string, name: string, isPublic: boolean): Promise<DefinitionRecord | null>;
   /**
    * Threshold overrides and suppressions of `devices` (every name present), one pipelined read for
@@ -46,7 +53,9 @@ export function createCatalog(deps: {
   const devices = cache<DeviceRecord | null>();
   const definitions = cache<DefinitionRecord | null>();
   const settings = cache<DeviceSettings>();
-  const caches = [envs, preparsers, devices, definitions, settings];
+  /** DevEUI → the name of the device that holds it (null: none). */
+  const holders = cache<string | null>();
+  const caches = [envs, preparsers, devices, definitions, settings, holders];
   /** The epochs last read, by scope. */
   const epochs = new Map<string, string>();
   /** Counts forgettings: a batch read that started before one is not kept. */
@@ -57,6 +66,16 @@ export function createCatalog(deps: {
     names: readonly string[],
     load: (missing: string[]) => Promise<V[]>,
   ) => readThrough(c, env, names, load, () => generation);
+  async function devicesByName(env: string, names: string[]) {
+    const records = await readBatch(devices, env, names, async (missing) => {
+      const got = await tenancy.getDevices(env, missing);
+      return missing.map((_, i) => got[i] ?? null);
+    });
+    // Unknown devices are cached (as null) but not returned.
+    for (const [name, record] of records) if (!record) records.delete(name);
+    return records as Map<string, DeviceRecord>;
+  }
+
   return {
     async refresh(scopes) {
       const wanted = ['public', ...new Set(scopes)];
@@ -73,14 +92,22 @@ export function createCatalog(deps: {
     },
     environment: (env) => envs.get(env, () => tenancy.getEnvironment(env)),
     preparser: (env) => preparsers.get(env, () => tenancy.getPreparser(env)),
-    async devices(env, names) {
-      const records = await readBatch(devices, env, names, async (missing) => {
-        const got = await tenancy.getDevices(env, missing);
-        return missing.map((_, i) => got[i] ?? null);
-      });
-      // Unknown devices are cached (as null) but not returned.
-      for (const [name, record] of records) if (!record) records.delete(name);
-      return records as Map<string, DeviceRecord>;
+    devices: devicesByName,
+    async devicesByDevEui(env, asked) {
+      const euis = asked.map(normalDevEui).filter((e): e is string => e !== null);
+      const names = await readBatch(holders, env, euis, (missing) => tenancy.devEuiOwners(env, missing));
+      const held = [...names].filter((pair): pair is [string, string] => pair[1] !== null);
+      const records = await devicesByName(
+        env,
+        held.map(([, name]) => name),
+      );
+      const found = new Map<string, DeviceRecord>();
+      for (const [eui, name] of held) {
+        const record = records.get(name);
+        // A holder read before a refresh and a record read after it may disagree: the record says.
+        if (record?.labels[DEV_EUI_LABEL] === eui) found.set(eui, record);
+      }
+      return found;
     },
     definition: (env, name, isPublic) =>
       definitions.get(isPublic ? `public\n${name}` : `${env}\n${name}`, () =>

@@ -12,7 +12,8 @@ import { AppError } from '../errors/app-error.ts';
 import { messageOf } from '../lib/message-of.ts';
 import type { DefinitionScope } from './tenancy-keys.ts';
 import { parseThresholdSet } from '../domain/thresholds.ts';
-import { toThresholdInput } from './admin-devices.ts';
+import { devEuiTaken, toThresholdInput } from './admin-devices.ts';
+import { DEV_EUI_LABEL, normalDevEui } from '../domain/identifiers.ts';
 import {
   API_KEY_FORMAT,
   MAX_PASSWORD_LENGTH,
@@ -118,6 +119,7 @@ async function loadAndValidate(
     checkSecrets(env);
     await checkSecretOwners(env, deps);
     for (const device of env.devices) await checkDevice(env.name, device, loaded, deps);
+    await checkDevEuis(env, deps);
     const { channels, routes } = env.alerting;
     if (channels.length > 0 || routes.length > 0) {
       if (!deps.alerting) throw invalid(`${env.name}: channels and routes cannot be applied here`);
@@ -149,6 +151,31 @@ function checkUnique(plan: ProvisioningPlan) {
   ]);
   if (firstDuplicate(secrets) !== undefined)
     throw invalid('the same API key or token secret is listed twice');
+}
+
+/**
+ * Each DevEUI of the environment's devices on one device only: of the files, and of Redis, where
+ * another device holding one would refuse its device's write half-way.
+ */
+async function checkDevEuis(env: PlannedEnvironment, deps: ProvisioningDeps) {
+  const devices = env.devices.flatMap((d) => {
+    const eui = normalDevEui(d.labels?.[DEV_EUI_LABEL]);
+    return eui === null ? [] : [{ name: d.name, eui }];
+  });
+  const seen = new Map<string, string>();
+  for (const { name, eui } of devices) {
+    const other = seen.get(eui);
+    if (other !== undefined && other !== name) throw devEuiTaken(eui, other);
+    seen.set(eui, name);
+  }
+  const owners = await deps.store.devEuiOwners(
+    env.name,
+    devices.map((d) => d.eui),
+  );
+  devices.forEach(({ name, eui }, i) => {
+    const holder = owners[i];
+    if (holder !== null && holder !== undefined && holder !== name) throw devEuiTaken(eui, holder);
+  });
 }
 
 /** A secret already registered under another name or environment would be refused half-way. */

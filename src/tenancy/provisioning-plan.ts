@@ -6,7 +6,7 @@
  */
 import { LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
-import { displayNameProblem, labelsProblem } from '../domain/identifiers.ts';
+import { deviceLabelsProblem, displayNameProblem } from '../domain/identifiers.ts';
 import type { Locale } from '../domain/types.ts';
 import { nameProblem } from './names.ts';
 import { SCOPES, USER_ROLES, type Scope, type UserRole } from './types.ts';
@@ -67,7 +67,7 @@ const device = z
     labels: z
       .record(z.string(), z.union([z.string(), z.number()]).transform(String))
       .superRefine((v, ctx) => {
-        const problem = labelsProblem(v);
+        const problem = deviceLabelsProblem(v);
         if (problem) ctx.addIssue({ code: 'custom', message: problem });
       })
       .optional(),

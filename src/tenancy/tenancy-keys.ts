@@ -61,6 +61,17 @@ export interface TenancyKeys {
    * finds against the device's record.
    */
   labelIndex(env: string, labelKey: string): string;
+  /**
+   * Hash DevEUI (lowercase) → the name of the device whose `devEui` label it is. Exact, not an index:
+   * written in the script that writes the device's record (lua/put-device.lua), so a DevEUI is
+   * never held by two devices.
+   */
+  devEuis(env: string): string;
+  /**
+   * Hash counter id → how many devices API keys' auto-create rules created. A key counts under its
+   * own id, a rotated key's successor under its predecessor's (CredentialMeta.counterId).
+   */
+  autoCreated(env: string): string;
   /** Hash: displayName, definitionName, definitionIsPublic, availabilityMinutes, labels (JSON), revision, createdUTC. */
   device(env: string, device: string): string;
   /** Hash sensorName → JSON {rules, hysteresis}: device threshold overrides. */
@@ -95,6 +106,8 @@ export function tenancyKeys(prefix: string): TenancyKeys {
     preparser: (env) => `${p}:env:${env}:preparser`,
     devices: (env) => `${p}:env:${env}:devices`,
     labelIndex: (env, k) => `${p}:env:${env}:label-index:${k}`,
+    devEuis: (env) => `${p}:env:${env}:dev-euis`,
+    autoCreated: (env) => `${p}:env:${env}:auto-created`,
     device: (env, d) => `${p}:dev:${dev(env, d)}`,
     deviceThresholds: (env, d) => `${p}:dev:${dev(env, d)}:thresholds`,
     deviceSuppressed: (env, d) => `${p}:dev:${dev(env, d)}:suppressed`,

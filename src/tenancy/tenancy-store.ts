@@ -59,6 +59,11 @@ export interface TenancyStore {
   /** How many devices the environment lists. */
   countDevices(env: string): Promise<number>;
   /**
+   * The names of the devices whose `devEui` label each DevEUI (lowercase) is, in the order asked,
+   * null where no device has it: one HMGET.
+   */
+  devEuiOwners(env: string, euis: readonly string[]): Promise<(string | null)[]>;
+  /**
    * Devices by name after `after` (exclusive), at most `limit`, each with every label of `labels`;
    * `more` when devices may follow. With `before` instead, the last `limit` devices before it (still
    * in name order), `more` when devices may precede them. Read from the label index of the first
@@ -235,6 +240,10 @@ export function createTenancyStore(deps: TenancyDeps): TenancyStore {
     },
     getDevices,
     countDevices: (env) => redis.zcard(keys.devices(env)),
+    async devEuiOwners(env, euis) {
+      if (euis.length === 0) return [];
+      return redis.hmget(keys.devEuis(env), ...euis);
+    },
     async listedDevices(env, names) {
       const pipe = redis.pipeline();
       for (let i = 0; i < names.length; i += 5000)

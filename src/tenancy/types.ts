@@ -25,6 +25,23 @@ export interface ApiKeyRecord {
 }
 
 /**
+ * What an API key may create of the devices it does not know (an uplink of a LoRaWAN network
+ * server names a device Vigil has not been told of): devices of one definition, with `labels` and
+ * the DevEUI of the uplink, at most `maxDevices` of them (src/tenancy/auto-devices.ts).
+ */
+export interface AutoCreateRule {
+  definitionName: string;
+  definitionIsPublic: boolean;
+  /** Labels every device created gets, besides its devEui; {} when none. */
+  labels: Readonly<Record<string, string>>;
+  /** Most devices the key creates, its predecessors' by rotation counted: 1..AUTO_CREATE_MAX_DEVICES. */
+  maxDevices: number;
+}
+
+/** The highest maxDevices of an auto-create rule. */
+export const AUTO_CREATE_MAX_DEVICES = 100_000;
+
+/**
  * What a bearer token may do: `read` every read endpoint, `write` what an operator changes
  * (acknowledging an alarm, running a parser in the workbench), `admin` the management API (devices,
  * definitions, credentials, users, channels, routes, the audit log). Each scope needs the ones

@@ -1,11 +1,15 @@
 /**
  * The `vigil` commands added with the management operations of keys, tokens and users, run as the
- * real command: `apikey rotate --overlap`, `user disable` and `user enable`, what the listings show
+ * real command: `apikey rotate --overlap`, an API key's auto-create rule set by `apikey create` and
+ * changed and cleared by `apikey update`, `user disable` and `user enable`, what the listings show
  * of them, and that the command's changes are in the audit log as `cli:<OS user>`.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createAuditLog } from '../../src/audit/audit-log.ts';
-import { createKeys } from '../../src/keys.ts';
+import { adminDeps, createKeys } from '../../src/keys.ts';
+import { createTenancyAdmin } from '../../src/tenancy/tenancy-admin.ts';
+import type { PublicApiKey } from '../../src/tenancy/admin-credentials.ts';
+import { COMFORT_SENSORS, PARSER } from './api-harness.ts';
 import { decodeUser } from '../../src/tenancy/records.ts';
 import { sha256Hex } from '../../src/tenancy/secrets.ts';
 import { CLI_TEST_TIMEOUT_MS, createCliHarness, type CliHarness } from './cli-run.ts';
@@ -133,6 +137,79 @@ describe('vigil user disable and enable', () => {
     expect((await audited()).slice(0, 2)).toEqual([
       ['cli', 'user.enable', 'dora'],
       ['cli', 'user.disable', 'dora'],
+    ]);
+  });
+});
+
+describe('vigil apikey create and update with an auto-create rule', () => {
+  it('sets the rule, lists it, changes it on its revision, clears it, all audited', async () => {
+    const admin = createTenancyAdmin(adminDeps(cli.redis, keys));
+    await admin.applyDefinition({ kind: 'private', env: 'alpha' }, COMFORT_SENSORS, PARSER);
+    const created = await cli.json<{ id: string; autoCreate: unknown }>([
+      ...['apikey', 'create', '--env', 'alpha', '--name', 'ttn', '--auto-create', 'ComfortSensors'],
+      ...['--auto-create-label', 'site=dock', '--auto-create-max', '50'],
+    ]);
+    const rule = {
+      definitionName: 'ComfortSensors',
+      definitionIsPublic: false,
+      labels: { site: 'dock' },
+      maxDevices: 50,
+    };
+    expect(created.autoCreate).toEqual(rule);
+    const list = () => cli.json<PublicApiKey[]>(['apikey', 'list', '--env', 'alpha']);
+    expect((await list()).find((k) => k.id === created.id)).toMatchObject({
+      autoCreate: rule,
+      devicesCreated: 0,
+      revision: 1,
+    });
+    const table = await cli.run(['apikey', 'list', '--env', 'alpha']);
+    expect(table.stdout).toMatch(/AUTO-CREATE\s+DEVICES CREATED/);
+
+    const changed = await cli.json<PublicApiKey>([
+      ...['apikey', 'update', 'ttn', '--env', 'alpha', '--auto-create', 'ComfortSensors'],
+      ...['--auto-create-max', '80', '--revision', '1'],
+    ]);
+    expect(changed).toMatchObject({ autoCreate: { ...rule, labels: {}, maxDevices: 80 }, revision: 2 });
+    const stale = await cli.run([
+      'apikey',
+      'update',
+      'ttn',
+      '--env',
+      'alpha',
+      '--no-auto-create',
+      '--revision',
+      '1',
+    ]);
+    expect(stale.code).toBe(1);
+    const [noMax, nothing, noDefinition] = await Promise.all([
+      cli.run(['apikey', 'update', 'ttn', '--env', 'alpha', '--auto-create', 'ComfortSensors']),
+      cli.run(['apikey', 'update', 'ttn', '--env', 'alpha']),
+      cli.run([
+        'apikey',
+        'update',
+        'ttn',
+        '--env',
+        'alpha',
+        '--auto-create',
+        'NoSuch',
+        '--auto-create-max',
+        '1',
+      ]),
+    ]);
+    expect([noMax.code, nothing.code, noDefinition.code]).toEqual([2, 2, 1]);
+    const cleared = await cli.json<PublicApiKey>([
+      'apikey',
+      'update',
+      'ttn',
+      '--env',
+      'alpha',
+      '--no-auto-create',
+    ]);
+    expect(cleared).toMatchObject({ autoCreate: null, revision: 3 });
+    expect((await audited()).slice(0, 3)).toEqual([
+      ['cli', 'apikey.update', 'ttn'],
+      ['cli', 'apikey.update', 'ttn'],
+      ['cli', 'apikey.create', 'ttn'],
     ]);
   });
 });

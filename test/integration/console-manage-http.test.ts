@@ -8,7 +8,8 @@
  * a CONFLICT shown with the current values; the last admin cannot be demoted; tokens, users,
  * channels (a test notification's answer shown) and routes (with a label filter) are made and
  * removed through their forms; a device's rules say where it overrides its definition; the events
- * page filters by label.
+ * page filters by label; an API key's auto-create rule is set with the key, changed on its revision
+ * and cleared.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log/logger.ts';
@@ -70,6 +71,10 @@ const FORMS: [string, Record<string, string>][] = [
   ['/console/manage/api-keys/create', { name: 'probe-key' }],
   ['/console/manage/api-keys/rotate', { id: 'KEY', overlapMinutes: '60' }],
   ['/console/manage/api-keys/KEY/revoke', {}],
+  [
+    '/console/manage/api-keys/KEY/auto-create',
+    { autoCreateDefinition: 'private:ComfortSensors', autoCreateMax: '5' },
+  ],
   ['/console/manage/tokens/create', { name: 'probe-token', scopes: 'read', expiresInDays: '30' }],
   ['/console/manage/tokens/TOKEN/revoke', {}],
   ['/console/manage/users/create', { username: 'probe-user', password: PASSWORD, role: 'viewer' }],
@@ -102,6 +107,7 @@ const PAGES = [
   '/console/manage/devices/export.csv',
   '/console/manage/api-keys',
   '/console/manage/api-keys/KEY/revoke',
+  '/console/manage/api-keys/KEY/auto-create',
   '/console/manage/tokens',
   '/console/manage/tokens/TOKEN/revoke',
   '/console/manage/users',
@@ -125,7 +131,7 @@ async function unchanged(): Promise<void> {
   expect((await store().getDevice('acme', 'device_1_hallway'))?.displayName).toBe('Hallway');
   expect(await store().getThresholdOverrides('acme', 'device_1_hallway')).toEqual(new Map());
   const keys = await h.admin.listApiKeys('acme');
-  expect([keys.length, keys.every((k) => k.expiresUTC === null)]).toEqual([2, true]);
+  expect([keys.length, keys.every((k) => k.expiresUTC === null && k.autoCreate === null)]).toEqual([2, true]);
   expect((await h.admin.listTokens('acme')).map((t) => t.name).sort()).toEqual(['ci', 'test']);
   const users = await h.admin.listUsers('acme');
   expect(users.map((u) => [u.username, u.role, u.disabled])).toEqual([
@@ -476,5 +482,64 @@ describe('console management over HTTP', () => {
     expect(page).toContain('value="site=utrecht"');
     const fleet = await (await c.get('/console/fleet?labels=site%3Dutrecht')).text();
     expect(fleet.match(/<tr data-key="[^"]+"/g)).toEqual(['<tr data-key="device_3_reception"']);
+  });
+
+  it('sets an API key’s auto-create rule with the key, changes it on its revision and clears it', async () => {
+    const { c, csrf } = await session('ada');
+    const created = await c.post('/console/manage/api-keys/create', {
+      _csrf: csrf,
+      name: 'ttn',
+      autoCreateDefinition: 'private:ComfortSensors',
+      labelKey: 'site',
+      labelValue: 'dock',
+      autoCreateMax: '5',
+    });
+    expect(created.status).toBe(200);
+    expect(await created.text()).toContain('0 of 5 created');
+    const key = (await h.admin.listApiKeys('acme')).find((k) => k.name === 'ttn');
+    expect(key).toMatchObject({
+      autoCreate: { definitionName: 'ComfortSensors', labels: { site: 'dock' }, maxDevices: 5 },
+      revision: 1,
+    });
+    const path = `/console/manage/api-keys/${key?.id ?? ''}/auto-create`;
+
+    const badMax = await c.post('/console/manage/api-keys/create', {
+      _csrf: csrf,
+      name: 'ttn-2',
+      autoCreateDefinition: 'private:ComfortSensors',
+      autoCreateMax: '0',
+    });
+    const badPage = await badMax.text();
+    expect([badMax.status, errorCode(badPage)]).toEqual([400, 'INVALID_ATTRIBUTE']);
+    expect(badPage).toContain('value="ttn-2"');
+
+    const form = await (await c.get(path)).text();
+    expect(form).toContain('name="revision" value="1"');
+    await h.admin.updateApiKey('acme', 'ttn', {
+      autoCreate: { definitionName: 'ComfortSensors', maxDevices: 7 },
+    });
+    const stale = await c.post(path, {
+      _csrf: csrf,
+      revision: '1',
+      autoCreateDefinition: 'private:ComfortSensors',
+      autoCreateMax: '9',
+    });
+    const stalePage = await stale.text();
+    expect([stale.status, errorCode(stalePage)]).toEqual([409, 'CONFLICT']);
+    expect(stalePage).toContain('value="7"');
+    const changed = await c.post(path, {
+      _csrf: csrf,
+      revision: '2',
+      autoCreateDefinition: 'private:ComfortSensors',
+      autoCreateMax: '9',
+    });
+    expect([changed.status, changed.headers.get('location')]).toEqual([303, '/console/manage/api-keys']);
+    expect((await h.admin.getApiKey('acme', 'ttn')).autoCreate).toMatchObject({ maxDevices: 9 });
+
+    const cleared = await c.post(path, { _csrf: csrf, revision: '3', autoCreateDefinition: '' });
+    expect(cleared.status).toBe(303);
+    expect((await h.admin.getApiKey('acme', 'ttn')).autoCreate).toBeNull();
+    const audit = await (await c.get('/console/manage/audit?action=apikey.update')).text();
+    expect(audit).toContain('<span class="mono">ada</span>');
   });
 });

@@ -3,7 +3,8 @@
  * against a whole Vigil on real Redis and InfluxDB: an admin creates a device through the form and
  * finds it with its labels in the fleet, filtered by label; imports a CSV after its preview (one bad
  * row shown, fixed, then imported); rotates an API key with an overlap (the new key shown once with
- * its copy button, the old one still accepted) and without one (the old one refused); overrides a
+ * its copy button, the old one still accepted) and without one (the old one refused); creates a key
+ * with an auto-create rule, shown in its row, and turns the rule off on its page; overrides a
  * data point's rules where the device page shows them; reads the change in the audit log. A viewer
  * sees no Manage link and no management button, and gets 403 FORBIDDEN by URL. The navigation with
  * Manage fits 375 px. Over plain HTTP, every form's CSRF refusal: console-manage-http.test.ts.
@@ -262,6 +263,39 @@ describe('console management in a browser', () => {
     const spareNew = await page.locator('.secret-once input.secret').inputValue();
     expect(await submit(spareNew, { deviceName: 'hall_sensor', Temperature: 21 })).toBe(202);
     expect(await submit(spareKey, { deviceName: 'hall_sensor', Temperature: 21 })).toBe(401);
+    await context.close();
+  });
+
+  it('creates an API key that creates devices, shows its rule in its row, and turns it off', async () => {
+    const { context, page } = await signedIn('ada');
+    await page.goto(`${base}/console/manage/api-keys`);
+    const form = page.locator('form').filter({ hasText: 'New API key' });
+    await form.getByLabel('Name').fill('ttn');
+    await form.getByLabel('Create unknown devices of').selectOption({ label: 'ComfortSensors' });
+    await form.getByLabel('Label 1 key').fill('site');
+    await form.getByLabel('Label 1 value').fill('dock');
+    await form.getByLabel('At most (devices)').fill('25');
+    await form.getByRole('button', { name: 'Create API key' }).click();
+    await page.locator('.secret-once').waitFor();
+    const row = page.locator('#api-key-rows tr').filter({ hasText: 'ttn' });
+    expect(await row.locator('td[data-label="Auto-create"]').textContent()).toMatch(
+      /ComfortSensors.*0 of 25 created.*site=dock/,
+    );
+    await row.getByRole('link', { name: 'Change' }).click();
+    await page
+      .getByLabel('Create unknown devices of')
+      .selectOption({ label: 'No one: refuse devices it does not know' });
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.waitForURL(`${base}/console/manage/api-keys`);
+    expect(await page.locator('.flash, [role="status"]').first().textContent()).toContain(
+      'creates no devices',
+    );
+    const cell = page
+      .locator('#api-key-rows tr')
+      .filter({ hasText: 'ttn' })
+      .locator('td[data-label="Auto-create"]');
+    expect(await cell.textContent()).toContain('off');
+    expect((await admin().getApiKey('acme', 'ttn')).autoCreate).toBeNull();
     await context.close();
   });
 

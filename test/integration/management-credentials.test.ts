@@ -70,6 +70,7 @@ describe('management API: API keys and service tokens', () => {
       id: expect.stringMatching(/^[0-9a-f]{12}$/),
       name: 'sensors',
       createdUTC: expect.stringMatching(/Z$/),
+      autoCreate: null,
       key: expect.stringMatching(/^vk_[A-Za-z0-9_-]{43}$/),
     });
     const { key, id } = r.json.data;
@@ -89,6 +90,9 @@ describe('management API: API keys and service tokens', () => {
       name: 'sensors',
       createdUTC: r.json.data.createdUTC,
       expiresUTC: null,
+      autoCreate: null,
+      devicesCreated: 0,
+      revision: 1,
     });
     expect(JSON.stringify(listed.json)).not.toContain(key);
     // A name of its own when none is given.

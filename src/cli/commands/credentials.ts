@@ -4,9 +4,9 @@ import { checkRole, checkScopes, MAX_ROTATION_OVERLAP_MS } from '../../tenancy/a
 import type { PublicApiKey, PublicToken } from '../../tenancy/admin-credentials.ts';
 import type { PublicUser } from '../../tenancy/admin-users.ts';
 import { isAppError } from '../../errors/app-error.ts';
-import { leaf, parse, parseExpiry, table, withEnv, type Runtime } from '../runtime.ts';
+import { collectLabel, leaf, parse, parseExpiry, table, withEnv, type Runtime } from '../runtime.ts';
 import { blockLines } from '../terminal-text.ts';
-import type { Scope, UserRole } from '../../tenancy/types.ts';
+import type { AutoCreateRule, Scope, UserRole } from '../../tenancy/types.ts';
 
 interface PasswordOpts {
   password?: string;
@@ -55,6 +55,60 @@ export function overlapMinutes(value: string): number {
   return minutes;
 }
 
+/** The options of an auto-create rule, as `apikey create` and `apikey update` take them. */
+interface AutoCreateOpts {
+  autoCreate?: string;
+  autoCreatePublic?: boolean;
+  autoCreateLabel: Record<string, string>;
+  autoCreateMax?: number;
+}
+
+const withAutoCreate = (cmd: Command) =>
+  cmd
+    .option(
+      '--auto-create <definition>',
+      'let the key create the devices it does not know (LoRaWAN uplinks), of this definition',
+    )
+    .option('--auto-create-public', 'the definition is a public one')
+    .option(
+      '--auto-create-label <key=value>',
+      'a label of each device created (repeat for more)',
+      collectLabel,
+      {},
+    )
+    .option('--auto-create-max <n>', 'most devices the key creates (1..100000)', parse.positiveInt);
+
+/** The rule the options give; undefined when they give none (INVALID_ARGUMENT for half a rule). */
+function ruleOf(opts: AutoCreateOpts): AutoCreateRule | undefined {
+  const partial =
+    opts.autoCreatePublic === true ||
+    Object.keys(opts.autoCreateLabel).length > 0 ||
+    opts.autoCreateMax !== undefined;
+  if (opts.autoCreate === undefined) {
+    if (partial)
+      throw new InvalidArgumentError('give --auto-create <definition> with the other --auto-create options');
+    return undefined;
+  }
+  if (opts.autoCreateMax === undefined)
+    throw new InvalidArgumentError('give --auto-create-max <n> with --auto-create');
+  return {
+    definitionName: opts.autoCreate,
+    definitionIsPublic: opts.autoCreatePublic === true,
+    labels: opts.autoCreateLabel,
+    maxDevices: opts.autoCreateMax,
+  };
+}
+
+/** A rule in one cell: `Freezer (public) ×500 site=dock`, or `-`. */
+const ruleText = (k: PublicApiKey): string =>
+  k.autoCreate === null
+    ? '-'
+    : [
+        `${k.autoCreate.definitionName}${k.autoCreate.definitionIsPublic ? ' (public)' : ''}`,
+        `max ${k.autoCreate.maxDevices}`,
+        ...Object.entries(k.autoCreate.labels).map(([key, v]) => `${key}=${v}`),
+      ].join(' ');
+
 interface RotatedKey {
   id: string;
   name: string;
@@ -74,13 +128,14 @@ function addApiKeyCommands(program: Command, rt: Runtime) {
     .command('apikey')
     .description('API keys for the gateway (HTTP path segment or MQTT password)');
 
-  withEnv(leaf(apikey, 'create', 'create an API key (shown once)'))
+  withAutoCreate(withEnv(leaf(apikey, 'create', 'create an API key (shown once)')))
     .option('--name <name>', 'a name to find the key by later')
-    .action(async (opts: EnvOpts & { name?: string }) => {
+    .action(async (opts: EnvOpts & AutoCreateOpts & { name?: string }) => {
+      const autoCreate = ruleOf(opts);
       const created = await rt.manage<{ id: string; name: string; createdUTC: string; key: string }>(
         opts.env,
         '/apikeys/create',
-        { name: opts.name },
+        { name: opts.name, ...(autoCreate ? { autoCreate } : {}) },
       );
       rt.print(opts.json, { env: opts.env, ...created }, [
         created.key,
@@ -95,12 +150,59 @@ function addApiKeyCommands(program: Command, rt: Runtime) {
         opts.json,
         list,
         table(
-          ['ID', 'NAME', 'CREATED', 'EXPIRES'],
-          list.map((k) => [k.id, k.name, k.createdUTC, k.expiresUTC ?? 'never']),
+          ['ID', 'NAME', 'CREATED', 'EXPIRES', 'AUTO-CREATE', 'DEVICES CREATED'],
+          list.map((k) => [
+            k.id,
+            k.name,
+            k.createdUTC,
+            k.expiresUTC ?? 'never',
+            ruleText(k),
+            String(k.devicesCreated),
+          ]),
         ),
       );
     },
   );
+
+  withAutoCreate(
+    withEnv(
+      leaf(
+        apikey,
+        'update <idOrName>',
+        "set, change (--auto-create …) or clear (--no-auto-create) a key's auto-create rule",
+      ),
+    ),
+  )
+    .option('--no-auto-create', 'the key creates no more devices')
+    .option(
+      '--revision <n>',
+      'the revision the change is based on (refused when the key has another)',
+      parse.positiveInt,
+    )
+    .action(
+      async (
+        idOrName: string,
+        opts: EnvOpts &
+          Omit<AutoCreateOpts, 'autoCreate'> & { autoCreate?: string | false; revision?: number },
+      ) => {
+        const clear = opts.autoCreate === false;
+        const rule = clear ? undefined : ruleOf({ ...opts, autoCreate: opts.autoCreate || undefined });
+        if (!clear && rule === undefined)
+          throw new InvalidArgumentError(
+            'give --auto-create <definition> --auto-create-max <n>, or --no-auto-create',
+          );
+        const updated = await rt.manage<PublicApiKey>(opts.env, '/apikeys/update', {
+          id: idOrName,
+          autoCreate: rule ?? null,
+          revision: opts.revision,
+        });
+        rt.print(
+          opts.json,
+          updated,
+          `API key ${updated.id} (${updated.name}): auto-create ${ruleText(updated)} (revision ${updated.revision})`,
+        );
+      },
+    );
 
   withEnv(leaf(apikey, 'revoke <idOrName>', 'revoke an API key at once')).action(
     async (idOrName: string, opts: EnvOpts) => {

@@ -1,5 +1,6 @@
 /**
- * Who and what may reach the environment: API keys (create, rotate with an overlap, revoke),
+ * Who and what may reach the environment: API keys (create, rotate with an overlap, revoke, their
+ * auto-create rules: manage-auto-create-view.ts),
  * service tokens (create with scopes and expiry, last use, revoke) and users (create with a role,
  * change the role, disable and enable, reset MFA, delete). A new key or token is shown once.
  */
@@ -10,6 +11,13 @@ import { USER_ROLES } from '../../tenancy/types.ts';
 import { html, type Html } from '../html.ts';
 import type { ConsoleSession } from '../sessions.ts';
 import { paths } from './format.ts';
+import {
+  autoCreateCell,
+  autoCreateFields,
+  NO_AUTO_CREATE,
+  type AutoCreateValues,
+} from './manage-auto-create-view.ts';
+import type { DefinitionChoice } from './manage-devices-view.ts';
 import {
   confirmBody,
   csrfField,
@@ -49,9 +57,12 @@ export const SCOPE_CHOICES: readonly (readonly [string, string])[] = [
 export function apiKeysBody(o: {
   session: ConsoleSession;
   keys: PublicApiKey[];
+  /** What a new key's auto-create rule may choose from. */
+  definitions: readonly DefinitionChoice[];
   nowMs: number;
   error?: AppError | undefined;
   name?: string;
+  autoCreate?: AutoCreateValues;
   shown?: Html;
 }): Html {
   return manageFrame({
@@ -62,7 +73,7 @@ export function apiKeysBody(o: {
     body: html`${o.shown ?? ''}
 <div class="card table-card table-wrap">
 <table class="table api-keys">
-<thead><tr><th scope="col">Name</th><th scope="col">Created</th><th scope="col">Works until</th><th scope="col">Rotate</th><th scope="col">Revoke</th></tr></thead>
+<thead><tr><th scope="col">Name</th><th scope="col">Created</th><th scope="col">Works until</th><th scope="col">Auto-create</th><th scope="col">Rotate</th><th scope="col">Revoke</th></tr></thead>
 <tbody id="api-key-rows">${o.keys.map((k) => keyRow(o.session, k, o.nowMs))}</tbody>
 </table>
 </div>
@@ -71,6 +82,7 @@ ${o.keys.length === 0 ? html`<p class="empty">No API keys: devices of this envir
 <h2>New API key</h2>
 ${csrfField(o.session)}
 ${textField({ id: 'key-name', name: 'name', label: 'Name', value: o.name ?? '', hint: 'To find it by, e.g. the site or the batch of devices that use it; key-<id> when empty.' })}
+${autoCreateFields(o.autoCreate ?? NO_AUTO_CREATE, o.definitions, 'key-auto')}
 <div class="actions"><button type="submit" class="btn btn-primary">Create API key</button></div>
 </form>`,
   });
@@ -82,6 +94,7 @@ function keyRow(session: ConsoleSession, k: PublicApiKey, nowMs: number): Html {
 <td data-label="Name"><span class="strong">${k.name}</span><div class="mono muted small">${k.id}</div></td>
 <td data-label="Created">${utcText(k.createdUTC)}</td>
 <td data-label="Works until">${expiring ? html`<span class="tag tag-warning" title="Replaced by a rotation">${utcText(k.expiresUTC)}${Date.parse(k.expiresUTC ?? '') <= nowMs ? ' (ended)' : ''}</span>` : html`<span class="muted">until revoked</span>`}</td>
+<td data-label="Auto-create">${autoCreateCell(k)}</td>
 <td data-label="Rotate">${
     expiring
       ? html`<span class="muted small">rotated</span>`

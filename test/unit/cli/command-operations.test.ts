@@ -24,6 +24,7 @@ const WRITES: Record<string, string> = {
   'apikey create': '/apikeys/create',
   'apikey revoke': '/apikeys/revoke',
   'apikey rotate': '/apikeys/rotate',
+  'apikey update': '/apikeys/update',
   'token create': '/tokens/create',
   'token revoke': '/tokens/revoke',
   'user create': '/users/create',

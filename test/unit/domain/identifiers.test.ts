@@ -5,8 +5,11 @@ import {
   NAME_PATTERN,
   assertEnvName,
   assertName,
+  deviceLabelsProblem,
   displayNameProblem,
   nameProblem,
+  normalDevEui,
+  normalDeviceLabels,
 } from '../../../src/domain/identifiers.ts';
 
 /** What every refusal of a name throws. */
@@ -113,5 +116,35 @@ describe('display names', () => {
     42,
   ])('refuses %j', (name) => {
     expect(displayNameProblem(name)).toMatch(/^invalid display name/);
+  });
+});
+
+describe('DevEUIs', () => {
+  it.each([
+    ['70b3d57ed0001234', '70b3d57ed0001234'],
+    ['70B3D57ED0001234', '70b3d57ed0001234'],
+    ['0000000000000000', '0000000000000000'],
+    ['aBcDeF0123456789', 'abcdef0123456789'],
+  ])('takes %j as %j', (given, stored) => {
+    expect(normalDevEui(given)).toBe(stored);
+    expect(deviceLabelsProblem({ devEui: given })).toBeUndefined();
+    expect(normalDeviceLabels({ devEui: given, site: 'Dock' })).toEqual({ devEui: stored, site: 'Dock' });
+  });
+
+  it.each([
+    '70b3d57ed000123',
+    '70b3d57ed00012345',
+    '70b3d57ed000123g',
+    '70b3-d57e-d000-1234',
+    ' 70b3d57ed0001234',
+    '',
+  ])('refuses %j', (given) => {
+    expect(normalDevEui(given)).toBeNull();
+    expect(deviceLabelsProblem({ devEui: given })).toMatch(/devEui/);
+  });
+
+  it('leaves labels of other keys alone, a deveui in another case too', () => {
+    expect(deviceLabelsProblem({ deveui: 'anything', DevEUI: 'x' })).toBeUndefined();
+    expect(normalDeviceLabels({ DevEUI: 'ABC' })).toEqual({ DevEUI: 'ABC' });
   });
 });

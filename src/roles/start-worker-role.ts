@@ -13,7 +13,9 @@ import {
   startRecentPayloadWriter,
   type RecentPayloadWriter,
 } from '../recent-payloads/recent-payload-writer.ts';
+import { dependentData } from '../keys.ts';
 import { createSandbox, type Sandbox } from '../sandbox/sandbox.ts';
+import { createAutoDevices } from '../tenancy/auto-devices.ts';
 import { registerSandboxMetrics } from '../sandbox/sandbox-metrics.ts';
 import { createIngestProcessor, type ProcessItems } from '../worker/ingest-processor.ts';
 import { createLateWrites } from '../worker/late-writes.ts';
@@ -81,6 +83,13 @@ function startSandbox({ config, log, metrics, lifecycle }: RoleContext): Sandbox
 /** What a worker step does with the payloads it took. */
 function processing(ctx: RoleContext, sandbox: Sandbox, recentWriter: RecentPayloadWriter): ProcessItems {
   const { config, keys, log, options } = ctx;
+  const autoDevices = createAutoDevices({
+    redis: ctx.redis,
+    keys,
+    dependents: dependentData(keys),
+    auditRetentionMs: config.auditRetentionDays * 86_400_000,
+    ...(options.clock ? { clock: options.clock } : {}),
+  });
   return createIngestProcessor({
     ...fairParsers(sandbox, config, ctx.metrics, log),
     catalog: ctx.catalog,
@@ -95,6 +104,10 @@ function processing(ctx: RoleContext, sandbox: Sandbox, recentWriter: RecentPayl
     ...(options.lateWrites === false
       ? {}
       : { lateWrites: createLateWrites({ keys, resampleEveryMs: resampleEveryMs(config) }) }),
+    networkDevices: {
+      byDevEui: (env, euis) => ctx.catalog.devicesByDevEui(env, euis),
+      create: (env, keyId, wanted) => autoDevices.create(env, keyId, wanted),
+    },
     ...(options.clock ? { clock: options.clock } : {}),
   });
 }

@@ -33,7 +33,7 @@ import { preparse } from './preparse.ts';
 import type { RecentPayloadKeys } from '../recent-payloads/recent-payload-keys.ts';
 import type { RecentPayloadWriter } from '../recent-payloads/recent-payload-writer.ts';
 import { recentPayloadEntries } from './recent-payload-entries.ts';
-import { resolveDevices } from './resolve.ts';
+import { resolveDevices, type NetworkDevices } from './resolve.ts';
 import { addTicks, splitTicks } from './ticks.ts';
 
 export interface IngestProcessorDeps {
@@ -61,6 +61,11 @@ export interface IngestProcessorDeps {
   fairness?: Pick<ParserFairness, 'slowedAmong'>;
   /** Told of the payloads that waited behind other environments' in a step. */
   onSlowed?: (items: readonly IngestItem[]) => void;
+  /**
+   * Finds network servers' devices by DevEUI and creates those an API key may create; without it
+   * they are found by name only.
+   */
+  networkDevices?: NetworkDevices;
 }
 
 export interface ProcessResult {
@@ -170,6 +175,7 @@ export function createIngestProcessor(deps: IngestProcessorDeps): ProcessItems {
       catalog: deps.catalog,
       outcomes,
       failed: failures.reading,
+      ...(deps.networkDevices ? { network: deps.networkDevices } : {}),
     });
     marks.push(performance.now());
     const parsed = parseReadings(resolved, { sandbox: deps.sandbox, outcomes, failed: failures.reading });

@@ -7,8 +7,9 @@
  */
 import { nameProblem } from '../domain/identifiers.ts';
 import type { ErrorCode } from '../errors/catalogue.ts';
-import type { DefinitionRecord, DeviceRecord } from '../tenancy/types.ts';
+import type { AutoDevices } from '../tenancy/auto-devices.ts';
 import type { Catalog } from '../tenancy/catalog.ts';
+import type { DefinitionRecord, DeviceRecord } from '../tenancy/types.ts';
 import type { Failures } from './failures.ts';
 import type { OutcomeLog } from './outcomes.ts';
 import type { Reading, ResolvedReading } from './readings.ts';
@@ -18,13 +19,9 @@ export type { ResolvedReading } from './readings.ts';
 /** How a network server's devices are found by DevEUI, and created for an API key that may. */
 export interface NetworkDevices {
   /** The devices whose `devEui` label is one of `euis` (lowercase), by DevEUI. */
-  byDevEui(env: string, euis: readonly string[]): Promise<Map<string, DeviceRecord>>;
-  /** Creates the devices `keyId` may create, by device name. */
-  create(
-    env: string,
-    keyId: string,
-    wanted: readonly { deviceName: string; devEui: string }[],
-  ): Promise<Map<string, { device: DeviceRecord } | { code: ErrorCode; message: string }>>;
+  byDevEui: Catalog['devicesByDevEui'];
+  /** Creates the devices the API key may create, by device name. */
+  create: AutoDevices['create'];
 }
 
 export async function resolveDevices(
@@ -160,8 +157,8 @@ async function findNetworkDevices(
   for (const r of creatable) {
     const outcome = created.get(`${r.item.env}\n${r.item.keyId!}`)?.get(r.deviceName);
     if (outcome === undefined) continue;
-    if ('device' in outcome) adopt(r, outcome.device, devicesByEnv);
-    else refused.set(r, outcome);
+    if (outcome.kind === 'refused') refused.set(r, outcome);
+    else adopt(r, outcome.device, devicesByEnv);
   }
   return refused;
 }

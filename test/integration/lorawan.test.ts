@@ -7,6 +7,7 @@
    response bodies are untyped on purpose: these tests check them at run time. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DataPointSpec, DefinitionSpec } from '../../src/domain/types.ts';
+import { createAuditLog } from '../../src/audit/audit-log.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { startVigil, type RunningVigil } from '../../src/main.ts';
 import { eventually } from '../support/eventually.ts';
@@ -81,6 +82,8 @@ let h: ApiHarness;
 let vigil: RunningVigil;
 let token: string;
 let apiKey: string;
+/** An API key that may create one device of ClimateNode, labelled site=farm. */
+let creatingKey: string;
 let api: string;
 let gateway: string;
 const cleanups: (() => unknown)[] = [];
@@ -97,6 +100,19 @@ beforeAll(async () => {
       definitionIsPublic: false,
     });
   }
+  // Named otherwise in Vigil than in the network server: found by its devEui label.
+  await h.admin.createDevice('farm', {
+    name: 'orchard',
+    displayName: 'Orchard',
+    definitionName: 'ClimateNode',
+    definitionIsPublic: false,
+    labels: { devEui: '0004A30B001C05A0' },
+  });
+  ({ key: creatingKey } = await h.admin.createApiKey('farm', 'ttn-farm', {
+    definitionName: 'ClimateNode',
+    labels: { site: 'farm' },
+    maxDevices: 1,
+  }));
   vigil = await startVigil(h.config, createLogger('silent'));
   api = `http://127.0.0.1:${vigil.ports.api}`;
   gateway = `http://127.0.0.1:${vigil.ports.gateway}`;
@@ -355,5 +371,99 @@ describe('ChirpStack HTTP integration', () => {
     const answer = await post('chirpstack', chirpstackJoin('barn', '0004a30b001c0531'));
     expect(answer.status).toBe(400);
     expect(answer.json.error.code).toBe('INVALID_NETWORK_MESSAGE');
+  });
+});
+
+describe('devices the network server names otherwise, or Vigil does not know', () => {
+  const uplink = (deviceId: string, devEui: string, temperature: number) =>
+    ttsUplink({
+      deviceId,
+      devEui,
+      bytes: climate(temperature, 50, 70),
+      fPort: 2,
+      fCnt: 1,
+      receivedAt: new Date().toISOString(),
+    });
+
+  it('finds a device by the devEui label when its device id is not a device name', async () => {
+    const byId = await post('tts', uplink('eui-0004a30b001c05a0', '0004A30B001C05A0', 17.5));
+    expect(byId.status).toBe(202);
+    await eventually(() => sensors('orchard'), { until: (r) => valueOf(r, 'temperature') === 17.5 });
+    expect(await logEntry(byId.json.data.id)).toMatchObject({ outcome: 'accepted', deviceName: 'orchard' });
+    // A ChirpStack device name Vigil's name rule refuses is matched by DevEUI too.
+    const time = new Date(Date.now() + 1000).toISOString();
+    const refusedName = chirpstackUp({
+      deviceId: 'Orchard #1 (north)',
+      devEui: '0004a30b001c05a0',
+      bytes: climate(17.75, 50, 70),
+      fPort: 2,
+      receivedAt: time,
+    });
+    expect((await post('chirpstack', refusedName, 'event=up')).status).toBe(202);
+    await eventually(() => sensors('orchard'), { until: (r) => valueOf(r, 'temperature') === 17.75 });
+  });
+
+  it('refuses an unknown device through a key that creates none', async () => {
+    const answer = await post('tts', uplink('new-node-0', '00000000000000a0', 10));
+    expect(await logEntry(answer.json.data.id)).toMatchObject({
+      outcome: 'rejected',
+      code: 'UNKNOWN_DEVICE',
+    });
+  });
+
+  it('creates an unknown device through a key that may, up to its cap, audited, with its devEui label', async () => {
+    const created = await call(gateway, `/tts/${creatingKey}`, {
+      body: uplink('new-node-1', '00000000000000A1', 11.5),
+      contentType: 'application/json',
+    });
+    expect(created.status).toBe(202);
+    const list = await eventually(() => sensors('new-node-1'), {
+      until: (r) => valueOf(r, 'temperature') === 11.5,
+    });
+    expect(valueOf(list, 'FrameCounter')).toBe(1);
+    const device = await call(api, '/devices/list', { token });
+    expect(
+      (device.json.data as { deviceName: string; labels: object }[]).find(
+        (d) => d.deviceName === 'new-node-1',
+      )?.labels,
+    ).toEqual({
+      site: 'farm',
+      devEui: '00000000000000a1',
+    });
+    const audit = await createAuditLog({ redis: h.redis, keys: h.keys, retentionMs: 86_400_000 }).list(
+      'farm',
+      {
+        action: 'device.create',
+        target: 'new-node-1',
+        limit: 10,
+      },
+    );
+    expect(audit.entries).toHaveLength(1);
+    expect(audit.entries[0]?.actor).toBe('apiKey:ttn-farm');
+
+    const overCap = await call(gateway, `/tts/${creatingKey}`, {
+      body: uplink('new-node-2', '00000000000000A2', 12),
+      contentType: 'application/json',
+    });
+    expect(await logEntry(overCap.json.data.id)).toMatchObject({
+      outcome: 'rejected',
+      code: 'AUTO_CREATE_LIMIT',
+    });
+    // The device created is found again by name: no second creation, nothing over the cap.
+    const again = await call(gateway, `/tts/${creatingKey}`, {
+      body: ttsUplink({
+        deviceId: 'new-node-1',
+        devEui: '00000000000000A1',
+        bytes: climate(11.75, 50, 70),
+        fPort: 2,
+        fCnt: 2,
+        receivedAt: new Date(Date.now() + 1000).toISOString(),
+      }),
+      contentType: 'application/json',
+    });
+    expect(await logEntry(again.json.data.id)).toMatchObject({
+      outcome: 'accepted',
+      deviceName: 'new-node-1',
+    });
   });
 });

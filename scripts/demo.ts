@@ -169,7 +169,8 @@ const api = `http://127.0.0.1:${running.apiPort || config.apiPort}`;
 process.stdout.write(
   [
     '',
-    `Demo environment "${DEMO_ENV}" with devices device_1_hallway, device_2_rd_office, device_3_reception.`,
+    `Demo environment "${DEMO_ENV}" with devices device_1_hallway, device_2_rd_office, device_3_reception, and lora_greenhouse`,
+    '  (a LoRaWAN node: its uplinks come as The Things Stack\'s webhook posts them to /tts/<KEY>, docs/lorawan.md).',
     `API key (gateway):  ${apiKey}`,
     `Bearer token (API): ${token}   (valid 7 days, scope read,write,admin; user demo / demo-password can also POST /login)`,
     '',

@@ -21,6 +21,7 @@ import {
 } from '../management/definition-trials.ts';
 import type { Caller } from '../management/operation.ts';
 import { listRecentPayloads } from '../recent-payloads/list-recent-payloads.ts';
+import type { RecentPayload } from '../recent-payloads/recent-payload-codec.ts';
 import { ROLE_SCOPES, roleAllows, type DefinitionRecord } from '../tenancy/types.ts';
 import type { ConsoleContext } from './console-context.ts';
 import { assertSameOrigin, assertToken } from './security.ts';
@@ -196,7 +197,7 @@ export function definitionRoutes(router: Router, ctx: ConsoleContext): void {
       devicesOf(session, d, q.get('device') ?? undefined),
     ]);
     const wanted = q.get('payload');
-    const payload = (picked.recent.find((p) => p.ingestId === wanted) ?? picked.recent[0])?.payload ?? '';
+    const payload = trialText(d, picked.recent.find((p) => p.ingestId === wanted) ?? picked.recent[0]);
     const done = q.get('done');
     const flash = done && DONE[done] ? DONE[done](q.get('v') ?? '') : undefined;
     show(res, 200, session, d, {
@@ -246,7 +247,7 @@ export function definitionRoutes(router: Router, ctx: ConsoleContext): void {
     // Load: the payload picked among the device's recent ones (another device's: its newest).
     const loaded =
       action === 'load'
-        ? ((picked.recent.find((p) => p.ingestId === text('payloadId')) ?? picked.recent[0])?.payload ?? '')
+        ? trialText(d, picked.recent.find((p) => p.ingestId === text('payloadId')) ?? picked.recent[0])
         : undefined;
     const base: Shown = {
       shownVersion: edited ? null : (stored?.version ?? storedVersion),
@@ -394,6 +395,15 @@ export function definitionRoutes(router: Router, ctx: ConsoleContext): void {
       return storedCode(d.spec, d.parserSource, d.isPublic, d.version);
     return draftCode(draftOf(d, f.yaml, f.parserSource), f.parserSource);
   }
+}
+
+/**
+ * What the editor tries a recent payload as: what its parser received, or for a device codec the
+ * network server's whole message (its port, receive time and radio metadata with the bytes).
+ */
+function trialText(d: DefinitionRecord, p: RecentPayload | undefined): string {
+  if (!p) return '';
+  return d.spec.parserFormat === 'ts013' && p.raw !== undefined ? p.raw : p.payload;
 }
 
 /** The draft's spec, checked: INVALID_INPUT with where its problem is; its name must be the page's. */

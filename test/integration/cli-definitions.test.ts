@@ -365,7 +365,12 @@ describe('vigil provision apply', () => {
       '--env',
       'demo',
     ]);
-    expect(devices.map((d) => d.displayName)).toEqual(['Hallway', 'Open-plan R&D Office', 'Reception']);
+    expect(devices.map((d) => d.displayName)).toEqual([
+      'Hallway',
+      'Open-plan R&D Office',
+      'Reception',
+      'Greenhouse (LoRaWAN)',
+    ]);
     expect(await cli.redis.hget(keys.deviceThresholds('demo', 'device_2_rd_office'), 'CO2')).toContain(
       '"above":800',
     );

@@ -18,7 +18,7 @@ import {
   chirpstackUp,
   ttsJoinAccept,
   ttsUplink,
-} from '../support/network-messages.ts';
+} from '../../scripts/lib/network-messages.ts';
 import { call, startApiHarness, type ApiHarness, type CallResult } from './api-harness.ts';
 
 /**

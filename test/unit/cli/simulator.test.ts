@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { step } from '../../../scripts/lib/simulator.ts';
+import { greenhouse, greenhouseUplink, step } from '../../../scripts/lib/simulator.ts';
 
 type Room = Parameters<typeof step>[0];
 const room = (deviceName: string): Room => ({
@@ -36,5 +36,27 @@ describe('demo simulator', () => {
       .filter((r) => r.deviceName === 'device_1_hallway')
       .map((r) => r.Temperature as number);
     expect(Math.max(...hallwayTemps)).toBeGreaterThan(25);
+  });
+});
+
+describe('demo LoRaWAN node', () => {
+  it('sends The Things Stack uplinks whose bytes the demo codec decodes, the soil watered and the signal fading now and then', async () => {
+    const { readNetworkMessage } = await import('../../../src/domain/network-messages.ts');
+    const node = greenhouse();
+    const uplinks = Array.from({ length: 200 }, (_, tick) =>
+      readNetworkMessage('tts', undefined, greenhouseUplink(node, tick)),
+    );
+    const frames = uplinks.map((u) => {
+      if (!('kind' in u) || u.kind !== 'uplink') throw new Error('not an uplink');
+      return { bytes: Buffer.from(u.bytesHex ?? '', 'hex'), radio: u.radio, devEui: u.devEui };
+    });
+    expect(frames.every((f) => f.bytes.length === 7 && f.radio.fPort === 1)).toBe(true);
+    expect(frames[0]?.devEui).toBe('70b3d57ed005a1b2');
+    expect(frames.map((f) => f.radio.frameCounter)).toEqual(Array.from({ length: 200 }, (_, i) => i + 1));
+    const moisture = frames.map((f) => f.bytes[3]!);
+    expect(Math.min(...moisture)).toBeLessThan(25);
+    expect(frames.some((f) => (f.bytes[6]! & 1) === 1)).toBe(true);
+    expect(Math.min(...frames.map((f) => f.radio.rssi!))).toBeLessThan(-115);
+    expect(Math.max(...frames.map((f) => f.radio.rssi!))).toBeGreaterThan(-100);
   });
 });

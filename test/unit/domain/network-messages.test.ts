@@ -12,7 +12,7 @@ import {
   chirpstackUp,
   ttsJoinAccept,
   ttsUplink,
-} from '../../support/network-messages.ts';
+} from '../../../scripts/lib/network-messages.ts';
 
 const FRAME = {
   deviceId: 'node-1',

@@ -25,7 +25,7 @@ describe('parseProvisioningFile', () => {
     expect(demo).toMatchObject({
       name: 'demo',
       locale: 'en',
-      definitions: ['definitions/comfort-sensors.yaml'],
+      definitions: ['definitions/comfort-sensors.yaml', 'definitions/greenhouse-node.yaml'],
     });
     expect(demo?.preparser).toEqual({ file: 'preparsers/split-measurements.js', enabled: false });
     expect(demo?.apiKeys).toEqual([{ name: 'demo', key: KEY }]);
@@ -34,7 +34,9 @@ describe('parseProvisioningFile', () => {
       ['device_1_hallway', 'Hallway'],
       ['device_2_rd_office', 'Open-plan R&D Office'],
       ['device_3_reception', 'Reception'],
+      ['lora_greenhouse', 'Greenhouse (LoRaWAN)'],
     ]);
+    expect(demo?.devices[3]?.labels).toEqual({ devEui: '70b3d57ed005a1b2', site: 'amsterdam' });
     expect(demo?.devices[2]?.availabilityMinutes).toBe(2);
     expect([...(demo?.devices[1]?.thresholds.keys() ?? [])]).toEqual(['CO2']);
   });

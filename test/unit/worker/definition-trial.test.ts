@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseDefinitionYaml } from '../../../src/domain/definition-spec.ts';
 import { tryDefinition, type DefinitionTrialInput } from '../../../src/worker/definition-trial.ts';
-import { ttsUplink } from '../../support/network-messages.ts';
+import { ttsUplink } from '../../../scripts/lib/network-messages.ts';
 import { testSandbox } from '../sandbox/parser-fixtures.ts';
 
 

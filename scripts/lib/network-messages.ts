@@ -1,5 +1,5 @@
 /**
- * LoRaWAN network servers' messages as they post them, for tests. Shapes follow the published
+ * LoRaWAN network servers' messages as they post them, for the tests and the demo. Shapes follow the published
  * formats: The Things Stack v3 "Data Formats" (integrations/data-formats: uplink and join-accept
  * messages of its webhooks) and ChirpStack v4 "Event types" (integrations/events: the JSON encoding
  * of `up`, `status`, `join`, `log` events, the same on its HTTP and MQTT integrations). Both leave

@@ -11,6 +11,7 @@ import { eventually } from '../support/eventually.ts';
 import { provisionComfort, startPipeline, type Pipeline } from '../support/pipeline.ts';
 import { listRecentPayloads } from '../../src/recent-payloads/list-recent-payloads.ts';
 import { consoleClient, formToken, signIn, type ConsoleClient } from './console-client.ts';
+import { ttsUplink } from '../../scripts/lib/network-messages.ts';
 
 const PASSWORD = 'correct horse battery';
 const COMFORT_PAGE = '/console/definitions/private/ComfortSensors';
@@ -214,5 +215,66 @@ describe('console parser workbench', () => {
         'CSRF_REJECTED',
       ]);
     }
+  });
+
+  it("tries a device codec on a recent uplink as the network server's whole message", async () => {
+    const p = await startPipeline({ roles: 'gateway,worker,api' });
+    await p.admin.createEnvironment('farm', 'en');
+    const point = (name: string, extra: object) => ({
+      name,
+      displayName: name,
+      dataType: 'number' as const,
+      hysteresis: 0,
+      thresholds: [],
+      ...extra,
+    });
+    await p.admin.applyDefinition(
+      { kind: 'private', env: 'farm' },
+      {
+        name: 'Probe',
+        manufacturer: 'Acme',
+        version: '1',
+        parserFormat: 'ts013',
+        dataPoints: [point('Moisture', { source: 'soil.moisture' }), point('Signal', { radio: 'rssi' })],
+      },
+      'function decodeUplink(input) { return input.fPort === 5 ? { data: { soil: { moisture: input.bytes[0] } } } : { errors: ["port " + input.fPort] }; }',
+    );
+    await p.admin.createDevice('farm', {
+      name: 'probe-1',
+      definitionName: 'Probe',
+      definitionIsPublic: false,
+    });
+    const { key } = await p.admin.createApiKey('farm', 'tts');
+    const message = ttsUplink({
+      deviceId: 'probe-1',
+      devEui: '00000000000000b1',
+      bytes: [37],
+      fPort: 5,
+      receivedAt: new Date().toISOString(),
+      gateways: [{ rssi: -88, snr: 4 }],
+    });
+    expect((await p.post('tts', key, JSON.stringify(message))).status).toBe(202);
+    await eventually(() => listRecentPayloads(p.redis, p.keys, 'farm', 'probe-1'), {
+      until: (recent) => recent.length === 1,
+    });
+    await p.admin.createUser('farm', 'ada', PASSWORD, 'operator');
+    const c = consoleClient(p.apiUrl);
+    await signIn(c, 'farm', 'ada', PASSWORD);
+    const page = '/console/definitions/private/Probe';
+    const shown = await (await c.get(`${page}?device=probe-1`)).text();
+    const loaded = /<textarea id="wb-payload"[^>]*>([^<]*)</.exec(shown)?.[1] ?? '';
+    expect(loaded).toContain('end_device_ids');
+    const answer = await press(c, page, {
+      action: 'run',
+      device: 'probe-1',
+      payload: loaded.replaceAll('&quot;', '"'),
+    });
+    expect(answer.runCode).toBeUndefined();
+    expect(shownValue(answer.html, 'Moisture')).toBe('37');
+    expect(shownValue(answer.html, 'Signal')).toBe('-88');
+    // Bytes written in hex, with their port: no radio metadata then.
+    const hex = await run(c, page, '5:2a');
+    expect(shownValue(hex.html, 'Moisture')).toBe('42');
+    expect((await run(c, page, '2a')).runCode).toBe('PARSER_CODEC_ERRORS');
   });
 });

@@ -137,7 +137,8 @@ function checkNetworkMessage(
   if (server === 'chirpstack' && (event === undefined || event === '')) {
     return {
       code: 'INVALID_NETWORK_MESSAGE',
-      message: 'ChirpStack events need their type: ?event= (the HTTP integration adds it), or the MQTT topic’s last level.',
+      message:
+        'ChirpStack events need their type: ?event= (the HTTP integration adds it), or the MQTT topic’s last level.',
     };
   }
   const network = readNetworkMessage(server, event, parsed.value);
@@ -199,6 +200,28 @@ export function createIngestService(deps: IngestDeps): IngestService {
   const countRejected = (via: Entry, kind: IngestGateway | 'unknown', code: ErrorCode) =>
     metrics.rejected.inc({ via, gateway: kind, code });
 
+  /** Writes what the gateway decided of a submission to its environment's ingestion log. */
+  const logGatewayOutcome = (
+    s: Pick<Submission, 'key' | 'kind'>,
+    e: { id: string; receivedMs: number } & Pick<
+      IngestLogRecord,
+      'deviceName' | 'outcome' | 'code' | 'message'
+    >,
+  ): void => {
+    logBatcher
+      .submit({
+        env: s.key.env,
+        receivedMs: e.receivedMs,
+        ingestId: e.id,
+        gateway: s.kind,
+        deviceName: e.deviceName,
+        outcome: e.outcome,
+        code: e.code,
+        message: e.message,
+      })
+      .catch((err: unknown) => log.warn({ err, env: s.key.env }, 'ingestion log write failed'));
+  };
+
   const recordRefusal = (
     s: Omit<Submission, 'body' | 'client'>,
     rejection: Rejection,
@@ -208,18 +231,13 @@ export function createIngestService(deps: IngestDeps): IngestService {
     countRejected(s.via, s.kind, rejection.code);
     // A payload that can never succeed as sent (retryable: false in the catalogue) is logged.
     if (!ERROR_CODES[rejection.code].retryable) {
-      logBatcher
-        .submit({
-          env: s.key.env,
-          receivedMs,
-          ingestId: id,
-          gateway: s.kind,
-          deviceName: s.deviceName ?? null,
-          outcome: 'rejected',
-          code: rejection.code,
-          message: rejection.message,
-        })
-        .catch((err: unknown) => log.warn({ err, env: s.key.env }, 'ingestion log write failed'));
+      logGatewayOutcome(s, {
+        id,
+        receivedMs,
+        deviceName: s.deviceName ?? null,
+        outcome: 'rejected',
+        ...rejection,
+      });
     }
   };
 
@@ -254,20 +272,15 @@ export function createIngestService(deps: IngestDeps): IngestService {
   };
 
   /** Logs a network server's message that is not data: it is taken, and nothing more is done with it. */
-  const recordIgnored = (s: Submission, message: NetworkMessage, id: string, receivedMs: number): void => {
-    logBatcher
-      .submit({
-        env: s.key.env,
-        receivedMs,
-        ingestId: id,
-        gateway: s.kind,
-        deviceName: message.deviceId ?? null,
-        outcome: 'ignored',
-        code: null,
-        message: `${message.kind === 'ignored' ? message.type : message.kind} message: not data`,
-      })
-      .catch((err: unknown) => log.warn({ err, env: s.key.env }, 'ingestion log write failed'));
-  };
+  const recordIgnored = (s: Submission, message: NetworkMessage, id: string, receivedMs: number): void =>
+    logGatewayOutcome(s, {
+      id,
+      receivedMs,
+      deviceName: message.deviceId ?? null,
+      outcome: 'ignored',
+      code: null,
+      message: `${message.kind === 'ignored' ? message.type : message.kind} message: not data`,
+    });
 
   const accept = async (s: Submission): Promise<Accepted> => {
     const receivedMs = Date.now();

@@ -75,12 +75,13 @@ export const TTS_PATH: LorawanPath = {
 
 /**
  * The values of the n-th uplink of a device. Temperature walks 20 → 29.9 and back to 20 every 100
- * uplinks, each device starting at its own point below the WARNING threshold (20 + 0–4.9): from
- * the first uplinks on about 2 % of them cross it (up, and once a walk comes round, down), as in
- * the other scenarios, however few uplinks of a device a window holds.
+ * uplinks, each device starting at its own point at or below the WARNING threshold (20.1–25): from
+ * every device's second uplink on about 2 % of uplinks cross it (up, and once a walk comes round,
+ * down), as in the other scenarios, however few uplinks of a device a window holds (a fleet's
+ * devices send about twice in a window and its warm-up).
  */
 export function lorawanValues(device: number, n: number) {
-  const k = n + (device % 50);
+  const k = n + 1 + (device % 50);
   return { t: 20 + (k % 100) / 10, h: 40 + (n % 20), c: 600 + (n % 50), b: 3000 };
 }
 

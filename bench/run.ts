@@ -20,6 +20,7 @@ import { runConsole } from './scenarios/console.ts';
 import { runManagement } from './scenarios/management.ts';
 import { runDrain } from './scenarios/drain.ts';
 import { runConditions, runLateWrites, runRecentPayloads } from './scenarios/feature-costs.ts';
+import { runLorawan } from './scenarios/lorawan.ts';
 import { runNotify } from './scenarios/notify.ts';
 import { runEndToEnd } from './scenarios/end-to-end.ts';
 import { runReadApi } from './scenarios/read-api.ts';
@@ -74,6 +75,7 @@ async function main(): Promise<void> {
       'recent-payloads': () => runRecentPayloads(ctx),
       'late-writes': () => runLateWrites(ctx),
       conditions: () => runConditions(ctx),
+      lorawan: () => runLorawan(ctx),
       tenants: () => runTenants(ctx),
       backfill: () => runBackfill(ctx),
       timers: () => runTimers(ctx),

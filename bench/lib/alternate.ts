@@ -1,8 +1,9 @@
 /**
  * What a feature costs, measured by alternating two configurations in one run: A, B, A, B, … with
  * at least three windows of each, so that whatever else the machine does in those minutes weighs
- * on both alike. The figure is the median of the pairs' ratios B ÷ A; each configuration's own
- * figures are reported beside it.
+ * on both alike (with `bothOrders`, A B then B A in turn, so that neither always runs first). The
+ * figure is the median of the pairs' ratios B ÷ A; each configuration's own figures are reported
+ * beside it.
  */
 import type { BenchContext } from './context.ts';
 import { RATIO_UNIT } from './report.ts';
@@ -42,8 +43,15 @@ export interface Alternation<C> {
   /** The reference configuration (first of each pair) and the one whose cost is measured. */
   a: Configuration<C>;
   b: Configuration<C>;
-  /** Least median ratio B ÷ A accepted. */
-  minRatio: number;
+  /** Least median ratio B ÷ A accepted (a capacity). */
+  minRatio?: number;
+  /** Most median ratio B ÷ A accepted (a cost, e.g. CPU per payload). */
+  maxRatio?: number;
+  /**
+   * Odd pairs run B first: the orders alternate, over an even number of pairs (at least MIN_PAIRS
+   * windows of each configuration, and of each order as many).
+   */
+  bothOrders?: boolean;
   /** One window of a configuration. */
   window(c: Configuration<C>, pair: number): Promise<WindowResult>;
   /** Before a pair runs again (e.g. offering more). */
@@ -53,7 +61,8 @@ export interface Alternation<C> {
 }
 
 export async function alternate<C>(ctx: BenchContext, spec: Alternation<C>): Promise<void> {
-  const pairs = Math.max(MIN_PAIRS, ctx.opts.runs);
+  const least = Math.max(MIN_PAIRS, ctx.opts.runs);
+  const pairs = spec.bothOrders ? 2 * Math.ceil(least / 2) : least;
   const values = new Map<Configuration<C>, number[]>([
     [spec.a, []],
     [spec.b, []],
@@ -63,7 +72,8 @@ export async function alternate<C>(ctx: BenchContext, spec: Alternation<C>): Pro
   let redos = 0;
   for (let pair = 0; pair < pairs; pair++) {
     const results: [Configuration<C>, WindowResult][] = [];
-    for (const c of [spec.a, spec.b]) {
+    const order = spec.bothOrders && pair % 2 === 1 ? [spec.b, spec.a] : [spec.a, spec.b];
+    for (const c of order) {
       ctx.log(`${spec.scenario}: pair ${pair + 1} of ${pairs}, ${c.label}`);
       results.push([c, await spec.window(c, pair)]);
     }
@@ -84,7 +94,8 @@ export async function alternate<C>(ctx: BenchContext, spec: Alternation<C>): Pro
     }
     const a = values.get(spec.a)![pair]!;
     ratios.push(a > 0 ? values.get(spec.b)![pair]! / a : Number.NaN);
-    const [costA, costB] = results.map(([, w]) => w.cpuPerUnitUs);
+    const costOf = (c: Configuration<C>) => results.find(([r]) => r === c)?.[1].cpuPerUnitUs;
+    const [costA, costB] = [costOf(spec.a), costOf(spec.b)];
     if (costA !== undefined && costB !== undefined && costB > 0) costRatios.push(costA / costB);
   }
   for (const c of [spec.a, spec.b])
@@ -99,8 +110,11 @@ export async function alternate<C>(ctx: BenchContext, spec: Alternation<C>): Pro
     label: `${spec.measure}: ${spec.b.label} ÷ ${spec.a.label}`,
     unit: RATIO_UNIT,
     runs: ratios,
-    target: { min: spec.minRatio },
-    note: `median of ${pairs} pairs, alternated (${spec.a.label} first in each); ${spec.note()}`,
+    target: {
+      ...(spec.minRatio === undefined ? {} : { min: spec.minRatio }),
+      ...(spec.maxRatio === undefined ? {} : { max: spec.maxRatio }),
+    },
+    note: `median of ${pairs} pairs, alternated (${spec.bothOrders ? `${spec.a.label} first in odd pairs, ${spec.b.label} first in even ones` : `${spec.a.label} first in each`}); ${spec.note()}`,
   });
   if (costRatios.length === ratios.length)
     ctx.report.add({

@@ -3,7 +3,12 @@ import { Redis as IORedis } from 'ioredis';
 import type { BenchOptions } from './options.ts';
 import type { Report } from './report.ts';
 import { LAG_PROBE_DEVICES } from './lag-probe.ts';
-import { provisionBench, type Provisioned } from './provision.ts';
+import {
+  provisionBench,
+  type BenchDefinition,
+  type Provisioned,
+  type ProvisionOptions,
+} from './provision.ts';
 import { startVigilProcess, type HostOptions, type Settings, type VigilProcess } from './vigil-process.ts';
 
 export interface BenchContext {
@@ -40,8 +45,11 @@ export async function startBenchVigil(
   extra: Settings = {},
   label = roles.replace(/,/g, '+'),
   host?: HostOptions,
-  /** Every rule of the bench definition waits and every data point is stale-watched (default: `--conditions`). */
-  conditions = ctx.opts.conditions,
+  /**
+   * The bench environment's definition and devices: by default the bench definition, its rules
+   * waiting with `--conditions`, and `--devices` devices.
+   */
+  provision: ProvisionOptions & { devices?: number } = {},
 ): Promise<BenchVigil> {
   const flush = new IORedis(ctx.redisUrl);
   await flush.flushall();
@@ -71,12 +79,11 @@ export async function startBenchVigil(
     keyPrefix: `bench${instance}`,
     influxDatabase: `bench${instance}`,
   };
-  const provisioned = await provisionBench(
-    ctx.redisUrl,
-    settings.keyPrefix,
-    ctx.opts.devices + LAG_PROBE_DEVICES,
-    { conditions },
-  );
+  const { devices = ctx.opts.devices, conditions = ctx.opts.conditions, definition } = provision;
+  const provisioned = await provisionBench(ctx.redisUrl, settings.keyPrefix, devices + LAG_PROBE_DEVICES, {
+    conditions,
+    definition,
+  });
   const vigil = await startVigilProcess(settings, {
     profile: ctx.opts.profile,
     label,
@@ -100,12 +107,27 @@ export interface EndToEndVigil extends BenchVigil {
  */
 export async function startEndToEndVigil(
   ctx: BenchContext,
-  o: { label: string; extraRoles?: string; settings?: Settings; host?: HostOptions; conditions?: boolean },
+  o: {
+    label: string;
+    extraRoles?: string;
+    settings?: Settings;
+    host?: HostOptions;
+    conditions?: boolean;
+    /** Another definition of the bench devices than the usual one. */
+    definition?: BenchDefinition;
+    /** Devices of the bench environment; default `--devices`. */
+    devices?: number;
+  },
 ): Promise<EndToEndVigil> {
   const { split, profile } = ctx.opts;
   const entry = ['gateway', 'mqtt', ...(split ? [] : ['worker']), 'scheduler', 'api'];
   if (o.extraRoles) entry.push(o.extraRoles);
-  const bv = await startBenchVigil(ctx, entry.join(','), o.settings ?? {}, o.label, o.host, o.conditions);
+  const { conditions, definition, devices } = o;
+  const bv = await startBenchVigil(ctx, entry.join(','), o.settings ?? {}, o.label, o.host, {
+    conditions,
+    definition,
+    devices,
+  });
   let worker = bv.vigil;
   if (split) {
     try {

@@ -22,6 +22,7 @@ export const SCENARIOS = [
   'recent-payloads',
   'late-writes',
   'conditions',
+  'lorawan',
   'tenants',
   'backfill',
   'timers',
@@ -48,8 +49,15 @@ export interface BenchOptions {
   soakS: number;
   /** Payloads/s of the soak; default half the last sustained end-to-end rate. */
   soakRate: number | undefined;
-  /** Devices that send; the read API's batchList asks for 100 of them. */
+  /** Devices that send (`--devices`, default 1,000); the read API's batchList asks for 100 of them. */
   devices: number;
+  /**
+   * Uplinks per second the lorawan scenario offers each configuration (`--lorawan-rate`, default
+   * 1,500): a rate both keep up with on 2 cores, so that CPU per uplink is compared at equal load.
+   */
+  lorawanRate: number;
+  /** Devices of the lorawan scenario's fleet shape (`--lorawan-fleet`, default 20,000). */
+  lorawanFleet: number;
   /** Payloads/s of the sustained end-to-end window; given, the saturation and search are skipped. */
   e2eRate: number | undefined;
   /** End-to-end with the worker in a second Vigil process (entry roles in the first); `--single` turns it off. */
@@ -107,6 +115,7 @@ export interface BenchOptions {
 const usage = `usage: npm run bench -- [--quick] [--soak] [--only ${SCENARIOS.join(',')}] [--runs N]
        [--measure S] [--sustain S] [--soak-seconds S] [--soak-rate N] [--drain-payloads N] [--drain-workers N] [--e2e-rate N] [--single] [--profile]
        [--notify-count N] [--notify-rate N] [--read-rate N] [--fleet-rate N] [--import-rows N] [--tenants N] [--backfill-values N] [--conditions]
+       [--devices N] [--lorawan-rate N] [--lorawan-fleet N]
        [--lockstep DIR:ME:OTHER] [--config a|b] [--results FILE]
        [--set <config key>=<value>[,<key>=<value>…]]`;
 
@@ -146,6 +155,9 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
         'lockstep',
         'config',
         'results',
+        'devices',
+        'lorawan-rate',
+        'lorawan-fleet',
       ].includes(name)
     )
       throw new Error(`unknown option --${name}\n${usage}`);
@@ -204,7 +216,9 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     soakS: num('soak-seconds', quick ? 60 : 300),
     soakRate: rate === undefined ? undefined : num('soak-rate', 1),
     e2eRate: flags.has('e2e-rate') ? num('e2e-rate', 1) : undefined,
-    devices: 1000,
+    devices: Math.round(num('devices', 1000)),
+    lorawanRate: num('lorawan-rate', 1500),
+    lorawanFleet: Math.round(num('lorawan-fleet', 20_000)),
     split: !flags.has('single'),
     conditions: flags.has('conditions'),
     profile: flags.has('profile'),

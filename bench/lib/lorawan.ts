@@ -6,7 +6,7 @@
  * same code into the bench definition's four data points.
  */
 import type { DefinitionSpec } from '../../src/domain/types.ts';
-import { ttsUplink } from '../../test/support/network-messages.ts';
+import { ttsUplink } from '../../scripts/lib/network-messages.ts';
 import { BENCH_SPEC, deviceName } from './provision.ts';
 
 /** The port the bench's frames are sent on; the decoders refuse any other. */

@@ -202,6 +202,7 @@ describe('management API: definitions and their versions', () => {
     // Version 1 (published by the rollback) multiplies by 1.
     expect((await submit(2)).status).toBe(202);
     await eventually(temperature, { until: (v) => v === 2, message: 'the value of version 1' });
+    let lastId = '';
     for (const [version, t, expected] of [
       [2, 3, 30],
       [1, 4, 4],
@@ -209,14 +210,22 @@ describe('management API: definitions and their versions', () => {
     ] as const) {
       const r = await post('/definitions/publish', { definitionName: 'Freezer', version });
       expect(r.json.data.published).toBe(version);
-      expect((await submit(t)).status).toBe(202);
+      const accepted = await submit(t);
+      expect(accepted.status).toBe(202);
+      lastId = accepted.json.data.id;
       await eventually(temperature, {
         until: (v) => v === expected || v === t,
         message: `the value of version ${version}`,
       });
       expect(await temperature()).toBe(expected);
     }
-    const log = (await call(api, '/ingest/log', { token: operator })).json.data;
+    // The ingestion log is written with the step's acknowledgement, after its state: wait for it.
+    const log = (
+      await eventually(() => call(api, '/ingest/log', { token: operator }), {
+        until: (r) => r.json?.data?.[0]?.ingestId === lastId,
+        message: 'the four submissions in the ingestion log',
+      })
+    ).json.data;
     expect(
       log
         .slice(0, 4)

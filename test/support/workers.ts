@@ -13,6 +13,9 @@ const STARTUP_BOUND_MS = 60_000;
 function settingText(value: unknown): string {
   if (typeof value === 'string') return value;
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  // `<key>=<value>,…` (VIGIL_MQTT_BRIDGE_CHIRPSTACK).
+  if (value instanceof Map)
+    return [...(value as Map<unknown, unknown>)].map(([k, v]) => `${String(k)}=${String(v)}`).join(',');
   return JSON.stringify(value);
 }
 

@@ -1,8 +1,10 @@
 --[[
-Writes a device record as put-record.lua does (if its revision is the one the change was based on),
-and in the same step the claim of its DevEUI (TenancyKeys.devEuis): a DevEUI held by another device
-refuses the write, and one the device no longer has is released. So two devices never hold one
-DevEUI, however their writes interleave.
+Replaces a device record (a hash with a `revision` field) with new fields, if its revision is the
+one the change was based on: an update never silently overwrites another made meanwhile. The
+revision counts the record's changes; a record stored without one counts as revision 1. In the same
+step it writes the claim of the device's DevEUI (TenancyKeys.devEuis): a DevEUI held by another
+device refuses the write, and one the device no longer has is released. So two devices never hold
+one DevEUI, however their writes interleave.
 
 KEYS[1] the device record
 KEYS[2] the environment's DevEUI claims (hash DevEUI → device name)

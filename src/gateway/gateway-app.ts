@@ -89,7 +89,7 @@ export function createGatewayApp(deps: GatewayAppDeps): express.Express {
   async function submit(req: Request, res: Response): Promise<void> {
     const { kind, key, deviceName } = res.locals as GatewayLocals;
     const body: unknown = req.body;
-    const event = isNetworkServer(kind) ? eventOf(req) : undefined;
+    const event = kind === 'chirpstack' ? eventOf(req) : undefined;
     const { id, ignored } = await ingest.accept({
       kind,
       via: 'http',

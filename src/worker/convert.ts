@@ -247,9 +247,9 @@ function convertReading(
     else if (!sourced?.roots.has(key)) (unknown ??= []).push(key);
   }
   if (sourced) {
-    for (const { dp, path } of sourced.points) {
+    for (const dp of sourced.points) {
       position += 1;
-      add(dp, dp.name, path ? valueAtPath(returned, path) : r.network?.radio[dp.radio!]);
+      add(dp, dp.name, pointInput(dp, returned, r.network));
     }
   }
   if (unknown) report.unknownKeys(r, unknown);
@@ -278,15 +278,30 @@ export function pointInput(
 ): unknown {
   if (dp.radio) return network?.radio[dp.radio];
   if (dp.source) {
-    const path = parseSourcePath(dp.source);
-    return 'problem' in path ? undefined : valueAtPath(returned, path);
+    const path = pathOf(dp);
+    return path ? valueAtPath(returned, path) : undefined;
   }
   return Object.hasOwn(returned, dp.name) ? returned[dp.name] : undefined;
 }
 
+const paths = new WeakMap<DataPointSpec, SourcePath | null>();
+/**
+ * The steps of a data point's `source`, parsed once per definition version; null for a path that
+ * does not parse (the definition's check refuses those: it finds nothing).
+ */
+function pathOf(dp: DataPointSpec): SourcePath | null {
+  let path = paths.get(dp);
+  if (path === undefined) {
+    const parsed = dp.source === undefined ? null : parseSourcePath(dp.source);
+    path = parsed === null || 'problem' in parsed ? null : parsed;
+    paths.set(dp, path);
+  }
+  return path;
+}
+
 /** The data points of a definition that take their value from a path or from radio metadata. */
 interface SourcedPoints {
-  points: { dp: DataPointSpec; path: SourcePath | undefined }[];
+  points: DataPointSpec[];
   /** The top-level keys their paths start with: consumed, so never unknown data points. */
   roots: Set<string>;
 }
@@ -295,18 +310,13 @@ const sourcedOf = new WeakMap<DefinitionSpec, SourcedPoints | null>();
 function sourcedPoints(spec: DefinitionSpec): SourcedPoints | null {
   let found = sourcedOf.get(spec);
   if (found === undefined) {
-    const points: SourcedPoints['points'] = [];
+    const points: DataPointSpec[] = [];
     const roots = new Set<string>();
     for (const dp of spec.dataPoints) {
-      if (dp.radio) points.push({ dp, path: undefined });
-      else if (dp.source) {
-        const path = parseSourcePath(dp.source);
-        // The definition's check refused any other: a path that does not parse finds nothing.
-        if (!('problem' in path)) {
-          points.push({ dp, path });
-          roots.add(path[0]!);
-        }
-      }
+      if (!dp.radio && !dp.source) continue;
+      points.push(dp);
+      const path = pathOf(dp);
+      if (path) roots.add(path[0]!);
     }
     found = points.length > 0 ? { points, roots } : null;
     sourcedOf.set(spec, found);

@@ -139,7 +139,7 @@ export class OutcomeLog implements ConversionReport {
           message: `codec warnings: ${o.warnings.join('; ')}`,
         });
       const outcome =
-        !first || o.problems.length === 0
+        o.problems.length === 0
           ? 'accepted'
           : o.failure === null && (o.acceptedValues > 0 || o.readings > o.problems.length)
             ? 'partial'

@@ -202,6 +202,9 @@ export async function startInflux(opts: InfluxOptions): Promise<LocalService> {
       `  wal-dir = "${join(opts.dataDir, 'wal')}"`,
       '  query-log-enabled = false',
       '  wal-fsync-delay = "0s"',
+      // A fleet past 100,000 devices: 1.x refuses more values of one tag (`device`) by default.
+      '  max-values-per-tag = 0',
+      '  max-series-per-database = 0',
       '[coordinator]',
       '  log-queries-after = "0s"',
       '[monitor]',

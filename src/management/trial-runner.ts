@@ -11,7 +11,7 @@ import { Worker } from 'node:worker_threads';
 import { AppError } from '../errors/app-error.ts';
 import type { Logger } from '../log/logger.ts';
 import type { DefinitionTestReport, DefinitionTrialInput } from '../worker/definition-trial.ts';
-import type { TrialBatch, TrialBatchAnswer, TrialThreadData } from './trial-thread.ts';
+import type { TrialBatch, TrialBatchAnswer, TrialThreadData, TrialThreadMessage } from './trial-thread.ts';
 
 export interface TrialRunner {
   /** Runs every input and resolves to a report per input, in order. */
@@ -31,6 +31,8 @@ export interface TrialRunnerOptions {
 /** Inputs per message to the thread: a Run waits for at most this many of a replay's. */
 const BATCH = 50;
 const DEFAULT_MAX_WAITING = 10_000;
+/** How long `close()` waits for the thread to end by itself before terminating it. */
+const STOP_GRACE_MS = 10_000;
 
 interface Job {
   inputs: readonly DefinitionTrialInput[];
@@ -113,6 +115,24 @@ export function createTrialRunner(options: TrialRunnerOptions): TrialRunner {
     worker.postMessage(batch);
   }
 
+  /**
+   * Asks the thread to dispose its isolates and end, once the batch it runs is done: a thread
+   * terminated while it holds isolates can abort the whole process in isolated-vm's teardown. Only a
+   * thread that has not ended within STOP_GRACE_MS (a parser past every limit) is terminated.
+   */
+  async function stop(w: Worker): Promise<void> {
+    const ended = new Promise<void>((resolve) => w.once('exit', () => resolve()));
+    w.ref();
+    w.postMessage({ stop: true } satisfies TrialThreadMessage);
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => {
+      timer = setTimeout(() => resolve('late'), STOP_GRACE_MS);
+    });
+    const outcome = await Promise.race([ended, late]);
+    clearTimeout(timer);
+    if (outcome === 'late') await w.terminate();
+  }
+
   return {
     run(inputs) {
       if (closed) return Promise.reject(new AppError('UNAVAILABLE', 'Vigil is stopping.'));
@@ -135,7 +155,7 @@ export function createTrialRunner(options: TrialRunnerOptions): TrialRunner {
       worker = undefined;
       inFlight = undefined;
       for (const job of jobs.splice(0)) job.reject(new AppError('UNAVAILABLE', 'Vigil is stopping.'));
-      if (w) await w.terminate();
+      if (w) await stop(w);
     },
   };
 }

@@ -25,6 +25,9 @@ export interface TrialBatch {
   inputs: DefinitionTrialInput[];
 }
 
+/** What the runner sends: a batch, or the request to dispose the isolates and end. */
+export type TrialThreadMessage = TrialBatch | { stop: true };
+
 /** Its answer: a report per input, in order, or why the batch could not run at all. */
 export type TrialBatchAnswer =
   { id: number; reports: DefinitionTestReport[] } | { id: number; error: string };
@@ -34,7 +37,13 @@ if (port) {
   const data = workerData as TrialThreadData;
   const log = createLogger(data.logLevel, { component: 'definition-trials' });
   const sandbox = createSandbox({ ...data.sandbox, log });
-  port.on('message', (batch: TrialBatch) => {
+  port.on('message', (message: TrialThreadMessage) => {
+    if ('stop' in message) {
+      sandbox.close();
+      port.close();
+      return;
+    }
+    const batch = message;
     let answer: TrialBatchAnswer;
     try {
       answer = { id: batch.id, reports: batch.inputs.map((input) => tryDefinition(sandbox, input)) };
@@ -43,5 +52,4 @@ if (port) {
     }
     port.postMessage(answer);
   });
-  port.once('close', () => sandbox.close());
 }

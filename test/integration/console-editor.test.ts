@@ -66,6 +66,9 @@ let token: string;
 const keys = () => createKeys(vigil.config.keyPrefix);
 const admin = () => createTenancyAdmin(adminDeps(redis, keys()));
 
+/** Payloads accepted so far: each has one entry in the ingestion log once the worker's step is done. */
+let submitted = 0;
+
 async function submit(body: Record<string, unknown>): Promise<void> {
   const res = await fetch(`${gateway}/gateway/submit/${apiKey}`, {
     method: 'POST',
@@ -73,6 +76,7 @@ async function submit(body: Record<string, unknown>): Promise<void> {
     headers: { 'content-type': 'application/json' },
   });
   expect(res.status).toBe(202);
+  submitted += 1;
 }
 
 /** The device's Temperature as the read API serves it. */
@@ -272,9 +276,14 @@ describe('console definition editor in a browser', () => {
         until: (v) => v === 8,
         message: 'version 1’s value',
       });
-      const log = (await (
-        await fetch(`${base}/ingest/log`, { headers: { authorization: `Bearer ${token}` } })
-      ).json()) as { data: { definitionVersion?: number }[] };
+      // The log's entries are written when the step is acknowledged, after the state it wrote.
+      const log = await eventually(
+        async () =>
+          (await (
+            await fetch(`${base}/ingest/log`, { headers: { authorization: `Bearer ${token}` } })
+          ).json()) as { data: { definitionVersion?: number }[] },
+        { until: (l) => l.data.length === submitted, message: 'an ingestion log entry per payload' },
+      );
       expect(log.data.slice(0, 2).map((e) => e.definitionVersion)).toEqual([1, 2]);
       // Any version opens in the editor.
       await page.locator('tr[data-version="2"]').getByRole('link', { name: 'View' }).click();

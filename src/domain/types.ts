@@ -115,4 +115,9 @@ export interface EventRecord {
   eventMessage: string;
   /** Epoch ms when the event was created. */
   receivedMs: number;
+  /**
+   * Sub-ms offset (ns) of its history point, unique among the device's events of that millisecond;
+   * absent in events stored before it was given (their offset comes from the id).
+   */
+  ns?: number;
 }

@@ -24,8 +24,8 @@ export interface EventQuery {
   devices?: ReadonlySet<string> | undefined;
 }
 
-/** An event as served: the stored record without id/env/receivedMs, plus receivedUTC. */
-export type ServedEvent = Omit<EventRecord, 'id' | 'env' | 'receivedMs'> & { receivedUTC: string };
+/** An event as served: the stored record without id/env/receivedMs/ns, plus receivedUTC. */
+export type ServedEvent = Omit<EventRecord, 'id' | 'env' | 'receivedMs' | 'ns'> & { receivedUTC: string };
 
 /** Members read per Redis call while filtering (without filters one call reads `limit`). */
 const PAGE_SIZE = 1000;
@@ -54,6 +54,6 @@ export async function listEvents(redis: Redis, keys: EventKeys, q: EventQuery): 
 }
 
 export function serveEvent(e: EventRecord): ServedEvent {
-  const { id: _id, env: _env, receivedMs, ...rest } = e;
+  const { id: _id, env: _env, receivedMs, ns: _ns, ...rest } = e;
   return { ...rest, receivedUTC: new Date(receivedMs).toISOString() };
 }

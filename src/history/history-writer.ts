@@ -278,11 +278,12 @@ export function contactLine(c: ContactPoint): string | undefined {
 }
 
 /**
- * The line of one event. Its sub-millisecond offset comes from a hash of the event's deterministic
- * id, so two events of one device in the same millisecond stay apart and a replay lands on itself.
+ * The line of one event. Its sub-millisecond offset is the one its step gave it, unique among the
+ * device's events of that millisecond (event-record.ts), so no two share a point and a replay lands
+ * on itself; an event stored without one takes it from a hash of its deterministic id.
  */
 export function eventLine(e: EventRecord): string | undefined {
-  const offsetNs = Number.parseInt(sha256Hex(e.id).slice(0, 8), 16) % 1_000_000;
+  const offsetNs = e.ns ?? Number.parseInt(sha256Hex(e.id).slice(0, 8), 16) % 1_000_000;
   return formatLine(
     EVENTS,
     { env: e.env, device: e.deviceName, category: e.eventCategory, status: e.eventStatus },

@@ -52,7 +52,7 @@ export function startAvailabilityScheduler(deps: {
         const [env = '', device = ''] = due[i]!.split('\n');
         entries.push({ env, device, deadlineMs: Number(due[i + 1]) });
       }
-      // Deadlines move lazily (apply-readings.lua): most due entries of a live fleet belong to
+      // Deadlines move lazily (domain/device-step.ts): most due entries of a live fleet belong to
       // devices with contact since, which move on in one round trip; the rest are looked at one
       // by one.
       const contact = await readContact(entries);

@@ -1,6 +1,6 @@
 /**
  * The packed state of one data point, field `<sensor>|p` of its device's state hash (STATE_FIELD.
- * packed), as the state script writes it (apply-readings.lua, POINT_FORMAT): a layout byte (2), then
+ * packed), as the partition's owner writes it (state-store.ts): a layout byte (2), then
  * twelve little-endian doubles — measurement ms, sub-ms offset, rule index, last success ms, status
  * since ms, the current hour (hour, count, total, min, max, late flag), and the receive time of the
  * current value — then the status, the rules fingerprint and the held rules as zero-terminated
@@ -13,57 +13,17 @@
  * points with `for` or `stale` rules: a status entered at a deadline names it in its event.
  */
 
+import type { HeldRule, PointRecord } from '../domain/point-step.ts';
+
 /**
  * The layout byte this version reads and writes. A new one comes with a migration of the stored
- * records (src/migrations.ts); the state script and the readers refuse any other.
+ * records (src/migrations.ts); the owner and the readers refuse any other.
  */
 export const POINT_LAYOUT = 2;
-/** Rule index of a data point whose status comes from its stale rule (no value for a while). */
-export const STALE_RULE = -2;
+export { STALE_RULE } from '../domain/point-step.ts';
+export type { HeldRule, KeptHour, PointRecord } from '../domain/point-step.ts';
 const DOUBLES = 12;
 const STRINGS_AT = 1 + DOUBLES * 8;
-
-/** A data point's current hour: the numeric values that became current in it. */
-export interface KeptHour {
-  /** Epoch ms / 3,600,000. */
-  hour: number;
-  count: number;
-  total: number;
-  min: number;
-  max: number;
-  /** A value of this hour came that did not become current (older, or a repeat). */
-  late: boolean;
-}
-
-/** A rule the current value meets; `sinceMs` when it waits (`for`): the start of its condition. */
-export interface HeldRule {
-  rule: number;
-  sinceMs: number | null;
-}
-
-export interface PointRecord {
-  /**
-   * Measurement time of the current value, epoch ms; the time of a deadline once a waiting rule's
-   * status was entered at it (the data point's effective time).
-   */
-  updatedMs: number;
-  /** Sub-ms tiebreak of `updatedMs` (ns; -1 at a deadline). */
-  offsetNs: number;
-  /** Index of the threshold rule the status was entered through (-1 = none, STALE_RULE = stale). */
-  rule: number;
-  rulesId: string;
-  status: string;
-  lastSuccessMs: number | null;
-  statusSinceMs: number | null;
-  /** Null when no hour is kept (text and GPS values). */
-  hour: KeptHour | null;
-  /** When the current value was received (epoch ms); null when unknown. */
-  receivedMs: number | null;
-  /** The rules the current value meets, in preference order (only kept when rules wait). */
-  held: HeldRule[];
-  /** The current value as shown (`31.0 °C`); '' when not kept. */
-  shownValue: string;
-}
 
 /**
  * The record, or null for a buffer of another layout or length. Callers that show state refuse a
@@ -94,7 +54,7 @@ export function decodePoint(b: Buffer): PointRecord | null {
   };
 }
 
-/** The packed bytes of `r`, exactly as the state script writes them (for seeding, migrations, tests). */
+/** The packed bytes of `r`: what the owner writes (and seeding, migrations, tests). */
 export function encodePoint(r: PointRecord): Buffer {
   const strings = Buffer.from(`${r.status}\0${r.rulesId}\0${encodeHeld(r.held)}\0`, 'utf8');
   const shown = Buffer.from(r.shownValue, 'utf8');

@@ -27,7 +27,7 @@ export interface StateKeys {
   /**
    * Sorted set (scores 0, so by name) of the environment's devices never heard from: a device joins
    * it when created without a last contact (unheard.ts), leaves it with its first contact
-   * (apply-readings.lua) or its deletion. The fleet counts and lists them without reading every
+   * (written with it by the partition's owner) or its deletion. The fleet counts and lists them without reading every
    * device.
    */
   unheardDevices(env: string): string;
@@ -83,6 +83,12 @@ export const DEVICE_FIELD = {
   timer: '@tm',
   /** "1" while a data point's stale rule waits for the device's next contact to apply. */
   staleWaits: '@sw',
+  /**
+   * The version of the state: set afresh by every write of the partition's owner, removed by every
+   * other writer, so that the owner's kept state of the device is known to be old
+   * (docs/processing.md, who writes a device's state).
+   */
+  version: '@ver',
 } as const;
 
 export const stateField = (sensor: string, field: (typeof STATE_FIELD)[keyof typeof STATE_FIELD]): string =>

@@ -1,40 +1,35 @@
 /**
- * Current state in Redis: applies readings atomically per device (one Lua script call per up to
- * DEVICES_PER_CALL devices, all calls of a step in one pipeline) and marks lost contact exactly once.
+ * Current state in Redis, written by the partition's owner: it decides each device's step in
+ * TypeScript (domain/device-step.ts) on the state it holds — read once, then kept while its writes
+ * land — and writes the result in one fenced call per DEVICES_PER_CALL devices (lua/fenced-writes.lua),
+ * all calls of a step in one pipeline. The call writes nothing once a lease the step read under has
+ * changed hands, and nothing of a device whose state another writer changed since the owner read it
+ * (the version field, VERSION_FIELD): the owner reads that device again and decides again. The
+ * scheduler marks lost contact exactly once (lua/mark-contact-lost.lua).
  */
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Redis } from 'ioredis';
-import { replyCode } from '../redis/reply-code.ts';
-import { NO_MATCH } from '../domain/thresholds.ts';
+import { LRUCache } from 'lru-cache';
+import { runDeviceStep, settlePoints, type DeviceOutcome, type DeviceState } from '../domain/device-step.ts';
+import { createEventSequence, eventOfChange } from '../domain/event-record.ts';
+import { alarmScore, nextAlarm, type StoredAlarm } from '../domain/alarm-record.ts';
+import type { PointRules } from '../domain/point-step.ts';
 import type { Status } from '../domain/types.ts';
 import { LeaseLostError } from '../errors/lease-lost.ts';
-import { AppError } from '../errors/app-error.ts';
+import { isAppError } from '../errors/app-error.ts';
 import type { EventKeys } from '../events/event-keys.ts';
+import { replyCode } from '../redis/reply-code.ts';
 import { withAlarmIndex } from './alarm-index.ts';
-import type { StateKeys } from './state-keys.ts';
+import { decodeDeviceState, stateWrites, VERSION_FIELD, type LoadedDevice } from './device-state-codec.ts';
+import { DEVICE_FIELD, type StateKeys } from './state-keys.ts';
 
 const lua = (file: string) => readFileSync(new URL(`./lua/${file}`, import.meta.url), 'utf8');
-/** The state script as Redis runs it: `apply` (apply-readings.lua) with the functions it uses in front. */
-export const composeStateScript = (apply: string): string =>
-  withAlarmIndex(`${lua('status-steps.lua')}\n${apply}`);
-const applyLua = composeStateScript(lua('apply-readings.lua'));
+const writesLua = lua('fenced-writes.lua');
 const lostLua = withAlarmIndex(lua('mark-contact-lost.lua'));
 
-/** What the Lua script needs to know of one data point (once per device and job). */
-export interface SensorMeta {
-  /** Status of each rule, by rule index. */
-  statuses: Status[];
-  /** Event text of each rule ("Above 25 °C" or the rule's own, then " for 10 min" when it waits). */
-  descriptions: string[];
-  /** Fingerprint of the rule list (a stored rule index is only valid for the same list). */
-  rulesId: string;
-  suppressed: boolean;
-  sensorType: string;
-  /** When a rule waits (`for`): each rule's duration in ms, 0 for a rule that applies at once. */
-  forMs?: number[];
-  /** The stale rule, with its event text ("No value for 30 min"). */
-  stale?: { afterMs: number; status: Status; text: string };
-}
+/** What the state step needs to know of one data point's rules (once per device and step). */
+export type SensorMeta = PointRules;
 
 /** One converted value to apply. */
 export interface StateValue {
@@ -83,15 +78,15 @@ export interface DeviceReadings {
   tick?: boolean;
   /**
    * The values include one of every data point of the device's definition, so the script knows
-   * all of its deadlines and moves a timer that came early for them (apply-readings.lua).
+   * all of its deadlines and moves a timer that came early for them (domain/device-step.ts).
    */
   allPoints?: boolean;
 }
 
 /**
  * What applying one device's readings gave: the status applied to each value (null where the value
- * was older than the stored one, so history only, or a replay), or the error with which the state
- * script refused this device's data (it then wrote nothing of it).
+ * was older than the stored one, so history only, or a replay), or the error its data raised in the
+ * step (nothing of it was written).
  */
 export type DeviceApplied = (Status | null)[] | RefusedReadings;
 
@@ -110,7 +105,7 @@ export interface StateGuard {
 
 export interface StateStore {
   /**
-   * Applies each device's readings, in the order given. A device whose data the script refuses is
+   * Applies each device's readings, in the order given. A device whose data the step cannot take is
    * reported as such and the others are applied; only an infrastructure fault (Redis unreachable,
    * a command timed out) rejects, and a state stored in a layout this version does not know
    * (STATE_LAYOUT_UNKNOWN: not the data's fault, and nothing of that device is applied); it rejects
@@ -143,16 +138,33 @@ export interface DueDeadline {
   deadlineMs: number;
 }
 
+
 type ScriptRedis = Redis & {
-  vigilApplyReadings(numberOfKeys: number, ...args: string[]): Promise<string[][]>;
+  vigilFencedWrites(numberOfKeys: number, ...args: (string | Buffer | number)[]): Promise<number[]>;
   vigilMarkContactLost(...args: (string | number)[]): Promise<number>;
 };
 
 /**
- * Devices per script call: calls are pipelined, and a call runs alone in Redis, so this bounds
- * how long one call holds Redis up (64 devices: about 2 ms) while sharing the per-call cost.
+ * Devices per fenced call: calls are pipelined, and a call runs alone in Redis, so this bounds how
+ * long one call holds Redis up while sharing the per-call cost.
  */
 export const DEVICES_PER_CALL = 64;
+/** Devices whose state a store keeps between steps; the least recently used are read again. */
+const DEVICES_KEPT = 200_000;
+/** Rounds of reading again the devices another writer changed meanwhile, before the step fails. */
+const VERSION_ROUNDS = 5;
+
+/** One device of a step, decided: what to write, and the state it leaves. */
+interface Decided {
+  readings: DeviceReadings;
+  key: string;
+  loaded: LoadedDevice;
+  outcome: DeviceOutcome | { refused: Error };
+  /** The version its writes give the state. */
+  version: string;
+  /** Its writes include the state hash (so the new version). */
+  wrote?: boolean;
+}
 
 export function createStateStore(deps: {
   redis: Redis;
@@ -162,11 +174,16 @@ export function createStateStore(deps: {
 }): StateStore {
   const { keys } = deps;
   const redis = deps.redis as ScriptRedis;
-  const outboxMax = deps.outboxMax ?? 1_000_000;
-  if (typeof (deps.redis as unknown as { vigilApplyReadings?: unknown }).vigilApplyReadings !== 'function') {
-    redis.defineCommand('vigilApplyReadings', { lua: applyLua });
+  if (typeof (deps.redis as unknown as { vigilFencedWrites?: unknown }).vigilFencedWrites !== 'function') {
+    redis.defineCommand('vigilFencedWrites', { lua: writesLua });
     redis.defineCommand('vigilMarkContactLost', { numberOfKeys: 7, lua: lostLua });
   }
+  const kept = new LRUCache<string, LoadedDevice>({ max: DEVICES_KEPT });
+  const eventNs = createEventSequence();
+  const writer = randomBytes(6).toString('base64url');
+  let writes = 0;
+  const nextVersion = () => `${writer}.${(writes++).toString(36)}`;
+
   const markLostArgs = (d: DueDeadline, eventJson: string, nowMs: number): (string | number)[] => [
     keys.availabilityDeadlines(),
     keys.deviceState(d.env, d.device),
@@ -180,88 +197,212 @@ export function createStateStore(deps: {
     eventJson,
     nowMs,
     deps.eventsCap,
-    outboxMax,
+    deps.outboxMax ?? 1_000_000,
   ];
-  /** One script call per element of `calls`, pipelined: each call's reply, or the error it raised. */
-  async function runCalls(
-    calls: readonly DeviceReadings[][],
-    nowMs: number,
-    guard: StateGuard | undefined,
-  ): Promise<(string[][] | Error)[]> {
+
+  /** The state of each device, kept or read (one round trip for those not kept). */
+  async function load(batch: readonly DeviceReadings[], fresh: boolean): Promise<LoadedDevice[]> {
+    const out: (LoadedDevice | undefined)[] = batch.map((d) => (fresh ? undefined : kept.get(keyOf(d))));
+    const missing = batch.flatMap((d, i) => (out[i] ? [] : [i]));
+    if (missing.length > 0) {
+      const pipeline = redis.pipeline();
+      for (const i of missing) pipeline.hgetallBuffer(keys.deviceState(batch[i]!.env, batch[i]!.device));
+      const replies = (await pipeline.exec()) ?? [];
+      missing.forEach((i, n) => {
+        const [err, hash] = replies[n] ?? [new Error('Redis pipeline returned nothing'), null];
+        if (err) throw err;
+        out[i] = decodeDeviceState(batch[i]!.env, batch[i]!.device, hash as Record<string, Buffer>);
+      });
+    }
+    return out as LoadedDevice[];
+  }
+
+  /** Runs each device's step on a copy of its state; a fault in one device's data refuses it alone. */
+  function decide(batch: readonly DeviceReadings[], loaded: LoadedDevice[], nowMs: number): Decided[] {
+    return batch.map((readings, i) => {
+      const state = copyOf(loaded[i]!.state);
+      const base = { readings, key: keyOf(readings), version: nextVersion() };
+      try {
+        const outcome = runDeviceStep(state, inputOf(readings), nowMs);
+        settlePoints(state);
+        return { ...base, loaded: { state, version: loaded[i]!.version }, outcome };
+      } catch (err) {
+        if (isAppError(err) && err.code === 'STATE_LAYOUT_UNKNOWN') throw err;
+        return { ...base, loaded: loaded[i]!, outcome: { refused: err as Error } };
+      }
+    });
+  }
+
+  /** The stored alarms the step's status changes continue (one round trip; none for most steps). */
+  async function storedAlarms(decided: readonly Decided[]): Promise<Map<string, StoredAlarm>> {
+    const wanted: { env: string; member: string }[] = [];
+    for (const d of decided) {
+      if ('refused' in d.outcome) continue;
+      for (const c of d.outcome.changes) {
+        if (c.status !== 'SUCCESS') wanted.push({ env: d.readings.env, member: `${d.readings.device}\n${c.sensor}` });
+      }
+    }
+    const found = new Map<string, StoredAlarm>();
+    if (wanted.length === 0) return found;
+    const pipeline = redis.pipeline();
+    for (const w of wanted) pipeline.hget(keys.alarmRecords(w.env), w.member);
+    const replies = (await pipeline.exec()) ?? [];
+    wanted.forEach((w, i) => {
+      const [err, json] = replies[i] ?? [new Error('Redis pipeline returned nothing'), null];
+      if (err) throw err;
+      if (typeof json === 'string') found.set(`${w.env}\n${w.member}`, JSON.parse(json) as StoredAlarm);
+    });
+    return found;
+  }
+
+  /** The fenced calls of the decided devices, pipelined: per call, the devices another writer changed. */
+  async function write(decided: readonly Decided[], nowMs: number, guard: StateGuard | undefined) {
+    const alarms = await storedAlarms(decided);
+    const writing = decided.filter((d) => !('refused' in d.outcome));
     const pipeline = redis.pipeline() as unknown as ScriptRedis & {
       exec(): Promise<[Error | null, unknown][] | null>;
     };
-    for (const devices of calls) {
-      const keyList = [keys.availabilityDeadlines(), keys.eventOutbox(), keys.deviceTimers()];
-      for (const d of devices) {
-        keyList.push(
-          keys.deviceState(d.env, d.device),
-          keys.envEvents(d.env),
-          keys.deviceEvents(d.env, d.device),
-          keys.alarmIndex(d.env),
-          keys.alarmRecords(d.env),
-          keys.unheardDevices(d.env),
+    const calls: Decided[][] = [];
+    for (let i = 0; i < writing.length; i += DEVICES_PER_CALL) calls.push(writing.slice(i, i + DEVICES_PER_CALL));
+    for (const call of calls) {
+      const script = new FencedCall(guard);
+      for (const d of call) {
+        script.device(keys.deviceState(d.readings.env, d.readings.device), d.loaded.version, (add) =>
+          deviceCommands(d, alarms, nowMs, add),
         );
       }
-      const scriptArg: ScriptArg = toScriptArg(devices, nowMs, deps.eventsCap, outboxMax);
-      if (guard) {
-        keyList.push(...guard.leaseKeys);
-        scriptArg.g = guard.values;
-      }
-      const arg = JSON.stringify(scriptArg);
-      void pipeline.vigilApplyReadings(keyList.length, ...keyList, arg);
+      const [keyCount, ...rest] = script.args();
+      void pipeline.vigilFencedWrites(keyCount, ...rest);
     }
-    const results = await pipeline.exec();
-    if (!results) throw new Error('Redis pipeline returned nothing');
-    return results.map(([err, res]) => {
-      if (!err) return res as string[][];
-      // An error reply: the script failed on the data of the call — unless it says the worker lost
-      // the call's lease, or that the stored state is of a layout it does not know, which no
-      // payload caused. Any other error (connection lost, command timed out) is the
-      // infrastructure's and fails the step.
-      const code = replyCode(err);
-      if (code === undefined) throw err;
-      if (code === 'VIGIL_GUARD_LOST') throw new LeaseLostError(err.message);
-      if (code === 'STATE_LAYOUT_UNKNOWN') {
-        throw new AppError('STATE_LAYOUT_UNKNOWN', err.message, { cause: err });
+    const results = (await pipeline.exec()) ?? [];
+    const changedMeanwhile: Decided[] = [];
+    results.forEach(([err, refused], c) => {
+      if (err) {
+        if (replyCode(err) === 'VIGIL_GUARD_LOST') throw new LeaseLostError(err.message);
+        throw err;
       }
-      return err;
+      for (const position of refused as number[]) changedMeanwhile.push(calls[c]![position - 1]!);
     });
+    return changedMeanwhile;
+  }
+
+  /** The writes of one decided device, in order: state, timers, never-heard set, deadline, events, alarms. */
+  function deviceCommands(
+    d: Decided,
+    alarms: Map<string, StoredAlarm>,
+    nowMs: number,
+    add: (name: string, key: string, ...args: (string | number | Buffer)[]) => void,
+  ): void {
+    const outcome = d.outcome as DeviceOutcome;
+    const { env, device } = d.readings;
+    const stateKey = keys.deviceState(env, device);
+    const member = `${env}\n${device}`;
+    const hsets = stateWrites(d.loaded.state, outcome, d.version);
+    const timer = outcome.timer;
+    const others = timer !== undefined || outcome.firstContact || outcome.deadline !== null || outcome.changes.length > 0;
+    // Every write of the device's state names a new version, so that another writer's kept state
+    // of it is known to be old.
+    if (hsets.length === 0 && others) hsets.push([VERSION_FIELD, d.version]);
+    d.wrote = hsets.length > 0;
+    for (const fields of hsets) add('HSET', stateKey, ...fields);
+    if (timer && 'set' in timer) add('ZADD', keys.deviceTimers(), timer.set, member);
+    else if (timer) {
+      if (timer.entry) add('ZREM', keys.deviceTimers(), member);
+      add('HDEL', stateKey, DEVICE_FIELD.timer);
+    }
+    if (outcome.firstContact) add('ZREM', keys.unheardDevices(env), device);
+    if (outcome.deadline !== null) add('ZADD', keys.availabilityDeadlines(), outcome.deadline, member);
+    const grown = new Set<string>();
+    for (const change of outcome.changes) {
+      let json: string | null = null;
+      if (change.event) {
+        const record = eventOfChange(
+          { env, device, displayName: d.readings.displayName },
+          { ...change, event: change.event },
+          nowMs,
+          eventNs(nowMs),
+        );
+        json = JSON.stringify(record);
+        add('ZADD', keys.envEvents(env), nowMs, json);
+        add('ZADD', keys.deviceEvents(env, device), nowMs, json);
+        add('XADD', keys.eventOutbox(), '*', 'e', json);
+        grown.add(keys.envEvents(env)).add(keys.deviceEvents(env, device));
+      }
+      alarmCommands(env, device, change, json, alarms, add);
+    }
+    if (deps.eventsCap > 0) for (const key of grown) add('ZREMRANGEBYRANK', key, 0, -(deps.eventsCap + 1));
+  }
+
+  /** The alarm's writes for a status change: its record and index entry, or their removal. */
+  function alarmCommands(
+    env: string,
+    device: string,
+    change: DeviceOutcome['changes'][number],
+    eventJson: string | null,
+    alarms: Map<string, StoredAlarm>,
+    add: (name: string, key: string, ...args: (string | number | Buffer)[]) => void,
+  ): void {
+    const member = `${device}\n${change.sensor}`;
+    const storedKey = `${env}\n${member}`;
+    const next = nextAlarm(
+      alarms.get(storedKey) ?? null,
+      {
+        device,
+        sensor: change.sensor,
+        category: change.sensor === '' ? 'Availability' : 'Sensors',
+        status: change.status,
+        atMs: change.atMs,
+      },
+      eventJson,
+    );
+    if (next === null) {
+      alarms.delete(storedKey);
+      add('ZREM', keys.alarmIndex(env), member);
+      add('HDEL', keys.alarmRecords(env), member);
+      return;
+    }
+    alarms.set(storedKey, next);
+    add('HSET', keys.alarmRecords(env), member, JSON.stringify(next));
+    add('ZADD', keys.alarmIndex(env), alarmScore(next), member);
   }
 
   return {
     async applyReadings(batch, nowMs, guard) {
       if (batch.length === 0) return [];
-      const calls: DeviceReadings[][] = [];
-      for (let i = 0; i < batch.length; i += DEVICES_PER_CALL)
-        calls.push(batch.slice(i, i + DEVICES_PER_CALL));
-      const replies = await runCalls(calls, nowMs, guard);
-      // The devices of a refused call again, each in a call of its own, to find whose data the
-      // script cannot take. The devices before it in the refused call were applied (a script's
-      // writes stay); applying is by measurement time, so their second run changes nothing
-      // (apply-readings.lua: a device's writes come after everything that can fail on its data).
-      const again = calls.filter((_, c) => replies[c] instanceof Error).flat();
-      const alone =
-        again.length > 0
-          ? await runCalls(
-              again.map((d) => [d]),
-              nowMs,
-              guard,
-            )
-          : [];
-      let next = 0;
-      return replies.flatMap((reply, c): DeviceApplied[] => {
-        if (!(reply instanceof Error)) return reply.map(statusesOf);
-        return calls[c]!.map(() => {
-          const own = alone[next++]!;
-          return own instanceof Error ? { refused: own } : statusesOf(own[0]!);
-        });
-      });
+      const results = new Map<DeviceReadings, DeviceApplied>();
+      let round = batch;
+      for (let attempt = 0; round.length > 0; attempt++) {
+        if (attempt === VERSION_ROUNDS) throw new Error('device state kept changing under the step; retried');
+        const decided = decide(round, await load(round, attempt > 0), nowMs);
+        let changed: Decided[];
+        try {
+          changed = await write(decided, nowMs, guard);
+        } catch (err) {
+          // Whether any call landed is unknown: read these devices again next time.
+          for (const d of decided) kept.delete(d.key);
+          throw err;
+        }
+        const again = new Set(changed);
+        for (const d of decided) {
+          if (again.has(d)) {
+            kept.delete(d.key);
+            continue;
+          }
+          if ('refused' in d.outcome) results.set(d.readings, { refused: d.outcome.refused });
+          else {
+            results.set(d.readings, d.outcome.applied);
+            // A state read without a version is not kept: its deletion would not show.
+            const version = d.wrote ? d.version : d.loaded.version;
+            if (version === '') kept.delete(d.key);
+            else kept.set(d.key, { state: d.loaded.state, version });
+          }
+        }
+        round = changed.map((d) => d.readings);
+      }
+      return batch.map((d) => results.get(d)!);
     },
     async markContactLost(env, device, deadlineMs, eventJson, nowMs) {
-      const created = await redis.vigilMarkContactLost(
-        ...markLostArgs({ env, device, deadlineMs }, eventJson, nowMs),
-      );
+      const created = await redis.vigilMarkContactLost(...markLostArgs({ env, device, deadlineMs }, eventJson, nowMs));
       return created === 1;
     },
     async moveDeadlines(due, nowMs) {
@@ -281,114 +422,82 @@ export function createStateStore(deps: {
   };
 }
 
-/**
- * The script's argument (apply-readings.lua documents the layout): rule metadata once per distinct
- * object, devices by position, and each device's values flat, VALUE_STRIDE slots per value. Flat
- * rather than one list per value, and a value's outcomes as one number when every previous rule
- * gives the same: the script's JSON decoding makes a Lua table per list, and that was most of its
- * cost per value.
- */
-function toScriptArg(devices: DeviceReadings[], nowMs: number, eventsCap: number, outboxMax: number) {
-  const metaIndex = new Map<SensorMeta, number>();
-  const m: ScriptMeta[] = [];
-  const d = devices.map((dev) => {
-    const names: string[] = [];
-    const metas: number[] = [];
-    const position = new Map<string, number>();
-    for (const [name, meta] of dev.sensors) {
-      let index = metaIndex.get(meta);
-      if (index === undefined) {
-        index = m.length + 1;
-        metaIndex.set(meta, index);
-        m.push(scriptMeta(meta));
-      }
-      names.push(name);
-      metas.push(index);
-      position.set(name, names.length);
-    }
-    const flat: unknown[] = [];
-    for (const v of dev.values) {
-      flat.push(
-        position.get(v.sensor),
-        v.timeMs,
-        v.offsetNs,
-        v.valueJson,
-        v.currentValue,
-        v.matches ? scriptMatches(v.matches) : uniform(v.outcomes) ? v.outcomes[0] : v.outcomes,
-        // true: the number is the value's JSON itself (numeric types), which the script reads back
-        // rather than the worker writing the same number twice; else a boolean's 1/0, or none.
-        v.number === null ? false : isNumberJson(v.valueJson) ? true : v.number,
-        v.receivedMs,
-      );
-    }
-    return [
-      dev.env,
-      dev.device,
-      dev.displayName,
-      dev.contactMs,
-      new Date(dev.contactMs || nowMs).toISOString(),
-      dev.timeoutMs,
-      names,
-      metas,
-      flat,
-      dev.tick ? 1 : 0,
-      dev.allPoints ? 1 : 0,
-    ];
-  });
-  return { n: nowMs, cap: eventsCap, omax: outboxMax, m, d };
-}
+const keyOf = (d: DeviceReadings): string => `${d.env}\n${d.device}`;
 
-type ScriptArg = ReturnType<typeof toScriptArg> & { g?: readonly string[] };
-
-/** A data point's rule metadata as the script reads it (apply-readings.lua documents the fields). */
-interface ScriptMeta {
-  st: Status[];
-  ds: string[];
-  ri: string;
-  sup: number;
-  ty: string;
-  fd?: number[];
-  sa?: number;
-  ss?: Status;
-  sd?: string;
-}
-
-function scriptMeta(meta: SensorMeta): ScriptMeta {
-  const m: ScriptMeta = {
-    st: meta.statuses,
-    ds: meta.descriptions,
-    ri: meta.rulesId,
-    sup: meta.suppressed ? 1 : 0,
-    ty: meta.sensorType,
+/** The step's input out of the converter's readings. */
+function inputOf(d: DeviceReadings) {
+  return {
+    env: d.env,
+    device: d.device,
+    contactMs: d.contactMs,
+    timeoutMs: d.timeoutMs,
+    rules: d.sensors,
+    values: d.values,
+    tick: d.tick === true,
+    allPoints: d.allPoints === true,
   };
-  if (meta.forMs) m.fd = meta.forMs;
-  if (meta.stale) {
-    m.sa = meta.stale.afterMs;
-    m.ss = meta.stale.status;
-    m.sd = meta.stale.text;
-  }
-  return m;
 }
 
-/** The code of an error reply: its first word (`ERR`, or the one a script chose). */
-
-const statusesOf = (device: string[]): (Status | null)[] =>
-  device.map((s) => (s === '' ? null : (s as Status)));
-
 /**
- * The rules met as the script reads them: -1 when the value meets none (most values: the script
- * decodes no list for them), else the lists.
+ * A copy of a device's state for one step: the kept state stays as it was until the step's writes
+ * landed, so a refused or failed write leaves nothing half-applied in memory.
  */
-const scriptMatches = (matches: readonly (readonly number[])[]): unknown =>
-  matches === NO_MATCH ? -1 : matches;
+function copyOf(state: DeviceState): DeviceState {
+  const points = new Map<string, DeviceState['points'] extends Map<string, infer P> ? P : never>();
+  for (const [name, p] of state.points) {
+    const r = p.record;
+    points.set(name, {
+      name,
+      valueJson: p.valueJson,
+      changed: false,
+      valueChanged: false,
+      record: r ? { ...r, held: r.held.map((h) => ({ ...h })), hour: r.hour ? { ...r.hour } : null } : null,
+    });
+  }
+  return { fields: { ...state.fields }, points };
+}
 
-/** JSON text of a number (a boolean's is `true`/`false`, text and GPS have no number). */
-const isNumberJson = (json: string): boolean => {
-  const c = json.charCodeAt(0);
-  return c === 45 || (c >= 48 && c <= 57);
-};
+/** The arguments of one fenced-writes.lua call, built device by device. */
+class FencedCall {
+  private readonly keyIndex = new Map<string, number>();
+  private readonly keyList: string[] = [];
+  private readonly guardArgs: (string | number)[] = [];
+  private readonly body: (string | number | Buffer)[] = [];
+  private devices = 0;
 
-function uniform(outcomes: readonly number[]): boolean {
-  for (let i = 1; i < outcomes.length; i++) if (outcomes[i] !== outcomes[0]) return false;
-  return true;
+  constructor(guard: StateGuard | undefined) {
+    const leases = guard?.leaseKeys ?? [];
+    this.guardArgs.push(leases.length);
+    leases.forEach((key, j) => this.guardArgs.push(this.key(key), guard!.values[j]!));
+  }
+
+  device(
+    stateKey: string,
+    version: string,
+    commands: (add: (name: string, key: string, ...args: (string | number | Buffer)[]) => void) => void,
+  ): void {
+    const countAt = this.body.length + 2;
+    this.body.push(this.key(stateKey), version, 0);
+    let count = 0;
+    commands((name, key, ...args) => {
+      this.body.push(args.length + 2, name, this.key(key), ...args);
+      count += 1;
+    });
+    this.body[countAt] = count;
+    this.devices += 1;
+  }
+
+  args(): [number, ...(string | number | Buffer)[]] {
+    return [this.keyList.length, ...this.keyList, ...this.guardArgs, this.devices, ...this.body];
+  }
+
+  private key(key: string): number {
+    let index = this.keyIndex.get(key);
+    if (index === undefined) {
+      this.keyList.push(key);
+      index = this.keyList.length;
+      this.keyIndex.set(key, index);
+    }
+    return index;
+  }
 }

@@ -1,7 +1,7 @@
 /**
  * The devices of each environment never heard from (StateKeys.unheardDevices): a device joins the
  * set when it is created without a last contact, and leaves it with its first contact, which
- * apply-readings.lua writes in the same script as the contact, or when it is deleted. So the fleet
+ * the owner's fenced write stores together with the contact, or when it is deleted. So the fleet
  * counts and lists the devices without data by reading the set, not every device's state.
  *
  * Layout 6 builds the set of every environment from the state its devices hold.

@@ -316,26 +316,27 @@ describe('state store: the current hour of each data point', () => {
     expect(await redis.zcard(keys.envEvents('e1'))).toBe(names.length * names.length);
   });
 
-  it("applies the other devices when the script refuses one device's data", async () => {
+  it("applies the other devices when one device's data fails its step", async () => {
     const { redis, keys, state } = setup();
     const one = (device: string, v: number) => ({ ...reading([[1000, v]], 3000), device });
-    // Half a surrogate pair: the script's JSON decoder refuses the whole call's argument.
+    // A value of a data point the device's rules do not name: no step can apply it.
     const broken = one('broken', 26);
-    broken.values = [{ ...broken.values[0]!, currentValue: '\ud800' }];
+    broken.values = [{ ...broken.values[0]!, sensor: 'Unknown' }];
     const applied = await state.applyReadings([one('a', 26), broken, one('b', 31)], 5000);
     expect(applied[0]).toEqual(['WARNING']);
     expect(applied[2]).toEqual(['CRITICAL']);
-    expect(refusal(applied[1])).toBe('ReplyError');
+    expect(refusal(applied[1])).toBe('TypeError');
     expect(await redis.exists(keys.deviceState('e1', 'broken'))).toBe(0);
+    expect(await redis.zscore(keys.availabilityDeadlines(), 'e1\nbroken')).toBeNull();
     expect((await storedState(redis, keys.deviceState('e1', 'b'))).points.Temperature?.value).toBe('31');
     expect(await redis.zcard(keys.envEvents('e1'))).toBe(2);
+    expect(await redis.xlen(keys.eventOutbox())).toBe(2);
   });
 
-  it('leaves a refused device unwritten, and applies the devices before it in its call only once', async () => {
+  it('applies a device with thousands of data points in one step, events and all', async () => {
     const { redis, keys, state } = setup();
     const one = (device: string, v: number) => ({ ...reading([[1000, v]], 3000), device });
-    // Each value changes its data point's status, and more fields are to be written than the
-    // script's unpack takes: refused once it has worked out its events, which it must not emit.
+    // More fields than a script's unpack takes in one command: the writes are cut into several.
     const meta = reading([]).sensors.get('Temperature')!;
     const huge: DeviceReadings = {
       ...one('huge', 26),
@@ -343,21 +344,15 @@ describe('state store: the current hour of each data point', () => {
       values: Array.from({ length: 3000 }, (_, i) => ({ ...one('huge', 26).values[0]!, sensor: `P${i}` })),
     };
     const applied = await state.applyReadings([one('first', 26), huge, one('last', 31)], 5000);
-    expect(refusal(applied[1])).toBe('ReplyError');
-    // `first` was applied by the refused call: its second run finds the value applied.
-    expect(applied[0]).toEqual([null]);
+    expect(applied[1]).toEqual(Array.from({ length: 3000 }, () => 'WARNING'));
+    expect(applied[0]).toEqual(['WARNING']);
     expect(applied[2]).toEqual(['CRITICAL']);
-    expect(await redis.exists(keys.deviceState('e1', 'huge'))).toBe(0);
-    expect(await redis.zscore(keys.availabilityDeadlines(), 'e1\nhuge')).toBeNull();
-    expect((await storedState(redis, keys.deviceState('e1', 'first'))).points.Temperature).toMatchObject({
-      value: '26',
-      status: 'WARNING',
-    });
-    const events = (await redis.zrange(keys.envEvents('e1'), 0, -1)).map(
-      (j) => JSON.parse(j) as { deviceName: string },
-    );
-    expect(events.map((e) => e.deviceName).sort()).toEqual(['first', 'last']);
-    expect(await redis.xlen(keys.eventOutbox())).toBe(2);
+    const stored = await storedState(redis, keys.deviceState('e1', 'huge'));
+    expect(Object.keys(stored.points)).toHaveLength(3000);
+    expect(stored.points.P2999).toMatchObject({ value: '26', status: 'WARNING' });
+    // The device's event set keeps the newest `eventsCap` (1000); every event is in the outbox.
+    expect(await redis.zcard(keys.deviceEvents('e1', 'huge'))).toBe(1000);
+    expect(await redis.xlen(keys.eventOutbox())).toBe(3002);
   });
 
   it('rejects when Redis cannot be reached, rather than reporting a device as refused', async () => {

@@ -48,11 +48,12 @@ describe('a data point stored in an unknown layout', () => {
         { timeoutMs: 15_000, message: 'the first payload acknowledged' },
       );
 
-      // The same data point as a newer Vigil could have left it: another layout byte.
+      // The same data point as a newer Vigil could have left it: another layout byte, written
+      // under a version of its own, as every writer of a device's state does.
       const packed = (await p.redis.hgetBuffer(stateKey, 'Temperature|p'))!;
       const future = Buffer.from(packed);
       future[0] = UNKNOWN_LAYOUT;
-      await p.redis.hset(stateKey, 'Temperature|p', future);
+      await p.redis.hset(stateKey, 'Temperature|p', future, '@ver', 'newer.1');
       const before = await p.redis.hgetallBuffer(stateKey);
 
       // Still CRITICAL: read as a fresh SUCCESS data point, this would be a new CRITICAL event.
@@ -91,7 +92,7 @@ describe('a data point stored in an unknown layout', () => {
       }
 
       // Once the state is readable again (a migration ran), the retried step applies the value.
-      await p.redis.hset(stateKey, 'Temperature|p', packed);
+      await p.redis.hset(stateKey, 'Temperature|p', packed, '@ver', 'migrated.1');
       await eventually(
         async () => ((await p.redis.hget(stateKey, 'Temperature|v')) === '32' ? true : undefined),
         { timeoutMs: 15_000, message: 'the retried payload applied' },

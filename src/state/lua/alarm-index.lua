@@ -1,8 +1,9 @@
 --[[
 The alarm index of an environment: a data point in any status but SUCCESS, or a device whose contact
-is lost, is an open alarm until it returns. This file is put in front of every script that changes a
-status (apply-readings.lua, mark-contact-lost.lua) and of the scripts that acknowledge alarms and
-build the index (alarm-index.ts), so the index changes in the same script as the status it follows.
+is lost, is an open alarm until it returns. The partition's owner writes a data point's record and index entry in the fenced call that stores
+its status (state-store.ts, records from domain/alarm-record.ts). This file is put in front of the
+scripts that change a status outside it (mark-contact-lost.lua) and of those that acknowledge alarms
+and build the index (alarm-index.ts), so the index changes in the same script as the status it follows.
 
 Index, a sorted set: member `<device>\n<sensor>` (sensor '' for a device's Availability alarm; no
 name holds a line break), score (4 - severity) * ALARM_BAND + opened ms, so that ZRANGE gives the

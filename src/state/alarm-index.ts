@@ -151,9 +151,10 @@ export function createAlarmIndex(redis: Redis, keys: StateKeys): AlarmIndex {
     async acknowledge(a) {
       const json = (await redis.eval(
         ACKNOWLEDGE_LUA,
-        2,
+        3,
         keys.alarmRecords(a.env),
         a.auditKey,
+        keys.deviceState(a.env, a.device),
         alarmMember(a.device, a.sensor),
         a.by,
         a.nowMs,

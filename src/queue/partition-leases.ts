@@ -11,7 +11,8 @@
  * that must happen under them — the state script, the acknowledgement, dead-lettering, the
  * ingestion log, renewals — checks them inside the same Redis script (fenced-step.lua), so a worker
  * that stalled past its lease and woke up after another took over is refused, even before it
- * notices. Handing back happens only between processing steps (`releasePending`).
+ * notices. Handing back happens only between processing steps (`releasePending`): a partition to
+ * hand back starts no new step (`releasing`) and goes once no step of it is still finishing.
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../log/logger.ts';
@@ -48,8 +49,13 @@ export interface PartitionLeases {
   fenceOf(partitions: readonly number[]): Fence | undefined;
   /** Whether every lease of `fence` is still held, as far as this process knows. */
   holds(fence: Fence): boolean;
-  /** Hands back the partitions above this worker's share among `partitions` (none in use). */
-  releasePending(partitions: readonly number[]): Promise<void>;
+  /** Partitions held above this worker's share, to hand back once no step of theirs is in flight. */
+  releasing(): ReadonlySet<number>;
+  /**
+   * Hands back those of `partitions` that are above this worker's share; the caller passes only
+   * partitions with no step in flight. Answers the partitions handed back.
+   */
+  releasePending(partitions: readonly number[]): Promise<number[]>;
   /** Resolves at the next lease change or after `ms`. */
   changed(ms: number): Promise<void>;
   /** Runs one renewal round now (start-up, tests). */
@@ -192,11 +198,13 @@ export function createPartitionLeases(deps: {
       const held = new Set(owned.values());
       return fence.values.every((v) => held.has(v));
     },
+    releasing: () => toRelease,
     async releasePending(among) {
       const list = among.filter((p) => toRelease.has(p));
-      if (list.length === 0) return;
+      if (list.length === 0) return [];
       await release(list);
       log.info({ partitions: list }, 'partitions handed back to balance the workers');
+      return list;
     },
     changed: waits.sleep,
     tick: runTick,

@@ -111,6 +111,8 @@ export async function runStepLoop(deps: StepLoopDeps): Promise<void> {
   let reconnectionsSeen = deps.reconnections();
   // Steps whose history is still being written: at most MAX_FINISHING beside the one in process.
   const finishing = new Set<Promise<void>>();
+  /** Partition → its steps still finishing: a partition is handed back only once it has none. */
+  const busy = new Map<number, number>();
 
   /**
    * The partitions this loop owned when it last looked, with their lease values: a step runs under
@@ -122,9 +124,7 @@ export async function runStepLoop(deps: StepLoopDeps): Promise<void> {
     const assigned = deps.partitions();
     owned = assigned.owned;
     const { added } = assigned;
-    await leases.releasePending([...owned.keys()]).catch((err: unknown) => {
-      log.warn({ err }, 'handing partitions back failed; retried at the next step');
-    });
+    await handBack();
     // A partition new to this loop may hold entries its previous owner read: those go first.
     for (const p of added) policy.recover(p);
     if (reconnectionsSeen !== deps.reconnections()) {
@@ -133,15 +133,30 @@ export async function runStepLoop(deps: StepLoopDeps): Promise<void> {
       for (const p of owned.keys()) policy.recover(p);
       continue;
     }
-    const ready = policy.ready(owned.keys());
+    // A partition to hand back starts no new step: its finishing ones end, then it goes.
+    const releasing = leases.releasing();
+    const steppable = [...owned.keys()].filter((p) => !releasing.has(p));
+    const ready = policy.ready(steppable);
     if (ready.length === 0) {
-      await Promise.race([leases.changed(1000), deps.pause(policy.waitMs(owned.keys()))]);
+      const finished = finishing.size > 0 ? [Promise.race(finishing)] : [];
+      await Promise.race([leases.changed(1000), deps.pause(policy.waitMs(steppable)), ...finished]);
       continue;
     }
     const entries = await read(ready);
     if (entries.length > 0) await runStep(entries);
   }
   await Promise.allSettled([...finishing]);
+
+  /** Hands back the partitions above this worker's share that have no step in flight. */
+  async function handBack(): Promise<void> {
+    const idle = [...owned.keys()].filter((p) => !busy.has(p));
+    try {
+      const released = await leases.releasePending(idle);
+      if (released.length > 0) metrics.handedBack.inc(released.length);
+    } catch (err) {
+      log.warn({ err }, 'handing partitions back failed; retried at the next step');
+    }
+  }
 
   /** Waits while too many steps are finishing, or while a pending read could see a live step's entries. */
   async function settleFinishing(): Promise<void> {
@@ -368,9 +383,18 @@ export async function runStepLoop(deps: StepLoopDeps): Promise<void> {
   /** Lets a step finish in the background, at most MAX_FINISHING at once; answers when it is done. */
   function track(entries: QueueEntry[], fence: Fence, finish: () => Promise<void>): Promise<void> {
     const refs = entries.map(({ partition, id }) => ({ partition, id }));
+    const partitions = [...new Set(refs.map((r) => r.partition))];
+    for (const p of partitions) busy.set(p, (busy.get(p) ?? 0) + 1);
     const tracked: Promise<void> = finish()
       .catch((err: unknown) => stepFailed(refs, fence, err, false))
-      .finally(() => finishing.delete(tracked));
+      .finally(() => {
+        finishing.delete(tracked);
+        for (const p of partitions) {
+          const n = (busy.get(p) ?? 1) - 1;
+          if (n > 0) busy.set(p, n);
+          else busy.delete(p);
+        }
+      });
     finishing.add(tracked);
     return tracked;
   }

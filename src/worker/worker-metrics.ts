@@ -15,6 +15,11 @@ export function createWorkerMetrics(registry: Registry) {
       help: 'Processing steps refused because a partition lease changed hands while they ran (this worker stalled); their payloads are processed by the new owner.',
       registers,
     }),
+    handedBack: new Counter({
+      name: 'vigil_worker_partitions_handed_back_total',
+      help: 'Partitions this worker handed back to balance the workers, each once no step of it was in flight.',
+      registers,
+    }),
     payloads: new Counter({ name: 'vigil_worker_payloads_total', help: 'Payloads processed.', registers }),
     values: new Counter({ name: 'vigil_worker_values_total', help: 'Data point values stored.', registers }),
     ticks: new Counter({

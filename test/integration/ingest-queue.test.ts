@@ -156,7 +156,9 @@ describe('partition leases', () => {
     onTestFinished(() => b.close());
     await b.tick(); // b is live: a's share drops to 4
     await a.tick();
-    await a.releasePending(a.owned()); // between steps a hands back what exceeds its share
+    expect(a.releasing().size).toBe(4);
+    // Between steps a hands back what exceeds its share.
+    expect(await a.releasePending(a.owned())).toHaveLength(4);
     await b.tick();
     expect(a.owned()).toHaveLength(4);
     expect(b.owned()).toHaveLength(4);

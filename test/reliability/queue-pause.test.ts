@@ -4,7 +4,8 @@
  * and processes their pending entries; then the paused one wakes up (SIGCONT) and tries to finish
  * its old steps. Fencing tokens refuse them: every acknowledged payload is applied once, each
  * device's transitions are those of an in-order run, no payload has two ingestion-log entries nor
- * two recent-payload entries, and the stale worker counts its refused steps. The pause comes while
+ * two recent-payload entries, and the stale worker counts its refused steps, while the other one,
+ * handing partitions back to it only between its own steps, has none refused. The pause comes while
  * the worker holds steps between their state and their acknowledgement, where it does its harm:
  * the worker holds them on the test's signal (test/support/holding-worker.ts) until it wakes.
  */
@@ -45,7 +46,7 @@ describe('numbered run, a worker paused past its lease', () => {
         ),
       );
       await Promise.all(workers.map((w) => w.ports()));
-      const [stalled] = workers as [(typeof workers)[0], (typeof workers)[0]];
+      const [stalled, other] = workers as [(typeof workers)[0], (typeof workers)[0]];
       let paused = false;
       const run = await sendNumbered({
         http: { url: p.gatewayUrl, key },
@@ -102,6 +103,10 @@ describe('numbered run, a worker paused past its lease', () => {
       expect(await ingestLogDuplicates(p, 'acme')).toEqual([]);
       expect(await recentPayloadDuplicates(p, 'acme', devices)).toEqual([]);
       expect(fenced).toBeGreaterThan(0);
+      // The worker that was never paused hands partitions back to the one that woke up only
+      // between its steps: none of its own steps is refused.
+      expect(await childCounter(other, 'vigil_worker_partitions_handed_back_total')).toBeGreaterThan(0);
+      expect(await childCounter(other, 'vigil_worker_fenced_steps_total')).toBe(0);
     },
   );
 });

@@ -1,8 +1,8 @@
 /**
  * The alarm of a data point or of a device's availability, as its status changes: a status other
  * than SUCCESS, or a lost contact, is an open alarm until it returns. The record keeps when it
- * opened, its status, the event that last set it, and how many times it entered each severity from
- * a lower one (`up`), which tells an acknowledgement whether the alarm rose above it since.
+ * opened, its status, the event that last set it, and its acknowledgement while that covers the
+ * status.
  */
 import type { RuleStatus, Status } from './types.ts';
 
@@ -22,8 +22,6 @@ export interface StoredAlarm {
   sm: number;
   /** The event that last set its status, as JSON; absent when none did. */
   ev?: string;
-  /** Times it entered each severity (INFO, WARNING, ERROR, CRITICAL) from a lower one. */
-  up?: number[];
   /** The acknowledgement, while it covers the status. */
   a?: { by: string; ms: number; st: RuleStatus; note?: string };
 }
@@ -39,13 +37,10 @@ export function nextAlarm(
 ): StoredAlarm | null {
   if (change.status === 'SUCCESS') return null;
   const status = change.status;
-  const up = [...(stored?.up ?? [0, 0, 0, 0])];
-  const from = stored ? ALARM_SEVERITY[stored.st] : 0;
   const to = ALARM_SEVERITY[status];
-  if (to > from) up[to - 1] = (up[to - 1] ?? 0) + 1;
   const record: StoredAlarm = stored
-    ? { ...stored, st: status, up }
-    : { d: change.device, s: change.sensor, c: change.category, st: status, sm: change.atMs, up };
+    ? { ...stored, st: status }
+    : { d: change.device, s: change.sensor, c: change.category, st: status, sm: change.atMs };
   if (eventJson !== null) record.ev = eventJson;
   // An acknowledgement covers the status it was given for and any less severe one.
   if (record.a && to > ALARM_SEVERITY[record.a.st]) delete record.a;

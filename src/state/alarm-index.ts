@@ -6,6 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { ChainableCommander } from 'ioredis';
+import { ALARM_BAND, type StoredAlarm } from '../domain/alarm-record.ts';
 import type { EventRecord, RuleStatus } from '../domain/types.ts';
 import type { Redis } from '../redis/connect.ts';
 import { withAuditAppend } from '../audit/audit-log.ts';
@@ -50,8 +51,6 @@ export function decodeAlarmMember(member: string): { device: string; sensor: str
   return { device: member.slice(0, at), sensor: sensor === '' ? null : sensor };
 }
 
-/** alarm-index.lua's ALARM_BAND: an index score is (4 - severity) * ALARM_BAND + opened ms. */
-const ALARM_BAND = 1e13;
 const BY_BAND: readonly RuleStatus[] = ['CRITICAL', 'ERROR', 'WARNING', 'INFO'];
 
 /** An alarm's current status from its score in the index, without reading its record. */
@@ -59,17 +58,6 @@ export function alarmStatusOfScore(score: number): RuleStatus {
   const status = BY_BAND[Math.floor(score / ALARM_BAND)];
   if (!status) throw new Error(`not an alarm index score: ${score}`);
   return status;
-}
-
-/** A record as alarm-index.lua writes it. */
-interface StoredAlarm {
-  d: string;
-  s: string;
-  c: 'Sensors' | 'Availability';
-  st: RuleStatus;
-  sm: number;
-  ev?: string;
-  a?: { by: string; ms: number; st: RuleStatus; note?: string };
 }
 
 export function decodeAlarm(json: string): AlarmRecord {

@@ -14,7 +14,7 @@ import { LRUCache } from 'lru-cache';
 import { runDeviceStep, settlePoints, type DeviceOutcome, type DeviceState } from '../domain/device-step.ts';
 import { createEventSequence, eventOfChange } from '../domain/event-record.ts';
 import { alarmScore, nextAlarm, type StoredAlarm } from '../domain/alarm-record.ts';
-import type { PointRules } from '../domain/point-step.ts';
+import type { PointRules, PointValue } from '../domain/point-step.ts';
 import type { Status } from '../domain/types.ts';
 import { LeaseLostError } from '../errors/lease-lost.ts';
 import { isAppError } from '../errors/app-error.ts';
@@ -31,32 +31,9 @@ const lostLua = withAlarmIndex(lua('mark-contact-lost.lua'));
 /** What the state step needs to know of one data point's rules (once per device and step). */
 export type SensorMeta = PointRules;
 
-/** One converted value to apply. */
-export interface StateValue {
+/** One converted value to apply, to the data point `sensor`. */
+export interface StateValue extends PointValue {
   sensor: string;
-  /** Measurement time, epoch ms. */
-  timeMs: number;
-  /** Sub-ms tiebreak (ns). */
-  offsetNs: number;
-  /** JSON of the converted value. */
-  valueJson: string;
-  /** Formatted value with units. */
-  currentValue: string;
-  /** Rule index reached for each previous rule index -1..n-1 (the domain's possibleOutcomes). */
-  outcomes: readonly number[];
-  /**
-   * When the data point's rules wait (`for`): the rules the value meets, in preference order, for
-   * each previous rule (the domain's possibleMatches); the state step enters the first whose
-   * duration is met.
-   */
-  matches?: readonly (readonly number[])[];
-  /** When the payload carrying the value was received, epoch ms (stale rules count from it). */
-  receivedMs: number;
-  /**
-   * The number history aggregates (numericValue): for numeric types the value itself, so
-   * `valueJson` is its JSON; 1/0 for booleans; null for text and GPS values.
-   */
-  number: number | null;
 }
 
 export interface DeviceReadings {

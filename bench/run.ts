@@ -19,6 +19,7 @@ import { runCeilings } from './scenarios/ceilings.ts';
 import { runConsole } from './scenarios/console.ts';
 import { runManagement } from './scenarios/management.ts';
 import { runDrain } from './scenarios/drain.ts';
+import { runFleet } from './scenarios/fleet.ts';
 import { runConditions, runLateWrites, runRecentPayloads } from './scenarios/feature-costs.ts';
 import { runLorawan } from './scenarios/lorawan.ts';
 import { runNotify } from './scenarios/notify.ts';
@@ -65,6 +66,7 @@ async function main(): Promise<void> {
       gateway: () => runGatewayAccept(ctx),
       mqtt: () => runMqttAccept(ctx),
       e2e: () => runEndToEnd(ctx),
+      fleet: () => runFleet(ctx),
       drain: () => runDrain(ctx),
       read: () => runReadApi(ctx),
       console: () => runConsole(ctx),

@@ -13,6 +13,7 @@ export const SCENARIOS = [
   'mqtt',
   'drain',
   'e2e',
+  'fleet',
   'read',
   'console',
   'management',
@@ -58,6 +59,10 @@ export interface BenchOptions {
   lorawanRate: number;
   /** Devices of the lorawan scenario's fleet shape (`--lorawan-fleet`, default 20,000). */
   lorawanFleet: number;
+  /** Devices of the fleet scenario (`--fleet-devices`, default 100,000; 20,000 with --quick). */
+  fleetDevices: number;
+  /** Payloads/s of the fleet scenario's sustained windows (`--fleet-offer`); given, its search is skipped. */
+  fleetOffer: number | undefined;
   /** Payloads/s of the sustained end-to-end window; given, the saturation and search are skipped. */
   e2eRate: number | undefined;
   /** End-to-end with the worker in a second Vigil process (entry roles in the first); `--single` turns it off. */
@@ -115,7 +120,7 @@ export interface BenchOptions {
 const usage = `usage: npm run bench -- [--quick] [--soak] [--only ${SCENARIOS.join(',')}] [--runs N]
        [--measure S] [--sustain S] [--soak-seconds S] [--soak-rate N] [--drain-payloads N] [--drain-workers N] [--e2e-rate N] [--single] [--profile]
        [--notify-count N] [--notify-rate N] [--read-rate N] [--fleet-rate N] [--import-rows N] [--tenants N] [--backfill-values N] [--conditions]
-       [--devices N] [--lorawan-rate N] [--lorawan-fleet N]
+       [--devices N] [--fleet-devices N] [--fleet-offer N] [--lorawan-rate N] [--lorawan-fleet N]
        [--lockstep DIR:ME:OTHER] [--config a|b] [--results FILE]
        [--set <config key>=<value>[,<key>=<value>…]]`;
 
@@ -156,6 +161,8 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
         'config',
         'results',
         'devices',
+        'fleet-devices',
+        'fleet-offer',
         'lorawan-rate',
         'lorawan-fleet',
       ].includes(name)
@@ -217,6 +224,8 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     soakRate: rate === undefined ? undefined : num('soak-rate', 1),
     e2eRate: flags.has('e2e-rate') ? num('e2e-rate', 1) : undefined,
     devices: Math.round(num('devices', 1000)),
+    fleetDevices: Math.round(num('fleet-devices', quick ? 20_000 : 100_000)),
+    fleetOffer: flags.has('fleet-offer') ? num('fleet-offer', 1) : undefined,
     lorawanRate: num('lorawan-rate', 1500),
     lorawanFleet: Math.round(num('lorawan-fleet', 20_000)),
     split: !flags.has('single'),

@@ -62,8 +62,16 @@ export class Ingestion {
     this.spread = opts.spread ?? false;
   }
 
-  /** Starts publishing (`rate` undefined = full speed) for at most `maxSeconds`. */
-  async start(rate: number | undefined, maxSeconds: number, devices: number): Promise<void> {
+  /**
+   * Starts publishing (`rate` undefined = full speed) for at most `maxSeconds` (and at most
+   * `maxPayloads`).
+   */
+  async start(
+    rate: number | undefined,
+    maxSeconds: number,
+    devices: number,
+    maxPayloads?: number,
+  ): Promise<void> {
     const base = this.seq;
     this.load = await startMqttLoad({
       ...mqttTarget(this.bv),
@@ -76,8 +84,14 @@ export class Ingestion {
       connections: MQTT_CONNECTIONS,
       window: MQTT_WINDOW,
       ...(rate === undefined ? {} : { ratePerSecond: rate }),
+      ...(maxPayloads === undefined ? {} : { maxPayloads }),
       maxSeconds,
     });
+  }
+
+  /** Resolves when the running load's time or count bound has ended it. */
+  async finished(): Promise<void> {
+    await this.load?.finished;
   }
 
   /**
@@ -191,18 +205,19 @@ async function saturate(ctx: BenchContext, worker: VigilProcess, ingestion: Inge
  * rate if that is more), so the search finds the rate from above; each next try is just under
  * what the previous one processed.
  */
-async function findSustainableRate(
+export async function findSustainableRate(
   ctx: BenchContext,
   worker: VigilProcess,
   ingestion: Ingestion,
   start: number,
+  devices = ctx.opts.devices,
 ) {
   const { opts } = ctx;
   const probeS = opts.quick ? 8 : 15;
   let rate = Math.max(100, Math.round(start));
   for (let attempt = 0; attempt < 6; attempt++) {
     ctx.log(`end-to-end: probing ${rate} payloads/s for ${probeS} s`);
-    await ingestion.start(rate, probeS + 10, opts.devices);
+    await ingestion.start(rate, probeS + 10, devices);
     await sleep(2000);
     const w = await measureWindow(worker, ingestion, probeS);
     await ingestion.stop();

@@ -70,7 +70,7 @@ export async function runAlerting(ctx: BenchContext): Promise<void> {
         label: 'a route notifying ~1 % of payloads',
         config: { ...common, prepare: withRoute },
       },
-      minRatio: 0.95,
+      maxRatio: 1.05,
       note: `the notifier role in the entry process in both; with: one webhook channel to a receiver on loopback and a ${ROUTE_TEXT}; flood control ${ctx.opts.settings.notifyDigestThreshold ? `at ${ctx.opts.settings.notifyDigestThreshold} a window (--set)` : 'as shipped (past 20 a minute, a digest)'}`,
     });
     checkSignatures(receiver);

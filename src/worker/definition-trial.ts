@@ -122,6 +122,41 @@ function convertResult(
   network: NetworkData | undefined,
 ): Conversion {
   const nowMs = Date.now();
+  const reading = testReading(input, result, network, nowMs);
+  const dropped = new Map<string, string>();
+  let unknownKeys: string[] = [];
+  const report: ConversionReport = {
+    accepted: () => undefined,
+    dropped: (_r, key, reason) => dropped.set(key, reason),
+    unknownKeys: (_r, keys) => (unknownKeys = keys),
+  };
+  let converted: ConvertedDevice;
+  try {
+    const where = {
+      env: TEST_ENV,
+      locale: input.locale,
+      settings: input.settings,
+      defaultAvailabilityMinutes: 0,
+      nowMs,
+    };
+    converted = convertDevice(reading.device, [reading], where, report);
+  } catch (err) {
+    const message = err instanceof Error ? `${err.name}: ${err.message}` : 'conversion threw';
+    return { ok: false, code: 'PROCESSING_FAILED', message: `the worker's conversion fails: ${message}` };
+  }
+  const points = input.spec.dataPoints.map((p) =>
+    pointResult(p, pointInput(p, result, network), converted, dropped.get(p.name)),
+  );
+  return { ok: true, dataPoints: points, unknownKeys };
+}
+
+/** The parsed reading of the test's device, as the worker's parse step would hand it on. */
+function testReading(
+  input: DefinitionTrialInput,
+  result: Record<string, unknown>,
+  network: NetworkData | undefined,
+  nowMs: number,
+): ParsedReading {
   const item: IngestItem = {
     id: TEST_ENV,
     env: TEST_ENV,
@@ -152,7 +187,7 @@ function convertResult(
     revision: 1,
     updatedUTC: '',
   };
-  const reading: ParsedReading = {
+  return {
     item,
     deviceName: TEST_DEVICE,
     payloadStr: input.payload,
@@ -165,31 +200,6 @@ function convertResult(
     values: result,
     ...(network ? { network } : {}),
   };
-  const dropped = new Map<string, string>();
-  let unknownKeys: string[] = [];
-  const report: ConversionReport = {
-    accepted: () => undefined,
-    dropped: (_r, key, reason) => dropped.set(key, reason),
-    unknownKeys: (_r, keys) => (unknownKeys = keys),
-  };
-  let converted: ConvertedDevice;
-  try {
-    const where = {
-      env: TEST_ENV,
-      locale: input.locale,
-      settings: input.settings,
-      defaultAvailabilityMinutes: 0,
-      nowMs,
-    };
-    converted = convertDevice(device, [reading], where, report);
-  } catch (err) {
-    const message = err instanceof Error ? `${err.name}: ${err.message}` : 'conversion threw';
-    return { ok: false, code: 'PROCESSING_FAILED', message: `the worker's conversion fails: ${message}` };
-  }
-  const points = input.spec.dataPoints.map((p) =>
-    pointResult(p, pointInput(p, result, network), converted, dropped.get(p.name)),
-  );
-  return { ok: true, dataPoints: points, unknownKeys };
 }
 
 function pointResult(

@@ -112,55 +112,96 @@ export interface StepContext {
 export type ProcessItems = (items: IngestItem[], step?: StepContext) => Promise<ProcessResult>;
 
 export function createIngestProcessor(deps: IngestProcessorDeps): ProcessItems {
-  const clock = deps.clock ?? Date.now;
-  const slowStep = sampledWarning(deps.log, 'slow worker step');
-  const failureWarning = sampledWarning(
-    deps.log,
-    'processing failed on the data of a payload or device; its payloads are kept in the dead-letter stream',
-  );
-  /**
-   * The state step. State stored in a layout this version does not know is nobody's payload's
-   * fault: the step fails, so its payloads stay queued and are retried once the layout is known.
-   */
-  const applyState = async (
-    converted: ConvertedDevice[],
-    nowMs: number,
-    guard: StepContext['guard'],
-  ): Promise<DeviceApplied[]> => {
-    try {
-      return await deps.state.applyReadings(converted, nowMs, guard);
-    } catch (err) {
-      if (isAppError(err) && err.code === 'STATE_LAYOUT_UNKNOWN') {
-        deps.log.error(
-          { code: err.code, err },
-          'device state is stored in a layout this version of Vigil does not know; the step is retried, its payloads stay queued: start this version so that its migrations run, or run the newer version that wrote it',
-        );
-      }
-      throw err;
-    }
-  };
-  const slowedEnvs = deps.fairness ?? { slowedAmong: () => NOBODY };
-  return async function processItems(queued, step = {}) {
-    const nowMs = clock();
+  const processor = new IngestProcessor(deps);
+  return (items, step) => processor.process(items, step);
+}
+
+/** A step's payloads up to their stored state: what history and the acknowledgement are made of. */
+interface StoredPart {
+  payloads: number;
+  ticks: number;
+  resolved: Awaited<ReturnType<typeof resolveDevices>>;
+  devices: ConvertedDevice[];
+  applied: (Status | null)[][];
+  outcomes: OutcomeLog;
+}
+
+class IngestProcessor {
+  private readonly deps: IngestProcessorDeps;
+  private readonly clock: () => number;
+  private readonly slowStep: ReturnType<typeof sampledWarning>;
+  private readonly failureWarning: ReturnType<typeof sampledWarning>;
+  private readonly fairness: Pick<ParserFairness, 'slowedAmong'>;
+
+  constructor(deps: IngestProcessorDeps) {
+    this.deps = deps;
+    this.clock = deps.clock ?? Date.now;
+    this.slowStep = sampledWarning(deps.log, 'slow worker step');
+    this.failureWarning = sampledWarning(
+      deps.log,
+      'processing failed on the data of a payload or device; its payloads are kept in the dead-letter stream',
+    );
+    this.fairness = deps.fairness ?? { slowedAmong: () => NOBODY };
+  }
+
+  async process(queued: IngestItem[], step: StepContext = {}): Promise<ProcessResult> {
+    const nowMs = this.clock();
     const envs = envsOf(queued);
     // After the step's payloads were read: a change answered before they were accepted is seen.
-    await deps.catalog.refresh([...envs]);
-    const slowed = slowedEnvs.slowedAmong(envs);
-    if (slowed.size === 0) return processPart(queued, step, nowMs);
+    await this.deps.catalog.refresh([...envs]);
+    const slowed = this.fairness.slowedAmong(envs);
+    if (slowed.size === 0) return this.processPart(queued, step, nowMs);
     // Environments over their parser CPU share go last: the others' state is stored before their
     // parsers run. Per-device order holds, as a device belongs to one environment.
     const first = queued.filter((item) => !slowed.has(item.env));
     const last = queued.filter((item) => slowed.has(item.env));
-    const done = await processPart(first, step, nowMs);
-    deps.onSlowed?.(last);
-    return mergeResults(done, await processPart(last, step, nowMs));
-  };
+    const done = await this.processPart(first, step, nowMs);
+    this.deps.onSlowed?.(last);
+    return mergeResults(done, await this.processPart(last, step, nowMs));
+  }
 
-  async function processPart(queued: IngestItem[], step: StepContext, nowMs: number): Promise<ProcessResult> {
+  private async processPart(queued: IngestItem[], step: StepContext, nowMs: number): Promise<ProcessResult> {
+    const stored = await this.store(queued, step, nowMs);
+    const { devices, applied, outcomes } = stored;
+    const valueLines = historyLines(devices, applied);
+    // A device that only had its timer tick in the step made no contact.
+    const contacts: ContactPoint[] = devices
+      .filter((d) => d.contactMs > 0)
+      .map((d) => ({ env: d.env, device: d.device, timeMs: d.contactMs, offsetNs: 0 }));
+    // A step known to be stale writes no history: the partition's new owner processes its payloads
+    // again (history points are idempotent, so this only saves the work).
+    if (step.isCurrent && !step.isCurrent())
+      throw new LeaseLostError('the step was stale before its history write: skipped');
+    const late = this.deps.lateWrites?.(devices, nowMs);
+    const written = this.deps.history
+      .write({ values: [], valueLines, events: [], contacts })
+      .then(() => late?.(this.clock()) ?? []);
+    // Observed by the worker; this keeps an early failure from counting as unhandled meanwhile.
+    written.catch(() => undefined);
+    const entries = outcomes.entries();
+    const acknowledged = this.keepRecent(stored, entries);
+    let staleValues = 0;
+    for (const statuses of applied) for (const s of statuses) if (s === null) staleValues += 1;
+    const failed = outcomes.failures();
+    return {
+      payloads: stored.payloads,
+      ...(stored.ticks > 0 ? { ticks: stored.ticks } : {}),
+      values: valueLines.length,
+      staleValues,
+      written,
+      logCommands: this.deps.ingestLog.commands(entries),
+      ...(acknowledged ? { acknowledged } : {}),
+      ...(failed.length > 0 ? { failed } : {}),
+    };
+  }
+
+  /** Runs the phases of a part up to its state, and says where the time went when it was slow. */
+  private async store(queued: IngestItem[], step: StepContext, nowMs: number): Promise<StoredPart> {
+    const { deps } = this;
     const { payloads: items, ticks } = splitTicks(queued);
     const marks = [performance.now()];
     const outcomes = new OutcomeLog();
-    const failures = createFailures(outcomes, failureWarning);
+    const failures = createFailures(outcomes, this.failureWarning);
     const readings = await preparse(items, {
       catalog: deps.catalog,
       sandbox: deps.sandbox,
@@ -189,13 +230,13 @@ export function createIngestProcessor(deps: IngestProcessorDeps): ProcessItems {
     });
     if (ticks.length > 0) await addTicks(converted, ticks, { catalog: deps.catalog, nowMs });
     marks.push(performance.now());
-    const results = await applyState(converted, nowMs, step.guard);
+    const results = await this.applyState(converted, nowMs, step.guard);
     marks.push(performance.now());
     const { devices, applied } = withoutRefused(converted, results, failures);
     if (marks[5]! - marks[0]! >= SLOW_STEP_MS) {
       // State lags by this much: say where the time went (an event-loop stall shows in every phase).
       const ms = (i: number) => Math.round(marks[i + 1]! - marks[i]!);
-      slowStep({
+      this.slowStep({
         payloads: items.length,
         devices: devices.length,
         preparseMs: ms(0),
@@ -205,41 +246,40 @@ export function createIngestProcessor(deps: IngestProcessorDeps): ProcessItems {
         stateMs: ms(4),
       });
     }
-    const valueLines = historyLines(devices, applied);
-    // A device that only had its timer tick in the step made no contact.
-    const contacts: ContactPoint[] = devices
-      .filter((d) => d.contactMs > 0)
-      .map((d) => ({ env: d.env, device: d.device, timeMs: d.contactMs, offsetNs: 0 }));
-    // A step known to be stale writes no history: the partition's new owner processes its payloads
-    // again (history points are idempotent, so this only saves the work).
-    if (step.isCurrent && !step.isCurrent())
-      throw new LeaseLostError('the step was stale before its history write: skipped');
-    const late = deps.lateWrites?.(devices, nowMs);
-    const written = deps.history
-      .write({ values: [], valueLines, events: [], contacts })
-      .then(() => late?.(clock()) ?? []);
-    // Observed by the worker; this keeps an early failure from counting as unhandled meanwhile.
-    written.catch(() => undefined);
-    const entries = outcomes.entries();
-    const logCommands = deps.ingestLog.commands(entries);
-    const recent = deps.recentPayloads;
-    const kept =
-      recent && recent.count > 0
-        ? recentPayloadEntries(recent.keys, recent.count, resolved, devices, entries)
-        : undefined;
-    let staleValues = 0;
-    for (const statuses of applied) for (const s of statuses) if (s === null) staleValues += 1;
-    const failed = outcomes.failures();
-    return {
-      payloads: items.length,
-      ...(ticks.length > 0 ? { ticks: ticks.length } : {}),
-      values: valueLines.length,
-      staleValues,
-      written,
-      logCommands,
-      ...(recent && kept && kept.size > 0 ? { acknowledged: () => recent.writer.add(kept) } : {}),
-      ...(failed.length > 0 ? { failed } : {}),
-    };
+    return { payloads: items.length, ticks: ticks.length, resolved, devices, applied, outcomes };
+  }
+
+  /**
+   * The state step. State stored in a layout this version does not know is nobody's payload's
+   * fault: the step fails, so its payloads stay queued and are retried once the layout is known.
+   */
+  private async applyState(
+    converted: ConvertedDevice[],
+    nowMs: number,
+    guard: StepContext['guard'],
+  ): Promise<DeviceApplied[]> {
+    try {
+      return await this.deps.state.applyReadings(converted, nowMs, guard);
+    } catch (err) {
+      if (isAppError(err) && err.code === 'STATE_LAYOUT_UNKNOWN') {
+        this.deps.log.error(
+          { code: err.code, err },
+          'device state is stored in a layout this version of Vigil does not know; the step is retried, its payloads stay queued: start this version so that its migrations run, or run the newer version that wrote it',
+        );
+      }
+      throw err;
+    }
+  }
+
+  /** What keeps the part's recent payloads once the step is acknowledged; nothing to keep: none. */
+  private keepRecent(
+    stored: StoredPart,
+    entries: ReturnType<OutcomeLog['entries']>,
+  ): (() => void) | undefined {
+    const recent = this.deps.recentPayloads;
+    if (!recent || recent.count === 0) return undefined;
+    const kept = recentPayloadEntries(recent.keys, recent.count, stored.resolved, stored.devices, entries);
+    return kept.size > 0 ? () => recent.writer.add(kept) : undefined;
   }
 }
 

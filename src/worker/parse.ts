@@ -13,16 +13,14 @@ import type { ParsedReading, ResolvedReading } from './readings.ts';
 
 export type { ParsedReading } from './readings.ts';
 
-export function parseReadings(
-  resolved: ResolvedReading[],
-  deps: {
-    sandbox: Sandbox;
-    outcomes: OutcomeLog;
-    /** A reading whose parsing threw outside the sandbox (the others go on). */
-    failed: Failures['reading'];
-  },
-): ParsedReading[] {
-  const { sandbox, outcomes } = deps;
+interface ParseDeps {
+  sandbox: Sandbox;
+  outcomes: OutcomeLog;
+  /** A reading whose parsing threw outside the sandbox (the others go on). */
+  failed: Failures['reading'];
+}
+
+export function parseReadings(resolved: ResolvedReading[], deps: ParseDeps): ParsedReading[] {
   const parsed: ParsedReading[] = [];
   const byDefinition = new Map<string, ResolvedReading[]>();
   for (const r of resolved) {
@@ -30,70 +28,73 @@ export function parseReadings(
       if (r.network && r.network.bytesHex === undefined) {
         r.values = NO_VALUES;
         parsed.push(r as ParsedReading);
-        continue;
-      }
-      if (!r.direct) {
+      } else if (!r.direct) {
         const key = groupKey(r);
         const list = byDefinition.get(key) ?? [];
         list.push(r);
         byDefinition.set(key, list);
-        continue;
-      }
-      const values = parseObject(r.payloadStr);
-      if (values) {
-        r.values = values;
-        parsed.push(r as ParsedReading);
-      } else
-        outcomes.problem(
-          r.item,
-          'PREPARSER_BAD_RESULT',
-          'the pre-parser payload is not an object of data point values',
-          r.deviceName,
-        );
+      } else readDirect(r, parsed, deps.outcomes);
     } catch (err) {
       deps.failed(r, err);
     }
   }
-  for (const all of byDefinition.values()) {
-    const first = all[0]!;
-    const def = first.definition;
-    const codec = def.spec.parserFormat === 'ts013';
-    const group = codec ? withFrames(all, outcomes) : all;
-    if (group.length === 0) continue;
-    const results = sandbox.run(
-      {
-        env: first.item.env,
-        id: parserId(def),
-        revision: def.version,
-        source: def.parserSource,
-        filename: `${def.spec.name}.js`,
-        ...(codec ? { format: 'ts013' as const } : {}),
-      },
-      codec
-        ? group.map(codecInput)
-        : group.map((r) => ({ payloadStr: r.payloadStr, payloadRaw: r.item.body })),
-      { expectObject: true },
-    );
-    group.forEach((r, i) => {
-      const result = results[i];
-      if (!result) return;
-      if (!result.ok)
-        outcomes.problem(r.item, result.code, `${def.spec.name}: ${result.message}`, r.deviceName);
-      else if (!isPlainObject(result.value))
-        outcomes.problem(
-          r.item,
-          'PARSER_BAD_RESULT',
-          `${def.spec.name}: ${codec ? 'decodeUplink' : 'parsePayload'} must return an object, got ${describe(result.value)}`,
-          r.deviceName,
-        );
-      else {
-        if (result.warnings) outcomes.warned(r.item, result.warnings);
-        r.values = result.value;
-        parsed.push(r as ParsedReading);
-      }
-    });
-  }
+  for (const group of byDefinition.values()) runParser(group, parsed, deps);
   return parsed;
+}
+
+/** A preparseronly reading: its payload is the data point values themselves. */
+function readDirect(r: ResolvedReading, parsed: ParsedReading[], outcomes: OutcomeLog): void {
+  const values = parseObject(r.payloadStr);
+  if (values) {
+    r.values = values;
+    parsed.push(r as ParsedReading);
+  } else
+    outcomes.problem(
+      r.item,
+      'PREPARSER_BAD_RESULT',
+      'the pre-parser payload is not an object of data point values',
+      r.deviceName,
+    );
+}
+
+/** One sandbox call for the readings of one definition in one environment. */
+function runParser(all: ResolvedReading[], parsed: ParsedReading[], deps: ParseDeps): void {
+  const { sandbox, outcomes } = deps;
+  const first = all[0]!;
+  const def = first.definition;
+  const codec = def.spec.parserFormat === 'ts013';
+  const group = codec ? withFrames(all, outcomes) : all;
+  if (group.length === 0) return;
+  const results = sandbox.run(
+    {
+      env: first.item.env,
+      id: parserId(def),
+      revision: def.version,
+      source: def.parserSource,
+      filename: `${def.spec.name}.js`,
+      ...(codec ? { format: 'ts013' as const } : {}),
+    },
+    codec ? group.map(codecInput) : group.map((r) => ({ payloadStr: r.payloadStr, payloadRaw: r.item.body })),
+    { expectObject: true },
+  );
+  group.forEach((r, i) => {
+    const result = results[i];
+    if (!result) return;
+    if (!result.ok)
+      outcomes.problem(r.item, result.code, `${def.spec.name}: ${result.message}`, r.deviceName);
+    else if (!isPlainObject(result.value))
+      outcomes.problem(
+        r.item,
+        'PARSER_BAD_RESULT',
+        `${def.spec.name}: ${codec ? 'decodeUplink' : 'parsePayload'} must return an object, got ${describe(result.value)}`,
+        r.deviceName,
+      );
+    else {
+      if (result.warnings) outcomes.warned(r.item, result.warnings);
+      r.values = result.value;
+      parsed.push(r as ParsedReading);
+    }
+  });
 }
 
 const NO_VALUES: Record<string, unknown> = Object.freeze({});

@@ -44,26 +44,27 @@ const ALWAYS_PREPARSER = new Set([
   'rawpreparseronly',
 ]);
 
-export async function preparse(
-  items: IngestItem[],
-  deps: {
-    catalog: Catalog;
-    sandbox: Sandbox;
-    outcomes: OutcomeLog;
-    nowMs: number;
-    /**
-     * Readings measured before this (epoch ms) are refused (TIMESTAMP_BEYOND_RETENTION): raw
-     * history would not keep them. Undefined: none is too old.
-     */
-    oldestMs?: number | undefined;
-    /** A payload whose pre-parsing threw (the others go on). */
-    failed: Failures['payload'];
-  },
-): Promise<Reading[]> {
-  const { catalog, sandbox, outcomes, nowMs, oldestMs } = deps;
+interface PreparseDeps {
+  catalog: Catalog;
+  sandbox: Sandbox;
+  outcomes: OutcomeLog;
+  nowMs: number;
+  /**
+   * Readings measured before this (epoch ms) are refused (TIMESTAMP_BEYOND_RETENTION): raw
+   * history would not keep them. Undefined: none is too old.
+   */
+  oldestMs?: number | undefined;
+  /** A payload whose pre-parsing threw (the others go on). */
+  failed: Failures['payload'];
+}
+
+/** Adds a reading to the step's, unless it is older than raw history keeps. */
+type AddReading = (r: Reading) => void;
+
+export async function preparse(items: IngestItem[], deps: PreparseDeps): Promise<Reading[]> {
+  const { catalog, outcomes, oldestMs } = deps;
   const readings: Reading[] = [];
-  /** Adds the reading, unless it is older than raw history keeps. */
-  const add = (r: Reading): void => {
+  const add: AddReading = (r) => {
     if (oldestMs === undefined || r.timeMs >= oldestMs) readings.push(r);
     else
       outcomes.problem(
@@ -81,63 +82,76 @@ export async function preparse(
   );
   for (const item of items) {
     outcomes.seen(item);
-    if (isNetworkServer(item.gateway)) {
-      // A network server's message is read by Vigil, never by the environment's pre-parser.
-      try {
-        const found = networkReading(item, nowMs);
-        if (found === NOT_DATA) continue;
-        if ('code' in found) outcomes.problem(item, found.code, found.message, found.deviceName);
-        else add(found);
-      } catch (err) {
-        deps.failed(item, null, err);
-      }
-      continue;
-    }
     const pre = preparsers.get(item.env) ?? null;
-    if (ALWAYS_PREPARSER.has(item.gateway) || pre?.enabled) {
-      if (!pre) {
-        outcomes.problem(item, 'NO_PREPARSER', 'the environment has no pre-parser');
-        continue;
-      }
+    if (isNetworkServer(item.gateway)) readNetworkItem(item, add, deps);
+    else if (!ALWAYS_PREPARSER.has(item.gateway) && !pre?.enabled) readDefault(item, add, deps);
+    else if (!pre) outcomes.problem(item, 'NO_PREPARSER', 'the environment has no pre-parser');
+    else {
       const list = viaPreparser.get(item.env) ?? [];
       list.push(item);
       viaPreparser.set(item.env, list);
-      continue;
-    }
-    try {
-      const found = defaultRule(item);
-      if (typeof found !== 'string') outcomes.problem(item, 'MISSING_DEVICE_NAME', found.problem);
-      else add(reading(item, found, item.body, item.receivedMs, false, 0, false));
-    } catch (err) {
-      deps.failed(item, null, err);
     }
   }
   for (const [env, envItems] of viaPreparser) {
     const pre = preparsers.get(env);
-    if (!pre) continue;
-    const results = sandbox.run(
-      { env, id: `pre:${env}`, revision: pre.revision, source: pre.source, filename: 'preparser.js' },
-      envItems.map((i) => ({ payloadStr: i.body, payloadRaw: i.body })),
-    );
-    envItems.forEach((item, n) => {
-      const result = results[n];
-      if (!result) return;
-      if (!result.ok) {
-        outcomes.problem(item, result.code, `pre-parser: ${result.message}`);
-        return;
-      }
-      try {
-        const direct = item.gateway === 'preparseronly' || item.gateway === 'rawpreparseronly';
-        normalisePreparserResult(result.value, item.receivedMs, nowMs).forEach((r, index) => {
-          if (!r.ok) outcomes.problem(item, r.code, `pre-parser: ${r.message}`, r.deviceName);
-          else add(reading(item, r.deviceName, r.payloadStr, r.timeMs, r.deviceTime, index, direct));
-        });
-      } catch (err) {
-        deps.failed(item, null, err);
-      }
-    });
+    if (pre) runPreparser(env, pre, envItems, add, deps);
   }
   return readings;
+}
+
+/** A network server's message is read by Vigil, never by the environment's pre-parser. */
+function readNetworkItem(item: IngestItem, add: AddReading, deps: PreparseDeps): void {
+  try {
+    const found = networkReading(item, deps.nowMs);
+    if (found === NOT_DATA) return;
+    if ('code' in found) deps.outcomes.problem(item, found.code, found.message, found.deviceName);
+    else add(found);
+  } catch (err) {
+    deps.failed(item, null, err);
+  }
+}
+
+/** A payload without a pre-parser: the default rule names its device. */
+function readDefault(item: IngestItem, add: AddReading, deps: PreparseDeps): void {
+  try {
+    const found = defaultRule(item);
+    if (typeof found !== 'string') deps.outcomes.problem(item, 'MISSING_DEVICE_NAME', found.problem);
+    else add(reading(item, found, item.body, item.receivedMs, false, 0, false));
+  } catch (err) {
+    deps.failed(item, null, err);
+  }
+}
+
+/** One sandbox call of an environment's pre-parser on its payloads of the step. */
+function runPreparser(
+  env: string,
+  pre: { revision: number; source: string },
+  envItems: IngestItem[],
+  add: AddReading,
+  deps: PreparseDeps,
+): void {
+  const { outcomes, nowMs } = deps;
+  const results = deps.sandbox.run(
+    { env, id: `pre:${env}`, revision: pre.revision, source: pre.source, filename: 'preparser.js' },
+    envItems.map((i) => ({ payloadStr: i.body, payloadRaw: i.body })),
+  );
+  envItems.forEach((item, n) => {
+    const result = results[n];
+    if (!result) return;
+    if (!result.ok) {
+      outcomes.problem(item, result.code, `pre-parser: ${result.message}`);
+      return;
+    }
+    try {
+      const direct = item.gateway === 'preparseronly' || item.gateway === 'rawpreparseronly';
+      normalisePreparserResult(result.value, item.receivedMs, nowMs).forEach((r, index) => {
+        if (!r.ok) outcomes.problem(item, r.code, `pre-parser: ${r.message}`, r.deviceName);
+        else add(reading(item, r.deviceName, r.payloadStr, r.timeMs, r.deviceTime, index, direct));
+      });
+    } catch (err) {
+      deps.failed(item, null, err);
+    }
+  });
 }
 
 /** The default rule's device name (payloadStr is then the body), or why there is none. */

@@ -125,6 +125,20 @@ async function findNetworkDevices(
     if (device) adopt(r, device, devicesByEnv);
     else unknown.push(r);
   }
+  await createNetworkDevices(unknown, devicesByEnv, network, refused);
+  return refused;
+}
+
+/**
+ * Creates the devices of the readings still unknown where their API key may, and adopts them; a
+ * device id that is no valid name, or a creation refused, is recorded in `refused`.
+ */
+async function createNetworkDevices(
+  unknown: Reading[],
+  devicesByEnv: Map<string, Map<string, DeviceRecord>>,
+  network: NetworkDevices | undefined,
+  refused: Map<Reading, Refusal>,
+): Promise<void> {
   const creatable = unknown.filter((r) => {
     if (nameProblem('device', r.deviceName) === undefined)
       return network !== undefined && r.item.keyId !== undefined && r.network!.devEui !== undefined;
@@ -134,6 +148,7 @@ async function findNetworkDevices(
     });
     return false;
   });
+  if (creatable.length === 0) return;
   const wanted = groupBy(
     creatable,
     (r) => `${r.item.env}\n${r.item.keyId!}`,
@@ -160,7 +175,6 @@ async function findNetworkDevices(
     if (outcome.kind === 'refused') refused.set(r, outcome);
     else adopt(r, outcome.device, devicesByEnv);
   }
-  return refused;
 }
 
 /** The reading is of `device`: it takes the device's name from here on. */

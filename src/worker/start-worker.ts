@@ -12,14 +12,16 @@ import type { IngestItem } from '../domain/ingest-item.ts';
 import { createWakeableSleep } from '../lib/wakeable-sleep.ts';
 import type { Logger } from '../log/logger.ts';
 import { ensureGroups } from '../queue/ingest-queue.ts';
-import { createPartitionLeases, type PartitionLeases } from '../queue/partition-leases.ts';
+import { createPartitionLeases } from '../queue/partition-leases.ts';
 import type { QueueKeys } from '../queue/queue-keys.ts';
 import type { RedisCommand } from '../redis/command.ts';
 import type { Connections } from '../redis/connections.ts';
 import type { ProcessItems } from './ingest-processor.ts';
 import { createCrashGate } from './crash-gate.ts';
+import { assignPartitions } from './partition-assignment.ts';
 import { runStepLoop, type StepLoopDeps } from './step-loop.ts';
-import { createWorkerMetrics, type WorkerMetrics } from './worker-metrics.ts';
+import { createStepQueue } from './step-queue.ts';
+import { createWorkerMetrics } from './worker-metrics.ts';
 
 export interface RunningWorker {
   close(): Promise<void>;
@@ -73,8 +75,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     runStepLoop({
       config,
       keys,
-      reader,
-      control,
+      queue: createStepQueue({ reader, control, keys, partitions: config.queuePartitions }),
       leases,
       partitions: () => assignment(index),
       reconnections: () => reconnections,
@@ -99,39 +100,5 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
         // Its connections are the factory's: closed with the others, after every part stopped.
         await leases.close();
       })()),
-  };
-}
-
-/**
- * Which loop owns which of the worker's partitions: each partition held goes to the loop with the
- * fewest, and stays there until it is handed back or lost. Answers, per loop, what it owns and what
- * is new to it since it last asked — a partition lost and taken again (a new lease value) is new
- * again: its pending entries may be of the tenure that ended.
- */
-function assignPartitions(leases: PartitionLeases, loops: number, metrics: WorkerMetrics) {
-  const loopOf = new Map<number, { loop: number; lease: string }>();
-  const owned = Array.from({ length: loops }, () => new Set<number>());
-  const added = owned.map(() => [] as number[]);
-  return (index: number) => {
-    const held = leases.held();
-    for (const [p, { loop, lease }] of loopOf) {
-      if (held.get(p) === lease) continue;
-      loopOf.delete(p);
-      owned[loop]!.delete(p);
-    }
-    for (const [p, lease] of held) {
-      if (loopOf.has(p)) continue;
-      let best = 0;
-      owned.forEach((set, i) => {
-        if (set.size < owned[best]!.size) best = i;
-      });
-      loopOf.set(p, { loop: best, lease });
-      owned[best]!.add(p);
-      added[best]!.push(p);
-    }
-    metrics.partitions.set(held.size);
-    const mine = new Map<number, string>();
-    for (const p of owned[index]!) mine.set(p, loopOf.get(p)!.lease);
-    return { owned: mine, added: added[index]!.splice(0) };
   };
 }

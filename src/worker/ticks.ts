@@ -31,50 +31,12 @@ export async function addTicks(
   ticks: readonly IngestItem[],
   deps: { catalog: Catalog; nowMs: number },
 ): Promise<void> {
-  const byEnv = new Map<string, Set<string>>();
-  for (const t of ticks) {
-    const names = byEnv.get(t.env) ?? new Set<string>();
-    names.add(t.deviceName ?? '');
-    byEnv.set(t.env, names);
-  }
   const present = new Map(devices.map((d) => [`${d.env}\n${d.device}`, d]));
-  // Everything read up front, each distinct definition once: the loop below never awaits (an await
-  // per device lets the worker's other step loops run in between, and a crowd of ticks then takes
-  // seconds).
-  const envs = await Promise.all(
-    [...byEnv].map(async ([env, names]) => {
-      const list = [...names];
-      const [records, settings, environment] = await Promise.all([
-        deps.catalog.devices(env, list),
-        deps.catalog.deviceSettings(env, list),
-        deps.catalog.environment(env),
-      ]);
-      return { env, list, records, settings, locale: environment?.locale ?? 'en' };
-    }),
-  );
-  const definitions = new Map<string, Promise<DefinitionRecord | null>>();
-  const definitionOf = (env: string, d: DeviceRecord) => {
-    const key = `${d.definitionIsPublic ? '' : env}\n${d.definitionName}\n${String(d.definitionIsPublic)}`;
-    let found = definitions.get(key);
-    if (!found) {
-      found = deps.catalog.definition(env, d.definitionName, d.definitionIsPublic);
-      definitions.set(key, found);
-    }
-    return found;
-  };
-  const resolved = await Promise.all(
-    envs.flatMap(({ env, list, records }) =>
-      list.map(async (name) => {
-        const record = records.get(name);
-        return { env, name, record, definition: record ? await definitionOf(env, record) : null };
-      }),
-    ),
-  );
-  const byName = new Map(envs.map((e) => [e.env, e]));
-  for (const { env, name, record, definition } of resolved) {
+  // Everything read up front: the loop below never awaits (an await per device lets the worker's
+  // other step loops run in between, and a crowd of ticks then takes seconds).
+  for (const { env, name, record, definition, settings, locale } of await readTicked(ticks, deps.catalog)) {
     if (!record || !definition) continue;
-    const { settings, locale } = byName.get(env)!;
-    const sensors = timerPoints(definition.spec, { locale, settings: settings.get(name), nowMs: deps.nowMs });
+    const sensors = timerPoints(definition.spec, { locale, settings, nowMs: deps.nowMs });
     const device = present.get(`${env}\n${name}`);
     if (device) {
       device.tick = true;
@@ -96,4 +58,44 @@ export async function addTicks(
       tick: true,
     });
   }
+}
+
+/** The record, definition, settings and locale of every ticked device, each definition read once. */
+async function readTicked(ticks: readonly IngestItem[], catalog: Catalog) {
+  const byEnv = new Map<string, Set<string>>();
+  for (const t of ticks) {
+    const names = byEnv.get(t.env) ?? new Set<string>();
+    names.add(t.deviceName ?? '');
+    byEnv.set(t.env, names);
+  }
+  const envs = await Promise.all(
+    [...byEnv].map(async ([env, names]) => {
+      const list = [...names];
+      const [records, settings, environment] = await Promise.all([
+        catalog.devices(env, list),
+        catalog.deviceSettings(env, list),
+        catalog.environment(env),
+      ]);
+      return { env, list, records, settings, locale: environment?.locale ?? 'en' };
+    }),
+  );
+  const definitions = new Map<string, Promise<DefinitionRecord | null>>();
+  const definitionOf = (env: string, d: DeviceRecord) => {
+    const key = `${d.definitionIsPublic ? '' : env}\n${d.definitionName}\n${String(d.definitionIsPublic)}`;
+    let found = definitions.get(key);
+    if (!found) {
+      found = catalog.definition(env, d.definitionName, d.definitionIsPublic);
+      definitions.set(key, found);
+    }
+    return found;
+  };
+  return Promise.all(
+    envs.flatMap(({ env, list, records, settings, locale }) =>
+      list.map(async (name) => {
+        const record = records.get(name);
+        const definition = record ? await definitionOf(env, record) : null;
+        return { env, name, record, definition, settings: settings.get(name), locale };
+      }),
+    ),
+  );
 }

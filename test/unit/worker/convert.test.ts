@@ -23,7 +23,16 @@ const point = (name: string, dataType = 'number'): DataPointSpec =>
 
 function definition(name: string, dataPoints: DataPointSpec[]): DefinitionRecord {
   const spec: DefinitionSpec = { name, manufacturer: 'Acme', version: '1', dataPoints };
-  return { isPublic: false, env: 'e', spec, parserSource: '', version: 1, latest: 1, revision: 1, updatedUTC: '' };
+  return {
+    isPublic: false,
+    env: 'e',
+    spec,
+    parserSource: '',
+    version: 1,
+    latest: 1,
+    revision: 1,
+    updatedUTC: '',
+  };
 }
 
 function device(name: string, def: DefinitionRecord): DeviceRecord {

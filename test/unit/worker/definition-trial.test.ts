@@ -5,7 +5,6 @@ import { tryDefinition, type DefinitionTrialInput } from '../../../src/worker/de
 import { ttsUplink } from '../../../scripts/lib/network-messages.ts';
 import { testSandbox } from '../sandbox/parser-fixtures.ts';
 
-
 const TRACKER = parseDefinitionYaml(
   `name: Tracker
 manufacturer: Acme

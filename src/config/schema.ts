@@ -521,8 +521,14 @@ export const SETTINGS = {
   ),
   catalogCacheMs: setting(
     'VIGIL_CATALOG_CACHE_MS',
-    'How long workers, schedulers and the notifier cache environments, pre-parsers, definitions, devices and device settings, in ms (0 = read them on every use). A change made through the management API, the console or `vigil` reaches every worker sooner, at its next step (the catalog epochs, docs/processing.md); this bounds the rest.',
+    'How long schedulers and the notifier cache environments, pre-parsers, definitions, devices and device settings, in ms (0 = read them on every use): a change reaches them within this time.',
     '1000',
+    nonNegativeInt,
+  ),
+  workerCatalogCacheMs: setting(
+    'VIGIL_WORKER_CATALOG_CACHE_MS',
+    'How long a worker keeps what it read of the catalog (environments, pre-parsers, definitions, devices, device settings), in ms (0 = read them on every use). Every change made through Vigil — the management API, the console, `vigil`, automatic device creation — reaches the worker at its next step (the catalog epochs, docs/processing.md), so this bounds only changes made around Vigil, such as a restored backup. A device that sends once a minute finds its records cached only when this is longer than that.',
+    '600000',
     nonNegativeInt,
   ),
   exportLimitPerMonth: setting(

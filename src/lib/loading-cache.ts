@@ -31,7 +31,10 @@ export function createLoadingCache<V>(opts: {
     return { get: (_key, load) => load(), peek: () => undefined, set: () => undefined, clear: () => undefined };
   }
   const cache = new LRUCache<string, Box<V>, () => Promise<V>>({
-    max: opts.max,
+    // A bound by size rather than `max`: with `max`, lru-cache allocates its arrays for every entry
+    // up front (tens of bytes each), which a cache sized for a large fleet cannot afford empty.
+    maxSize: opts.max,
+    sizeCalculation: () => 1,
     ttl: opts.ttlMs,
     // Expired entries are dropped when read, not by a timer per entry.
     ttlAutopurge: false,

@@ -3,8 +3,8 @@
  * data point's rules come from the device's definition unless the device overrides them; an
  * override replaces the whole set (rules, hysteresis, stale rule) and is validated against the data
  * point's type by the domain (tenancy/admin-devices.ts). A suppressed data point keeps its status
- * but creates no events, until a time or until unsuppressed. Workers see a change within their
- * catalog's cache time (VIGIL_CATALOG_CACHE_MS, 1 s).
+ * but creates no events, until a time or until unsuppressed. Workers see a change at their next
+ * step (the catalog epochs, docs/processing.md).
  */
 import { z } from 'zod';
 import { attr, strictAttributes } from '../api/attributes.ts';

@@ -16,6 +16,7 @@ import {
 import { dependentData } from '../keys.ts';
 import { createSandbox, type Sandbox } from '../sandbox/sandbox.ts';
 import { createAutoDevices } from '../tenancy/auto-devices.ts';
+import { createCatalog } from '../tenancy/catalog.ts';
 import { registerSandboxMetrics } from '../sandbox/sandbox-metrics.ts';
 import { createIngestProcessor, type ProcessItems } from '../worker/ingest-processor.ts';
 import { createLateWrites } from '../worker/late-writes.ts';
@@ -90,9 +91,15 @@ function processing(ctx: RoleContext, sandbox: Sandbox, recentWriter: RecentPayl
     auditRetentionMs: config.auditRetentionDays * 86_400_000,
     ...(options.clock ? { clock: options.clock } : {}),
   });
+  // The worker reads the catalog epochs every step, so it may keep what it read far longer than
+  // the roles that do not.
+  const catalog =
+    config.workerCatalogCacheMs === config.catalogCacheMs
+      ? ctx.catalog
+      : createCatalog({ tenancy: ctx.tenancy, ttlMs: config.workerCatalogCacheMs });
   return createIngestProcessor({
     ...fairParsers(sandbox, config, ctx.metrics, log),
-    catalog: ctx.catalog,
+    catalog,
     sandbox,
     state: ctx.state,
     history: ctx.history,
@@ -105,7 +112,7 @@ function processing(ctx: RoleContext, sandbox: Sandbox, recentWriter: RecentPayl
       ? {}
       : { lateWrites: createLateWrites({ keys, resampleEveryMs: resampleEveryMs(config) }) }),
     networkDevices: {
-      byDevEui: (env, euis) => ctx.catalog.devicesByDevEui(env, euis),
+      byDevEui: (env, euis) => catalog.devicesByDevEui(env, euis),
       create: (env, keyId, wanted) => autoDevices.create(env, keyId, wanted),
     },
     ...(options.clock ? { clock: options.clock } : {}),

@@ -53,6 +53,7 @@ export function createDefinitionAdmin(ctx: AdminContext) {
           if (!write?.changed) return;
           const { source: s, enabled: e, revision: r } = write.after;
           m.hset(key, { source: s, enabled: e ? '1' : '0', revision: String(r) });
+          m.hincrby(keys.catalogEpochs(), env, 1);
         },
       );
       if (!write) throw new Error('the pre-parser was not read');
@@ -71,7 +72,9 @@ export function createDefinitionAdmin(ctx: AdminContext) {
           write = { before, after: { ...before, enabled }, changed: before.enabled !== enabled };
         },
         (m) => {
-          if (write?.changed) m.hset(key, 'enabled', enabled ? '1' : '0');
+          if (!write?.changed) return;
+          m.hset(key, 'enabled', enabled ? '1' : '0');
+          m.hincrby(keys.catalogEpochs(), env, 1);
         },
       );
       if (!write) throw new Error('the pre-parser was not read');
@@ -86,7 +89,12 @@ export function createDefinitionAdmin(ctx: AdminContext) {
       await ctx.requireEnv(env);
       const key = keys.preparser(env);
       const [stored] = pipelineValues<Record<string, string>>(
-        await redis.multi().hgetall(key).hdel(key, 'source', 'enabled').exec(),
+        await redis
+          .multi()
+          .hgetall(key)
+          .hdel(key, 'source', 'enabled')
+          .hincrby(keys.catalogEpochs(), env, 1)
+          .exec(),
       );
       const removed = decodePreparser(stored);
       if (!removed) throw noPreparser(env);

@@ -85,6 +85,8 @@ export function createDeviceImporter(ctx: AdminContext) {
       );
     });
     const results = (await pipe.exec()) ?? [];
+    // Workers keep what they read of devices until the environment's catalog epoch moves.
+    await ctx.catalogChanged(env);
     const offset = 1 + byLabel.size + (created.length > 0 ? 1 : 0);
     const refusals: ImportRefusal[] = [];
     const written: { record: DeviceRecord; current: DeviceRecord | null }[] = [];

@@ -216,7 +216,9 @@ export function createDeviceAdmin(ctx: AdminContext) {
     const staleSuppressed = suppressed.filter((s) => !names.has(s));
     if (staleOverrides.length > 0) after.hdel(keys.deviceThresholds(env, deviceName), ...staleOverrides);
     if (staleSuppressed.length > 0) after.hdel(keys.deviceSuppressed(env, deviceName), ...staleSuppressed);
-    if (after.length > 0) await after.exec();
+    // Workers keep what they read of devices until the environment's catalog epoch moves.
+    after.hincrby(keys.catalogEpochs(), env, 1);
+    await after.exec();
   }
 
   /** The device `changes` make of `device`, checked. */
@@ -268,7 +270,9 @@ export function createDeviceAdmin(ctx: AdminContext) {
             : { before, after: { set, revision: current + 1 }, changed: true };
       },
       (m) => {
-        if (write?.changed) m.hset(key, sensor, encodeOverride(write.after.set, write.after.revision));
+        if (!write?.changed) return;
+        m.hset(key, sensor, encodeOverride(write.after.set, write.after.revision));
+        m.hincrby(keys.catalogEpochs(), env, 1);
       },
     );
     if (!write) throw new Error('the override was not read');
@@ -317,6 +321,7 @@ export function createDeviceAdmin(ctx: AdminContext) {
         .eval(RELEASE_DEV_EUI, 2, keys.device(env, name), keys.devEuis(env), name)
         .del(keys.device(env, name), keys.deviceThresholds(env, name), keys.deviceSuppressed(env, name));
       ctx.dependents.deleteDevice(m, env, name);
+      m.hincrby(keys.catalogEpochs(), env, 1);
       await m.exec();
       const after = redis.pipeline().zrem(keys.devices(env), name);
       for (const [k, v] of Object.entries(device.labels))
@@ -365,13 +370,13 @@ export function createDeviceAdmin(ctx: AdminContext) {
       if (sensor === undefined) {
         await requireDevice(env, device);
         const [all] = pipelineValues<Record<string, string>>(
-          await redis.multi().hgetall(key).del(key).exec(),
+          await redis.multi().hgetall(key).del(key).hincrby(keys.catalogEpochs(), env, 1).exec(),
         );
         return decodeOverrides(all);
       }
       await requireSensor(env, device, sensor);
       const [json] = pipelineValues<string | null>(
-        await redis.multi().hget(key, sensor).hdel(key, sensor).exec(),
+        await redis.multi().hget(key, sensor).hdel(key, sensor).hincrby(keys.catalogEpochs(), env, 1).exec(),
       );
       return typeof json === 'string' ? new Map([[sensor, decodeOverride(json)]]) : new Map();
     },
@@ -385,7 +390,12 @@ export function createDeviceAdmin(ctx: AdminContext) {
         throw invalid('the end of a suppression must be in the future');
       const key = keys.deviceSuppressed(env, device);
       const [previous] = pipelineValues<string | null>(
-        await redis.multi().hget(key, sensor).hset(key, sensor, String(untilMs)).exec(),
+        await redis
+          .multi()
+          .hget(key, sensor)
+          .hset(key, sensor, String(untilMs))
+          .hincrby(keys.catalogEpochs(), env, 1)
+          .exec(),
       );
       return typeof previous === 'string' ? Number(previous) || 0 : null;
     },
@@ -394,7 +404,7 @@ export function createDeviceAdmin(ctx: AdminContext) {
       await requireSensor(env, device, sensor);
       const key = keys.deviceSuppressed(env, device);
       const [previous] = pipelineValues<string | null>(
-        await redis.multi().hget(key, sensor).hdel(key, sensor).exec(),
+        await redis.multi().hget(key, sensor).hdel(key, sensor).hincrby(keys.catalogEpochs(), env, 1).exec(),
       );
       return typeof previous === 'string' ? Number(previous) || 0 : null;
     },

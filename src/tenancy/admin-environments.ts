@@ -48,6 +48,7 @@ export function createEnvironmentAdmin(ctx: AdminContext) {
       const m = redis.multi().sadd(keys.envs(), env);
       if (current === null) m.hset(keys.env(env), { name: env, locale, createdUTC: ctx.nowUTC() });
       else m.hset(keys.env(env), 'locale', locale);
+      m.hincrby(keys.catalogEpochs(), env, 1);
       await m.exec();
       return true;
     },
@@ -93,6 +94,7 @@ export function createEnvironmentAdmin(ctx: AdminContext) {
         ctx.dependents.deleteDevice(m, env, d);
       }
       for (const key of scanned.flat()) m.del(key);
+      m.hincrby(keys.catalogEpochs(), env, 1);
       await m.exec();
       return { env, devices: devices.length, apiKeys: apiKeyHashes.length, definitions: definitions.length };
     },

@@ -39,6 +39,12 @@ export interface Catalog {
 
 const NO_SETTINGS: DeviceSettings = { overrides: new Map(), suppressed: new Map() };
 
+/**
+ * Entries of each of the catalog's caches. A worker reads every device of its partitions in turn:
+ * a cache smaller than that fleet evicts each device before it sends again and misses every time.
+ */
+const MAX_ENTRIES = 1_000_000;
+
 export function createCatalog(deps: {
   tenancy: TenancyStore;
   ttlMs?: number;
@@ -47,7 +53,7 @@ export function createCatalog(deps: {
   const { tenancy } = deps;
   const ttlMs = deps.ttlMs ?? 1000;
   const cache = <V>() =>
-    createLoadingCache<V>({ ttlMs, max: 100_000, ...(deps.clock ? { now: deps.clock } : {}) });
+    createLoadingCache<V>({ ttlMs, max: MAX_ENTRIES, ...(deps.clock ? { now: deps.clock } : {}) });
   const envs = cache<Environment | null>();
   const preparsers = cache<PreparserRecord | null>();
   const devices = cache<DeviceRecord | null>();
